@@ -1,0 +1,140 @@
+//===- error.cpp - Errors and diagnostics --------------------------------===//
+//
+// Formatting of ireepkg::Error and ireepkg::Diagnostic.
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/error.h"
+
+#include <algorithm>
+
+namespace ireepkg {
+
+const char *errorCodeName(ErrorCode code) {
+  switch (code) {
+  case ErrorCode::Usage:
+    return "usage";
+  case ErrorCode::Io:
+    return "io";
+  case ErrorCode::Parse:
+    return "parse";
+  case ErrorCode::Invalid:
+    return "invalid";
+  case ErrorCode::NotFound:
+    return "not-found";
+  case ErrorCode::Conflict:
+    return "conflict";
+  case ErrorCode::Unsupported:
+    return "unsupported";
+  case ErrorCode::Integrity:
+    return "integrity";
+  case ErrorCode::Internal:
+    return "internal";
+  }
+  return "internal";
+}
+
+static std::string formatPrefix(const Location &where) {
+  std::string out;
+  if (!where.file.empty()) {
+    out += where.file;
+    if (where.line) {
+      out += ':' + std::to_string(where.line);
+      if (where.column)
+        out += ':' + std::to_string(where.column);
+    }
+    out += ": ";
+  }
+  if (!where.package.empty())
+    out += "package '" + where.package + "': ";
+  if (!where.member.empty())
+    out += "member '" + where.member + "': ";
+  if (!where.pointer.empty())
+    out += where.pointer + ": ";
+  return out;
+}
+
+std::string Diagnostic::format() const {
+  std::string out = formatPrefix(where);
+  if (severity == Severity::Warning)
+    out += "warning: ";
+  out += message;
+  return out;
+}
+
+void DiagnosticList::error(Location where, std::string message,
+                           std::string hint) {
+  items_.push_back(Diagnostic{Severity::Error, std::move(where),
+                              std::move(message), std::move(hint)});
+}
+
+void DiagnosticList::warning(Location where, std::string message,
+                             std::string hint) {
+  items_.push_back(Diagnostic{Severity::Warning, std::move(where),
+                              std::move(message), std::move(hint)});
+}
+
+void DiagnosticList::append(const DiagnosticList &other) {
+  items_.insert(items_.end(), other.items_.begin(), other.items_.end());
+}
+
+bool DiagnosticList::hasErrors() const { return errorCount() != 0; }
+
+size_t DiagnosticList::errorCount() const {
+  return std::count_if(items_.begin(), items_.end(), [](const Diagnostic &d) {
+    return d.severity == Severity::Error;
+  });
+}
+
+size_t DiagnosticList::warningCount() const {
+  return items_.size() - errorCount();
+}
+
+void DiagnosticList::sort() {
+  std::stable_sort(items_.begin(), items_.end(),
+                   [](const Diagnostic &a, const Diagnostic &b) {
+                     if (a.where.file != b.where.file)
+                       return a.where.file < b.where.file;
+                     if (a.where.line != b.where.line)
+                       return a.where.line < b.where.line;
+                     return a.where.column < b.where.column;
+                   });
+}
+
+std::string Error::format() const {
+  std::string out;
+  if (diagnostics.empty()) {
+    out = formatPrefix(where) + message;
+    if (!hint.empty())
+      out += "\n  hint: " + hint;
+    return out;
+  }
+  for (size_t i = 0; i < diagnostics.size(); ++i) {
+    if (i)
+      out += '\n';
+    out += diagnostics[i].format();
+    if (!diagnostics[i].hint.empty())
+      out += "\n  hint: " + diagnostics[i].hint;
+  }
+  if (!hint.empty())
+    out += "\n  hint: " + hint;
+  return out;
+}
+
+Unexpected makeError(ErrorCode code, const DiagnosticList &diagnostics) {
+  Error e;
+  e.code = code;
+  e.diagnostics = diagnostics.items();
+  for (const Diagnostic &d : diagnostics.items())
+    if (d.severity == Severity::Error) {
+      e.message = d.message;
+      e.where = d.where;
+      break;
+    }
+  if (e.message.empty() && !diagnostics.items().empty()) {
+    e.message = diagnostics.items().front().message;
+    e.where = diagnostics.items().front().where;
+  }
+  return Unexpected(std::move(e));
+}
+
+} // namespace ireepkg

@@ -1,0 +1,535 @@
+//===- manifest.cpp - ireeplugin.json ------------------------------------===//
+//
+// Parses and checks the plugin manifest (formats.md §1).
+//
+//===----------------------------------------------------------------------===//
+#include "checker.h"
+#include "option_schema.h"
+
+#include <array>
+#include <set>
+
+namespace ireepkg {
+
+using namespace detail;
+
+static constexpr std::array<std::string_view, 4> kKindNames = {
+    "iree-static", "iree-dynamic", "mlir-pass-plugin", "mlir-dialect-plugin"};
+static constexpr std::array<std::string_view, 9> kHookNames = {
+    "preprocessing",     "executable-preprocessing",
+    "executable-objects", "transform-spec",
+    "pdl-spec",          "tuning-spec",
+    "transform-library", "input-type",
+    "mlir-pipeline"};
+static constexpr std::array<std::string_view, 2> kFormatNames = {
+    "embedded-elf", "system-library"};
+
+std::string_view compilerPluginKindName(CompilerPluginKind kind) {
+  return kKindNames[static_cast<size_t>(kind)];
+}
+
+std::string_view defaultEntryPoint(CompilerPluginKind kind) {
+  switch (kind) {
+  case CompilerPluginKind::IreeStatic:
+    return "";
+  case CompilerPluginKind::IreeDynamic:
+    return "iree_get_compiler_plugin_info";
+  case CompilerPluginKind::MlirPassPlugin:
+    return "mlirGetPassPluginInfo";
+  case CompilerPluginKind::MlirDialectPlugin:
+    return "mlirGetDialectPluginInfo";
+  }
+  return "";
+}
+
+std::span<const std::string_view> hookPointNames() { return kHookNames; }
+std::string_view hookPointName(HookPoint point) {
+  return kHookNames[static_cast<size_t>(point)];
+}
+std::optional<HookPoint> parseHookPoint(std::string_view name) {
+  for (size_t i = 0; i < kHookNames.size(); ++i)
+    if (kHookNames[i] == name)
+      return static_cast<HookPoint>(i);
+  return std::nullopt;
+}
+bool isSingleValued(HookPoint point) {
+  switch (point) {
+  case HookPoint::TransformSpec:
+  case HookPoint::PdlSpec:
+  case HookPoint::TuningSpec:
+  case HookPoint::TransformLibrary:
+  case HookPoint::InputType:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::string_view runtimeFormatName(RuntimeFormat format) {
+  return kFormatNames[static_cast<size_t>(format)];
+}
+
+std::vector<std::string> Manifest::referencedPaths() const {
+  std::vector<std::string> out;
+  for (const CompilerPlugin &p : compilerPlugins)
+    for (const auto &[platform, path] : p.library)
+      out.push_back(path);
+  for (const Hook &h : hooks) {
+    if (!h.tool.empty())
+      out.push_back(h.tool);
+    if (!h.file.empty())
+      out.push_back(h.file);
+    for (const auto &[arch, dir] : h.paths)
+      out.push_back(dir);
+  }
+  for (const RuntimePlugin &p : runtimePlugins)
+    for (const auto &[key, path] : p.library)
+      out.push_back(path);
+  return out;
+}
+
+template <size_t N>
+static std::optional<size_t>
+enumField(Checker &checker, ObjectReader &r, const std::string &key,
+          const std::array<std::string_view, N> &names, const char *what) {
+  auto s = r.string(key, Need::Required);
+  if (!s)
+    return std::nullopt;
+  for (size_t i = 0; i < N; ++i)
+    if (names[i] == *s)
+      return i;
+  std::string list;
+  for (size_t i = 0; i < N; ++i)
+    list += (i ? ", " : "") + std::string(names[i]);
+  checker.error(r.child(key),
+                "\"" + *s + "\" is not " + what +
+                    didYouMean(*s, std::span<const std::string_view>(names)),
+                std::string("use one of: ") + list);
+  return std::nullopt;
+}
+
+/// Reads `library` (or `path`): keys checked by `keyOk`, values are package
+/// paths.
+static std::map<std::string, std::string> readPathMap(
+    Checker &checker, ObjectReader &r, const std::string &key, Need need,
+    const std::function<std::string(const std::string &)> &keyProblem) {
+  std::map<std::string, std::string> out;
+  auto entries = r.stringMap(key, need);
+  if (!entries)
+    return out;
+  std::string mapPtr = r.child(key);
+  if (entries->empty())
+    checker.error(mapPtr, "must name at least one file");
+  for (auto &[k, path] : *entries) {
+    std::string entryPtr = mapPtr + "/" + jsonPointerEscape(k);
+    std::string problem = keyProblem(k);
+    if (!problem.empty()) {
+      checker.errorAtKey(entryPtr, mapPtr, problem.substr(0, problem.find('\n')),
+                         problem.find('\n') == std::string::npos
+                             ? std::string()
+                             : problem.substr(problem.find('\n') + 1));
+      continue;
+    }
+    if (checker.packagePath(path, entryPtr))
+      out.emplace(k, path);
+  }
+  return out;
+}
+
+/// Problem text ("message\nhint") for a key that must be a platform.
+static std::string platformKeyProblem(const std::string &k) {
+  if (Platform::parse(k))
+    return {};
+  std::string msg = "\"" + k + "\" is not a platform";
+  if (k == "fat")
+    return msg + "; \"fat\" applies only to embedded-elf runtime plugins"
+                 "\nsystem libraries are keyed by platform, e.g. linux-x86_64";
+  if (parseArch(k))
+    return msg + "; this map is keyed by platform, e.g. \"linux-" + k +
+           "\"\nplatforms are <os>-<arch>, e.g. linux-x86_64";
+  return msg + didYouMean(k, platformNames()) +
+         "\nplatforms are <os>-<arch>: os one of linux, android, macos, "
+         "windows; arch one of x86_64, aarch64, riscv64, riscv32, arm";
+}
+
+/// Problem text for a key that must be an architecture (or "fat" when
+/// `allowFat`).
+static std::string archKeyProblem(const std::string &k, bool allowFat) {
+  if (parseArch(k) || (allowFat && k == "fat"))
+    return {};
+  std::string msg = "\"" + k + "\" is not an architecture";
+  if (auto p = Platform::parse(k))
+    return msg + "; this map is keyed by architecture, e.g. \"" +
+           std::string(archName(p->arch)) + "\"" +
+           "\nembedded ELF files and object directories are "
+           "platform-independent, so they are keyed by architecture";
+  std::vector<std::string_view> cands(archNames().begin(), archNames().end());
+  if (allowFat)
+    cands.push_back("fat");
+  return msg + didYouMean(k, std::span<const std::string_view>(cands)) +
+         "\narchitectures are x86_64, aarch64, riscv64, riscv32 and arm" +
+         (allowFat ? std::string(", or \"fat\" for a FatELF .sos file") : "");
+}
+
+static void parseCompilerPlugin(Checker &checker, const json &value,
+                                const std::string &ptr, CompilerPlugin &out,
+                                std::set<std::string> &flagsSeen) {
+  ObjectReader r(checker, value, ptr);
+  if (!r.valid())
+    return;
+  if (auto id = r.string("id", Need::Required)) {
+    out.id = *id;
+    if (!isCIdentifier(*id))
+      checker.error(r.child("id"),
+                    "\"" + *id + "\" is not a valid plugin id",
+                    "plugin ids are identifiers: letters, digits and '_', "
+                    "not starting with a digit");
+  }
+  auto kindIndex = enumField(checker, r, "kind", kKindNames,
+                             "a compiler plugin kind");
+  if (kindIndex)
+    out.kind = static_cast<CompilerPluginKind>(*kindIndex);
+  bool isStatic = kindIndex && out.kind == CompilerPluginKind::IreeStatic;
+  if (isStatic) {
+    for (const char *key : {"library", "entry_point", "api_version",
+                            "abi_hash"}) {
+      r.any(key);
+      if (r.has(key))
+        checker.error(r.child(key),
+                      std::string("\"") + key +
+                          "\" does not apply to an iree-static plugin",
+                      "iree-static plugins are compiled into the IREE "
+                      "compiler; the package only activates them by id");
+    }
+  } else {
+    out.library = readPathMap(checker, r, "library",
+                              kindIndex ? Need::Required : Need::Optional,
+                              platformKeyProblem);
+    if (auto ep = r.string("entry_point")) {
+      out.entryPoint = *ep;
+      if (!isCIdentifier(*ep))
+        checker.error(r.child("entry_point"),
+                      "\"" + *ep + "\" is not a C symbol name");
+    } else if (kindIndex) {
+      out.entryPoint = std::string(defaultEntryPoint(out.kind));
+    }
+    if (auto v = r.integer("api_version")) {
+      if (*v < 1)
+        checker.error(r.child("api_version"), "must be 1 or more");
+      out.apiVersion = *v;
+    }
+    if (auto h = r.string("abi_hash")) {
+      bool hex = h->size() >= 8 && h->size() <= 128 &&
+                 h->find_first_not_of("0123456789abcdefABCDEF") ==
+                     std::string::npos;
+      if (!hex)
+        checker.error(r.child("abi_hash"),
+                      "\"" + *h + "\" is not a hexadecimal hash",
+                      "abi_hash is 8 to 128 hexadecimal digits, as the "
+                      "plugin reports it");
+      out.abiHash = *h;
+    }
+  }
+  if (const json *opts = r.object("options")) {
+    std::string optsPtr = r.child("options");
+    for (auto it = opts->begin(); it != opts->end(); ++it) {
+      const std::string &flag = it.key();
+      std::string optPtr = optsPtr + "/" + jsonPointerEscape(flag);
+      if (!checker.optionFlagName(flag, optsPtr, optPtr))
+        continue;
+      if (!flagsSeen.insert(flag).second)
+        checker.errorAtKey(optPtr, optsPtr,
+                           "option \"" + flag +
+                               "\" is declared by more than one plugin",
+                           "a flag belongs to one plugin");
+      checkOptionSchema(checker, *it, optPtr);
+      out.options.emplace(flag, *it);
+    }
+  }
+  if (auto d = r.string("description", Need::Optional, false))
+    out.description = *d;
+  r.finish();
+}
+
+static void parseHook(Checker &checker, const json &value,
+                      const std::string &ptr, Hook &out, bool &ok) {
+  ObjectReader r(checker, value, ptr);
+  ok = false;
+  if (!r.valid())
+    return;
+  size_t errorsBefore = checker.errorCount();
+  auto pointIndex =
+      enumField(checker, r, "point", kHookNames, "a hook point");
+  if (auto d = r.string("description", Need::Optional, false))
+    out.description = *d;
+  static const std::array<std::string, 6> kPayloadKeys = {
+      "pipeline", "tool", "file", "sequence", "value", "path"};
+  if (!pointIndex) {
+    for (const auto &k : kPayloadKeys)
+      r.any(k); // the point is the problem; don't also flag its payload
+    r.finish();
+    return;
+  }
+  out.point = static_cast<HookPoint>(*pointIndex);
+  std::vector<std::string> allowed;
+  switch (out.point) {
+  case HookPoint::Preprocessing:
+  case HookPoint::MlirPipeline:
+    allowed = {"pipeline"};
+    if (auto p = r.string("pipeline", Need::Required))
+      out.pipeline = *p;
+    break;
+  case HookPoint::ExecutablePreprocessing: {
+    allowed = {"pipeline", "tool"};
+    auto p = r.string("pipeline");
+    auto t = r.string("tool");
+    if (p && t)
+      checker.error(r.child("tool"),
+                    "an executable-preprocessing hook takes \"pipeline\" or "
+                    "\"tool\", not both");
+    else if (!r.has("pipeline") && !r.has("tool"))
+      checker.error(ptr, "missing required field \"pipeline\" or \"tool\"",
+                    "give a pass pipeline, or a tool in the package that "
+                    "reads an executable on stdin and writes it to stdout");
+    if (p)
+      out.pipeline = *p;
+    if (t && checker.packagePath(*t, r.child("tool")))
+      out.tool = *t;
+    break;
+  }
+  case HookPoint::ExecutableObjects:
+    allowed = {"path"};
+    out.paths = readPathMap(checker, r, "path", Need::Required,
+                            [](const std::string &k) {
+                              return archKeyProblem(k, /*allowFat=*/false);
+                            });
+    break;
+  case HookPoint::TransformSpec:
+  case HookPoint::PdlSpec:
+  case HookPoint::TuningSpec:
+    allowed = {"file"};
+    if (auto f = r.string("file", Need::Required);
+        f && checker.packagePath(*f, r.child("file")))
+      out.file = *f;
+    break;
+  case HookPoint::TransformLibrary:
+    allowed = {"file", "sequence"};
+    if (auto f = r.string("file", Need::Required);
+        f && checker.packagePath(*f, r.child("file")))
+      out.file = *f;
+    if (auto s = r.string("sequence"))
+      out.sequence = *s;
+    break;
+  case HookPoint::InputType:
+    allowed = {"value"};
+    if (auto v = r.string("value", Need::Required))
+      out.value = *v;
+    break;
+  }
+  for (const auto &k : kPayloadKeys) {
+    if (std::find(allowed.begin(), allowed.end(), k) != allowed.end() ||
+        !r.has(k))
+      continue;
+    r.any(k);
+    std::string takes;
+    for (size_t i = 0; i < allowed.size(); ++i)
+      takes += (i ? (i + 1 == allowed.size() ? " or " : ", ") : "") +
+               ("\"" + allowed[i] + "\"");
+    checker.error(r.child(k), "\"" + k + "\" does not belong to a \"" +
+                                  std::string(hookPointName(out.point)) +
+                                  "\" hook (it takes " + takes + ")");
+  }
+  r.finish();
+  ok = checker.errorCount() == errorsBefore;
+}
+
+static void parseRuntimePlugin(Checker &checker, const json &value,
+                               const std::string &ptr, RuntimePlugin &out) {
+  ObjectReader r(checker, value, ptr);
+  if (!r.valid())
+    return;
+  if (auto name = r.string("name", Need::Required)) {
+    out.name = *name;
+    bool ok = (std::isalpha(static_cast<unsigned char>((*name)[0])) ||
+               (*name)[0] == '_') &&
+              name->find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                      "0123456789_.-") == std::string::npos;
+    if (!ok)
+      checker.error(r.child("name"),
+                    "\"" + *name + "\" is not a valid runtime plugin name",
+                    "runtime plugin names are letters, digits, '_', '.' and "
+                    "'-', starting with a letter or '_'");
+  }
+  auto formatIndex = enumField(checker, r, "format", kFormatNames,
+                               "a runtime plugin format");
+  if (formatIndex) {
+    out.format = static_cast<RuntimeFormat>(*formatIndex);
+    if (out.format == RuntimeFormat::EmbeddedElf)
+      out.library = readPathMap(checker, r, "library", Need::Required,
+                                [](const std::string &k) {
+                                  return archKeyProblem(k, /*allowFat=*/true);
+                                });
+    else
+      out.library = readPathMap(checker, r, "library", Need::Required,
+                                platformKeyProblem);
+  } else {
+    r.any("library", Need::Required);
+  }
+  if (auto imports = r.stringArray("imports")) {
+    for (size_t i = 0; i < imports->size(); ++i)
+      if (!isCIdentifier((*imports)[i]))
+        checker.error(r.child("imports") + "/" + std::to_string(i),
+                      "\"" + (*imports)[i] + "\" is not a C symbol name",
+                      "imports are the exact symbol names that the plugin "
+                      "resolves, as called from the compiled program");
+    out.imports = *imports;
+  }
+  if (auto params = r.stringMap("parameters"))
+    for (auto &[k, v] : *params) {
+      if (k.empty() || k.find('=') != std::string::npos)
+        checker.errorAtKey(r.child("parameters") + "/" + jsonPointerEscape(k),
+                           r.child("parameters"),
+                           "\"" + k + "\" is not a valid parameter key",
+                           "parameter keys are non-empty and contain no '='");
+      out.parameters.emplace(k, v);
+    }
+  if (auto d = r.string("description", Need::Optional, false))
+    out.description = *d;
+  r.finish();
+}
+
+static void parseDependencyMap(Checker &checker, ObjectReader &r,
+                               const std::string &selfName,
+                               std::map<std::string, Constraint> &out) {
+  const json *deps = r.object("dependencies");
+  if (!deps)
+    return;
+  std::string mapPtr = r.child("dependencies");
+  for (auto it = deps->begin(); it != deps->end(); ++it) {
+    std::string p = mapPtr + "/" + jsonPointerEscape(it.key());
+    if (!checker.packageName(it.key(), mapPtr, p))
+      continue;
+    if (!selfName.empty() && it.key() == selfName) {
+      checker.errorAtKey(p, mapPtr,
+                         "package \"" + selfName + "\" depends on itself");
+      continue;
+    }
+    if (auto c = checker.constraint(*it, p))
+      out.emplace(it.key(), *c);
+  }
+}
+
+static void parseRequires(Checker &checker, ObjectReader &r,
+                          std::optional<Constraint> &iree) {
+  const json *req = r.object("requires");
+  if (!req)
+    return;
+  ObjectReader rr(checker, *req, r.child("requires"));
+  if (const json *v = rr.any("iree"))
+    iree = checker.constraint(*v, rr.child("iree"));
+  rr.finish();
+}
+
+Manifest parseManifest(const JsonDocument &doc, const ParseOptions &options,
+                       DiagnosticList &diags) {
+  Manifest m;
+  Checker checker(doc, options, diags);
+  ObjectReader r(checker, doc.root(), "");
+  if (!r.valid())
+    return m;
+  if (const json *v = r.any("schema_version", Need::Required))
+    checker.schemaVersion(*v, r.child("schema_version"), "schema_version");
+  if (auto name = r.string("name", Need::Required))
+    if (checker.packageName(*name, r.child("name")))
+      m.name = *name;
+  if (const json *v = r.any("version", Need::Required))
+    if (auto ver = checker.version(*v, r.child("version")))
+      m.version = *ver;
+  if (auto s = r.string("summary", Need::Optional, false)) {
+    m.summary = *s;
+    size_t chars = 0; // UTF-8 code points, as JSON Schema's maxLength
+    for (unsigned char ch : *s)
+      chars += (ch & 0xC0) != 0x80;
+    if (chars > 200)
+      checker.error(r.child("summary"),
+                    "is " + std::to_string(chars) +
+                        " characters; a summary is at most 200",
+                    "move the details to \"description\"");
+  }
+  for (auto [key, field] :
+       {std::pair{"description", &m.description}, {"license", &m.license},
+        {"homepage", &m.homepage}, {"repository", &m.repository}})
+    if (auto s = r.string(key, Need::Optional, false))
+      *field = *s;
+  if (auto a = r.stringArray("authors", Need::Optional, false))
+    m.authors = *a;
+  if (auto k = r.stringArray("keywords")) {
+    m.keywords = *k;
+    if (k->size() > 20)
+      checker.error(r.child("keywords"), "lists " + std::to_string(k->size()) +
+                                             " keywords; at most 20 are allowed");
+  }
+  parseRequires(checker, r, m.requiresIree);
+  parseDependencyMap(checker, r, m.name, m.dependencies);
+
+  if (const json *compiler = r.object("compiler")) {
+    ObjectReader c(checker, *compiler, r.child("compiler"));
+    std::set<std::string> ids, flags;
+    if (const json *plugins = c.array("plugins")) {
+      for (size_t i = 0; i < plugins->size(); ++i) {
+        std::string p = c.child("plugins") + "/" + std::to_string(i);
+        CompilerPlugin plugin;
+        parseCompilerPlugin(checker, (*plugins)[i], p, plugin, flags);
+        if (!plugin.id.empty() && !ids.insert(plugin.id).second)
+          checker.error(p + "/id", "plugin id \"" + plugin.id +
+                                       "\" is used more than once");
+        m.compilerPlugins.push_back(std::move(plugin));
+      }
+    }
+    if (const json *hooks = c.array("hooks")) {
+      std::map<HookPoint, std::string> singleSeen;
+      for (size_t i = 0; i < hooks->size(); ++i) {
+        std::string p = c.child("hooks") + "/" + std::to_string(i);
+        Hook hook;
+        bool ok = false;
+        parseHook(checker, (*hooks)[i], p, hook, ok);
+        if (!ok)
+          continue;
+        if (isSingleValued(hook.point)) {
+          auto [it, fresh] = singleSeen.emplace(hook.point, p);
+          if (!fresh) {
+            checker.error(p + "/point",
+                          "\"" + std::string(hookPointName(hook.point)) +
+                              "\" takes a single value, and " + it->second +
+                              " already sets it",
+                          "a package may set a single-valued hook once");
+            continue;
+          }
+        }
+        m.hooks.push_back(std::move(hook));
+      }
+    }
+    c.finish();
+  }
+  if (const json *runtime = r.object("runtime")) {
+    ObjectReader rt(checker, *runtime, r.child("runtime"));
+    if (const json *plugins = rt.array("plugins")) {
+      std::set<std::string> names;
+      for (size_t i = 0; i < plugins->size(); ++i) {
+        std::string p = rt.child("plugins") + "/" + std::to_string(i);
+        RuntimePlugin plugin;
+        parseRuntimePlugin(checker, (*plugins)[i], p, plugin);
+        if (!plugin.name.empty() && !names.insert(plugin.name).second)
+          checker.error(p + "/name", "runtime plugin name \"" + plugin.name +
+                                         "\" is used more than once");
+        m.runtimePlugins.push_back(std::move(plugin));
+      }
+    }
+    rt.finish();
+  }
+  r.finish();
+  return m;
+}
+
+} // namespace ireepkg

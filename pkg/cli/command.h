@@ -1,0 +1,84 @@
+//===- command.h - The ireepkg command table -------------------*- C++ -*-===//
+//
+// Every CLI command is one entry in one table (commands.cpp); the entry's
+// metadata drives argument parsing, `--help`, `ireepkg help` and "did you
+// mean" suggestions. Each command's implementation lives in its own
+// cmd_<name>.cpp file.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_CLI_COMMAND_H
+#define IREEPKG_CLI_COMMAND_H
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ireepkg::cli {
+
+/// Exit codes shared by every command.
+enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
+
+struct OptionSpec {
+  std::string name;      ///< long name without dashes, e.g. "prefix"
+  char shortName = 0;    ///< e.g. 'o'
+  std::string valueName; ///< empty for flags; e.g. "DIR"
+  std::string help;
+  bool repeatable = false;
+};
+
+struct ParsedArgs {
+  std::vector<std::string> positional;
+  std::map<std::string, std::vector<std::string>> values; ///< option values
+  std::map<std::string, int> flags;                       ///< flag counts
+  /// Arguments after `--`, untouched.
+  std::vector<std::string> passthrough;
+
+  bool flag(const std::string &name) const { return flags.count(name) != 0; }
+  std::optional<std::string> value(const std::string &name) const {
+    auto it = values.find(name);
+    if (it == values.end() || it->second.empty())
+      return std::nullopt;
+    return it->second.back();
+  }
+  std::vector<std::string> all(const std::string &name) const {
+    auto it = values.find(name);
+    return it == values.end() ? std::vector<std::string>{} : it->second;
+  }
+};
+
+struct Command;
+using CommandFn = int (*)(const Command &self, const ParsedArgs &args);
+
+struct Command {
+  std::string name;     ///< "install", or "manifest check" for sub-commands
+  std::string synopsis; ///< "<archive>... [--prefix DIR]"
+  std::string summary;  ///< one line for `ireepkg help`
+  std::string description; ///< paragraphs for `--help`
+  std::vector<OptionSpec> options;
+  std::vector<std::string> examples;
+  int minPositional = 0;
+  int maxPositional = -1; ///< -1 = unbounded
+  bool acceptsPassthrough = false; ///< `-- args...`
+  CommandFn run = nullptr;
+};
+
+/// The table, in the order `ireepkg help` lists it.
+const std::vector<Command> &commandTable();
+
+/// Options every command accepts (`--help`; `--json` where it reports).
+std::string formatHelp(const Command &command);
+
+/// Prints `ireepkg: error: ...` (and a hint) to stderr.
+void printError(const std::string &message, const std::string &hint = {});
+/// Prints `ireepkg: warning: ...` to stderr.
+void printWarning(const std::string &message);
+
+// Implementations, one per cmd_<name>.cpp.
+int runHelp(const Command &, const ParsedArgs &);
+int runVersion(const Command &, const ParsedArgs &);
+int runManifestCheck(const Command &, const ParsedArgs &);
+
+} // namespace ireepkg::cli
+
+#endif // IREEPKG_CLI_COMMAND_H
