@@ -111,9 +111,14 @@ public:
   ///
   /// An upper bound "<X" with X a release means "below X's first
   /// pre-release" (X-0), as in constraints, so ">=1.2.0, <2.0.0" excludes
-  /// 2.0.0-rc.1. A set that does include the pre-releases of a release X
-  /// below X prints that bound as "<X-" followed by U+221E INFINITY, as
-  /// Dart's pub does ("<2.0.0-\xE2\x88\x9E" in UTF-8).
+  /// 2.0.0-rc.1 and atMost(1.2.3) prints as "<1.2.4". A set that does
+  /// include the pre-releases of a release X below X prints that bound as
+  /// "<X-" followed by U+221E INFINITY, as Dart's pub does
+  /// ("<2.0.0-\xE2\x88\x9E" in UTF-8). A lower bound that directly follows
+  /// a version u prints as ">u" (">1.2.3", not ">=1.2.4-0").
+  ///
+  /// Except for that infinity spelling and "<empty>", the text parses back
+  /// with Constraint::parse to the same set.
   std::string str() const;
 
 private:

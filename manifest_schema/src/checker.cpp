@@ -87,6 +87,16 @@ bool Checker::optionFlagName(const std::string &flag,
   return false;
 }
 
+void Checker::summary(const std::string &text, const std::string &ptr) {
+  size_t chars = 0; // UTF-8 code points, as JSON Schema's maxLength counts
+  for (unsigned char ch : text)
+    chars += (ch & 0xC0) != 0x80;
+  if (chars > 200)
+    error(ptr,
+          "is " + std::to_string(chars) + " characters; a summary is at most 200",
+          "move the details to \"description\"");
+}
+
 bool Checker::packagePath(const std::string &path, const std::string &ptr) {
   std::string problem = packagePathProblem(path);
   if (problem.empty())

@@ -73,6 +73,8 @@ public:
   /// the key of `keyPtr`, with pointer `mapPtr`.
   bool optionFlagName(const std::string &flag, const std::string &mapPtr,
                       const std::string &keyPtr);
+  /// Checks a one-line summary (at most 200 characters).
+  void summary(const std::string &text, const std::string &ptr);
   /// Checks a path inside a package.
   bool packagePath(const std::string &path, const std::string &ptr);
   /// schema_version / lock_version: 1 is read; newer is refused.

@@ -61,16 +61,56 @@ std::string Diagnostic::format() const {
   return out;
 }
 
+/// Messages quote the offending input; a hostile input can be megabytes.
+/// Shortens every quoted run longer than 64 bytes to its ends, so that a
+/// diagnostic stays one readable line.
+static std::string shortenQuoted(std::string message) {
+  if (message.size() < 128)
+    return message;
+  std::string out;
+  size_t pos = 0;
+  while (pos < message.size()) {
+    size_t open = message.find('"', pos);
+    if (open == std::string::npos)
+      break;
+    size_t close = message.find('"', open + 1);
+    if (close == std::string::npos)
+      break;
+    out.append(message, pos, open + 1 - pos);
+    size_t len = close - open - 1;
+    if (len > 64) {
+      auto cut = [&](size_t at) { // don't split a UTF-8 sequence
+        while (at > open + 1 && (message[at] & 0xC0) == 0x80)
+          --at;
+        return at;
+      };
+      size_t headEnd = cut(open + 1 + 40);
+      size_t tailStart = cut(close - 16);
+      out.append(message, open + 1, headEnd - open - 1);
+      out += "...(" + std::to_string(len) + " bytes)...";
+      out.append(message, tailStart, close - tailStart);
+    } else {
+      out.append(message, open + 1, len);
+    }
+    out += '"';
+    pos = close + 1;
+  }
+  out.append(message, pos, std::string::npos);
+  return out;
+}
+
 void DiagnosticList::error(Location where, std::string message,
                            std::string hint) {
   items_.push_back(Diagnostic{Severity::Error, std::move(where),
-                              std::move(message), std::move(hint)});
+                              shortenQuoted(std::move(message)),
+                              std::move(hint)});
 }
 
 void DiagnosticList::warning(Location where, std::string message,
                              std::string hint) {
   items_.push_back(Diagnostic{Severity::Warning, std::move(where),
-                              std::move(message), std::move(hint)});
+                              shortenQuoted(std::move(message)),
+                              std::move(hint)});
 }
 
 void DiagnosticList::append(const DiagnosticList &other) {

@@ -154,6 +154,13 @@ public:
     size_t colon = what.find(": ");
     std::string msg =
         printable(colon == std::string::npos ? what : what.substr(colon + 2));
+    // nlohmann's "last read" excerpt spans more than the bad token; the
+    // position already says where the problem is.
+    if (size_t lr = msg.find("; last read: '"); lr != std::string::npos) {
+      size_t end = msg.find("'", lr + 14);
+      size_t next = msg.find("; expected", end == std::string::npos ? lr : end);
+      msg.erase(lr, next == std::string::npos ? std::string::npos : next - lr);
+    }
     Location where = doc_.locate("");
     where.pointer.clear();
     size_t offset = position ? position - 1 : 0;

@@ -448,14 +448,7 @@ Manifest parseManifest(const JsonDocument &doc, const ParseOptions &options,
       m.version = *ver;
   if (auto s = r.string("summary", Need::Optional, false)) {
     m.summary = *s;
-    size_t chars = 0; // UTF-8 code points, as JSON Schema's maxLength
-    for (unsigned char ch : *s)
-      chars += (ch & 0xC0) != 0x80;
-    if (chars > 200)
-      checker.error(r.child("summary"),
-                    "is " + std::to_string(chars) +
-                        " characters; a summary is at most 200",
-                    "move the details to \"description\"");
+    checker.summary(*s, r.child("summary"));
   }
   for (auto [key, field] :
        {std::pair{"description", &m.description}, {"license", &m.license},

@@ -203,14 +203,21 @@ RegistryIndex parseRegistryIndex(const JsonDocument &doc,
                                 " is listed more than once");
           seen.push_back(*ver);
         }
-      if (auto s = vr.string("summary", Need::Optional, false))
+      if (auto s = vr.string("summary", Need::Optional, false)) {
         e.summary = *s;
+        checker.summary(*s, vr.child("summary"));
+      }
       if (const json *deps = vr.object("dependencies")) {
         std::string mapPtr = vr.child("dependencies");
         for (auto it = deps->begin(); it != deps->end(); ++it) {
           std::string dp = mapPtr + "/" + jsonPointerEscape(it.key());
           if (!checker.packageName(it.key(), mapPtr, dp))
             continue;
+          if (it.key() == idx.name) {
+            checker.errorAtKey(dp, mapPtr,
+                               "package \"" + idx.name + "\" depends on itself");
+            continue;
+          }
           if (auto c = checker.constraint(*it, dp))
             e.dependencies.emplace(it.key(), *c);
         }

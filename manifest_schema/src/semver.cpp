@@ -503,13 +503,11 @@ std::string lowerText(const Version &v) {
   return ">=" + v.str();
 }
 
-/// An exclusive upper bound "v". "<X" means "<X-0", as in constraints.
+/// An exclusive upper bound "v". "<X" means "<X-0", as in constraints, so
+/// "<=1.2.3" prints as "<1.2.4".
 std::string upperText(const Version &v) {
-  if (isFirstPrerelease(v)) {
-    if (v.patch > 0)
-      return "<=" + release(v.major, v.minor, v.patch - 1).str();
+  if (isFirstPrerelease(v))
     return '<' + release(v.major, v.minor, v.patch).str();
-  }
   if (v.prerelease.size() > 1 && v.prerelease.back() == "0") {
     Version u = v;
     u.prerelease.pop_back();

@@ -19,7 +19,9 @@ const std::vector<Command> &commandTable() {
           "Without an argument, lists every command. With a command name "
           "(for example `ireepkg help manifest check`), shows that command's "
           "help, the same as `ireepkg <command> --help`.",
-          {},
+          {{"markdown", 0, "",
+            "print the reference of every command as Markdown (this is "
+            "docs/cli.md)"}},
           {"ireepkg help", "ireepkg help manifest check"},
           0,
           -1,

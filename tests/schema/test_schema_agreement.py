@@ -176,6 +176,11 @@ def check_fixtures(data_dir, validators, semantic_only, results):
         for name in sorted(os.listdir(kind_dir)):
             rel = f"{kind}/{name}"
             label = f"tests/data/{rel}"
+            if name.startswith("bad_") and name.endswith(".expected"):
+                # The C++ validator's exact diagnostics (tests/cli).
+                results.check(os.path.exists(os.path.join(kind_dir, name[:-9] + ".json")),
+                              f"{label}: no fixture for this .expected file")
+                continue
             if not name.endswith(".json") or not name.startswith(("good_", "bad_")):
                 results.fail(f"{label}: fixture names must be good_*.json or bad_*.json")
                 continue

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs what ireepkg needs and builds it. Sourced by scripts/demo.sh and
+# scripts/test.sh; safe to run again: each step is skipped when its inputs
+# have not changed, so a second run takes seconds.
+#
+# Needs root (or sudo) on Debian 12 for the system packages; everything else
+# stays inside the checkout (.venv/, build/).
+set -euo pipefail
+
+IREEPKG_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$IREEPKG_ROOT"
+
+log() { printf '[setup] %s\n' "$*"; }
+
+# --- Debian packages -------------------------------------------------------
+DEBIAN_PACKAGES=(
+  # toolchain and build
+  cmake ninja-build pkg-config git ca-certificates
+  clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  libstdc++-12-dev
+  # libraries
+  nlohmann-json3-dev libcurl4-openssl-dev libarchive-dev doctest-dev
+  libzstd-dev libsodium-dev
+  # peers used by the tests and the demonstration
+  python3 python3-venv zstd minisign
+)
+
+missing=()
+for p in "${DEBIAN_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# --- Python virtual environment with the pinned IREE wheels ----------------
+REQS=scripts/requirements.txt
+STAMP=.venv/.ireepkg-requirements
+want=$(sha256sum "$REQS" | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
+  if [ ! -x .venv/bin/python ]; then
+    log "creating .venv"
+    python3 -m venv .venv
+  fi
+  log "installing Python packages from $REQS"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r "$REQS"
+  echo "$want" > "$STAMP"
+fi
+
+# --- Build -----------------------------------------------------------------
+if [ ! -f build/build.ninja ]; then
+  log "configuring build/"
+  cmake -S . -B build -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld \
+    -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
+    -DIREEPKG_PYTHON="$IREEPKG_ROOT/.venv/bin/python" >/dev/null
+fi
+log "building"
+ninja -C build | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
+test -x build/bin/ireepkg

@@ -1,0 +1,41 @@
+"""The set-up's promise: the pinned IREE wheels are in .venv and their tools
+run, and the Debian peers the end-to-end tests use are installed."""
+import pathlib
+import shutil
+import subprocess
+import sys
+
+from conftest import REPO
+
+VENV_BIN = pathlib.Path(sys.executable).parent
+
+
+def pinned(package):
+    for line in (REPO / "scripts" / "requirements.txt").read_text().splitlines():
+        if line.startswith(package + "=="):
+            return line.split("==")[1]
+    raise AssertionError(f"{package} is not pinned")
+
+
+def test_iree_compile_runs_and_is_the_pinned_version():
+    out = subprocess.run([VENV_BIN / "iree-compile", "--version"],
+                         capture_output=True, text=True, check=True).stdout
+    assert f"IREE compiler version {pinned('iree-base-compiler')}" in out
+
+
+def test_iree_run_module_runs():
+    p = subprocess.run([VENV_BIN / "iree-run-module", "--help"], capture_output=True, text=True)
+    assert p.returncode == 0
+    assert "iree-run-module" in p.stdout
+    assert "--executable_plugin" in p.stdout
+
+
+def test_runtime_python_package_imports():
+    import importlib.metadata
+    assert importlib.metadata.version("iree-base-runtime") == pinned("iree-base-runtime")
+    subprocess.run([sys.executable, "-c", "import iree.runtime"], check=True)
+
+
+def test_debian_peers_are_installed():
+    for tool in ("clang-22", "ld.lld-22", "mlir-opt-22", "minisign", "zstd"):
+        assert shutil.which(tool), f"{tool} is missing: run scripts/setup.sh"
