@@ -1,5 +1,5 @@
 //===- cmd_help.cpp - `ireepkg help` and `ireepkg version` ---------------===//
-#include "command.h"
+#include "output.h"
 
 #include "ireepkg/formats.h"
 #include "ireepkg/platform.h"

@@ -78,6 +78,16 @@ void printWarning(const std::string &message);
 int runHelp(const Command &, const ParsedArgs &);
 int runVersion(const Command &, const ParsedArgs &);
 int runManifestCheck(const Command &, const ParsedArgs &);
+int runPack(const Command &, const ParsedArgs &);
+int runInstall(const Command &, const ParsedArgs &);
+int runRemove(const Command &, const ParsedArgs &);
+int runList(const Command &, const ParsedArgs &);
+int runInfo(const Command &, const ParsedArgs &);
+int runVerify(const Command &, const ParsedArgs &);
+int runFatelfJoin(const Command &, const ParsedArgs &);
+int runFatelfSplit(const Command &, const ParsedArgs &);
+int runFatelfSelect(const Command &, const ParsedArgs &);
+int runFatelfDump(const Command &, const ParsedArgs &);
 
 } // namespace ireepkg::cli
 

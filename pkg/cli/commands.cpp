@@ -9,6 +9,16 @@
 namespace ireepkg::cli {
 
 static const OptionSpec kJson{"json", 0, "", "print a machine-readable report"};
+static const OptionSpec kPrefix{
+    "prefix", 0, "DIR",
+    "the prefix to use (default: $IREEPKG_PREFIX, else <project>/.iree-plugins "
+    "for the plugins.json found upward from here, else "
+    "$XDG_DATA_HOME/ireepkg)"};
+static const OptionSpec kLockTimeout{
+    "lock-timeout", 0, "SECONDS",
+    "how long to wait for another ireepkg working on the prefix (default: "
+    "wait as long as it takes; 0: fail at once)"};
+static const OptionSpec kQuiet{"quiet", 'q', "", "print only errors"};
 
 const std::vector<Command> &commandTable() {
   static const std::vector<Command> table = {
@@ -70,6 +80,175 @@ const std::vector<Command> &commandTable() {
           -1,
           false,
           runManifestCheck,
+      },
+      {
+          "pack",
+          "<dir> [-o DIR] [--fatelf] [--json]",
+          "check a package directory and write its .ireepkg archive",
+          "Validates <dir>/ireeplugin.json, checks that every file it names "
+          "exists, and inspects every native library: the file is an ELF, "
+          "Mach-O or COFF of the declared architecture and OS; an "
+          "embedded-elf runtime plugin is freestanding (no DT_NEEDED, no "
+          "interpreter) and exports iree_hal_executable_plugin_query, as "
+          "does a system-library one; a compiler plugin library exports its "
+          "entry point.\n\n"
+          "Then writes <name>-<version>.ireepkg: a zstd-compressed tar whose "
+          "first member is ireeplugin.json, with .ireepkg/RECORD.json "
+          "listing every other file's SHA-256 and size. The archive is "
+          "reproducible: the same inputs give the same bytes.\n\n"
+          "--fatelf also joins an embedded-elf plugin's per-architecture "
+          "files into one FatELF .sos inside the package (library key "
+          "\"fat\").",
+          {{"output", 'o', "DIR", "where to write the archive (default: .)"},
+           {"fatelf", 0, "",
+            "join each embedded-elf plugin's per-architecture files into a "
+            "FatELF .sos in the package"},
+           kJson},
+          {"ireepkg pack examples/simple-mul -o dist/"},
+          1,
+          1,
+          false,
+          runPack,
+      },
+      {
+          "install",
+          "<archive>... [--prefix DIR] [--platform OS-ARCH]",
+          "install package archives into a prefix, in one transaction",
+          "Verifies each archive (member rules, RECORD hashes and sizes, the "
+          "manifest), checks that the package supports the target platform, "
+          "resolves dependencies among the given archives and what is "
+          "already installed, and installs everything in one transaction: "
+          "it completes, or the prefix is left exactly as it was. The "
+          "prefix's activation index and IREE flagfiles are rewritten in "
+          "the same transaction.",
+          {kPrefix,
+           {"platform", 0, "OS-ARCH",
+            "install for this platform instead of the host's"},
+           kLockTimeout,
+           {"no-cache", 0, "", "do not use or fill the package cache"},
+           kQuiet,
+           kJson},
+          {"ireepkg install simple-mul-1.2.0.ireepkg",
+           "ireepkg install --prefix /opt/iree-plugins *.ireepkg"},
+          1,
+          -1,
+          false,
+          runInstall,
+      },
+      {
+          "remove",
+          "<name>... [--cascade] [--prefix DIR]",
+          "remove installed packages, in one transaction",
+          "Removes the named packages. A package that another installed "
+          "package depends on is not removed (the error names the "
+          "dependent) unless --cascade, which also removes the dependents.",
+          {{"cascade", 0, "", "also remove the packages that depend on them"},
+           kPrefix,
+           kLockTimeout,
+           kQuiet,
+           kJson},
+          {"ireepkg remove simple-mul", "ireepkg remove --cascade simple-mul"},
+          1,
+          -1,
+          false,
+          runRemove,
+      },
+      {
+          "list",
+          "[--prefix DIR] [--json]",
+          "list the installed packages in activation order",
+          "Lists every installed package with its version, whether it was "
+          "installed explicitly or as a dependency, and what it provides.",
+          {kPrefix, kJson},
+          {"ireepkg list", "ireepkg list --json"},
+          0,
+          0,
+          false,
+          runList,
+      },
+      {
+          "info",
+          "<name|archive> [--prefix DIR] [--json]",
+          "show everything about an installed package or an archive",
+          "Shows version, platforms, compiler plugins with their options and "
+          "defaults, hooks, runtime plugins with formats and imports, "
+          "dependencies, installed size and location, and whether it was "
+          "installed explicitly or pulled in as a dependency.",
+          {kPrefix, kJson},
+          {"ireepkg info simple-mul", "ireepkg info simple-mul-1.2.0.ireepkg"},
+          1,
+          1,
+          false,
+          runInfo,
+      },
+      {
+          "verify",
+          "[<name>...] [--prefix DIR] [--json]",
+          "re-hash installed files and check the prefix's state",
+          "Re-hashes every installed file against its package's RECORD and "
+          "checks the prefix's state files; reports every modified, missing "
+          "or extra file. Exit status 1 if anything is off.",
+          {kPrefix, kJson},
+          {"ireepkg verify", "ireepkg verify simple-mul --json"},
+          0,
+          -1,
+          false,
+          runVerify,
+      },
+      {
+          "fatelf join",
+          "<elf>... -o <out.sos>",
+          "join per-architecture ELF files into one FatELF .sos",
+          "Writes IREE's FatELF v1 layout: header, one record per input, "
+          "then the images, page-aligned. IREE's runtime loads the record "
+          "that matches the host.",
+          {{"output", 'o', "FILE", "the .sos file to write"}},
+          {"ireepkg fatelf join -o plugin.sos plugin.x86_64.so "
+           "plugin.aarch64.so"},
+          1,
+          -1,
+          false,
+          runFatelfJoin,
+      },
+      {
+          "fatelf split",
+          "<file.sos> [-o DIR]",
+          "write each image of a FatELF file to its own file",
+          "Writes <stem>.<arch>.so for every record, byte-identical to the "
+          "files that were joined.",
+          {{"output", 'o', "DIR", "where to write (default: .)"}},
+          {"ireepkg fatelf split plugin.sos -o out/"},
+          1,
+          1,
+          false,
+          runFatelfSplit,
+      },
+      {
+          "fatelf select",
+          "<file.sos> [--arch ARCH] -o <out>",
+          "extract the image IREE would load on an architecture",
+          "Applies the runtime's selection rule (machine, OS ABI, word size, "
+          "byte order) for the host, or for --arch.",
+          {{"arch", 0, "ARCH", "select for this architecture (default: host)"},
+           {"output", 'o', "FILE", "the ELF file to write"}},
+          {"ireepkg fatelf select plugin.sos -o plugin.so"},
+          1,
+          1,
+          false,
+          runFatelfSelect,
+      },
+      {
+          "fatelf dump",
+          "<file.sos> [--json]",
+          "print a FatELF file's header and records",
+          "Prints the version and, for each record, the architecture, ELF "
+          "machine, OS ABI, word size, byte order, offset and size.",
+          {kJson},
+          {"ireepkg fatelf dump plugin.sos"},
+          1,
+          1,
+          false,
+          runFatelfDump,
       },
   };
   return table;

@@ -1,0 +1,127 @@
+//===- ireepkg/package.h - Package archives --------------------*- C++ -*-===//
+//
+// The package archive (`<name>-<version>.ireepkg`): a zstd-compressed tar
+// whose first member is `ireeplugin.json` and second `.ireepkg/RECORD.json`,
+// the list of every other member with its SHA-256 and size.
+//
+// Reading an archive is one streaming pass: the compressed bytes are hashed
+// as they are read (the archive's own SHA-256), each member is checked
+// against every safety rule before its data is touched, and its data is
+// hashed while it is written. Nothing is read twice.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_PACKAGE_H
+#define IREEPKG_PACKAGE_H
+
+#include "ireepkg/error.h"
+#include "ireepkg/formats.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ireepkg {
+
+inline constexpr const char *kManifestName = "ireeplugin.json";
+inline constexpr const char *kRecordName = ".ireepkg/RECORD.json";
+
+/// `.ireepkg/RECORD.json`
+struct RecordEntry {
+  std::string path;
+  std::string sha256;
+  uint64_t size = 0;
+  bool executable = false;
+};
+
+struct Record {
+  std::vector<RecordEntry> files; ///< sorted by path
+  uint64_t totalSize() const;
+  const RecordEntry *find(std::string_view path) const;
+};
+
+std::string serializeRecord(const Record &record);
+Expected<Record> parseRecord(std::string_view text, const std::string &where);
+
+/// Limits applied while reading an archive.
+struct ArchiveLimits {
+  uint64_t maxUnpackedBytes = 4ull << 30; ///< 4 GiB
+  /// Unpacked size may be at most this many times the archive's size.
+  uint64_t maxCompressionRatio = 200;
+  uint64_t maxMembers = 100000;
+  size_t maxPathBytes = 1024;
+  size_t maxComponentBytes = 255;
+};
+
+/// The first two members, read without extracting anything else.
+struct ArchiveHead {
+  std::string manifestText;
+  Manifest manifest;
+  Record record;
+  std::vector<Diagnostic> warnings; ///< lenient-mode manifest warnings
+};
+
+/// Reads and checks ireeplugin.json and RECORD.json from the start of an
+/// archive (reading only as far as they go).
+Expected<ArchiveHead> readArchiveHead(const std::string &archivePath);
+
+struct ExtractResult {
+  ArchiveHead head;
+  std::string archiveSha256;
+  uint64_t archiveSize = 0;
+  uint64_t unpackedSize = 0;
+};
+
+/// Called for each regular file as it is extracted (for progress).
+using ExtractProgress = std::function<void(uint64_t bytesDone)>;
+
+/// Extracts a whole archive into `destDir` (which must not exist yet),
+/// verifying every rule on the way; on any failure `destDir` is removed and
+/// the Error names the member and the rule. Files are left writable; the
+/// caller makes the tree read-only once it is complete.
+Expected<ExtractResult> extractArchive(const std::string &archivePath,
+                                       const std::string &destDir,
+                                       const ArchiveLimits &limits = {},
+                                       const ExtractProgress &progress = {});
+
+//===----------------------------------------------------------------------===//
+// Packing
+//===----------------------------------------------------------------------===//
+
+struct PackOptions {
+  std::string outputDir = ".";
+  bool fatelf = false; ///< join embedded-elf per-arch files into a .sos
+  /// Skip inspecting native libraries (tests of the archive format only).
+  bool skipBinaryChecks = false;
+};
+
+struct PackResult {
+  std::string archivePath;
+  std::string sha256;
+  uint64_t size = 0;
+  Manifest manifest;
+  Record record;
+  std::vector<Diagnostic> warnings;
+};
+
+/// Checks a package directory (manifest, files, native libraries) and
+/// writes its reproducible archive. Every problem found is in the Error's
+/// diagnostics.
+Expected<PackResult> packDirectory(const std::string &dir,
+                                   const PackOptions &options = {});
+
+/// Writes an archive from explicit members (used by pack and by tests that
+/// need archives pack would refuse to write): `members` are (path, content,
+/// executable). Members are written in the given order, reproducibly.
+struct ArchiveMember {
+  std::string path;
+  std::string content;    ///< used when sourcePath is empty
+  std::string sourcePath; ///< stream the content from this file instead
+  bool executable = false;
+};
+Status writeArchive(const std::string &path,
+                    const std::vector<ArchiveMember> &members);
+
+} // namespace ireepkg
+
+#endif // IREEPKG_PACKAGE_H

@@ -1,0 +1,81 @@
+//===- cmd_info.cpp - `ireepkg info` -------------------------------------===//
+#include "output.h"
+
+#include "ireepkg/prefix.h"
+
+#include <cstdio>
+#include <sys/stat.h>
+
+namespace ireepkg::cli {
+
+int printFailure(const Error &e, bool json);
+
+int runInfo(const Command &, const ParsedArgs &args) {
+  const std::string &what = args.positional[0];
+  bool json = args.flag("json");
+  struct stat st;
+  bool isFile = ::stat(what.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  if (isFile) {
+    auto head = readArchiveHead(what);
+    if (!head)
+      return printFailure(head.error(), json);
+    if (json) {
+      nlohmann::json j = manifestToJson(head->manifest);
+      j["archive"] = what;
+      j["archive_size"] = static_cast<uint64_t>(st.st_size);
+      j["installed_size"] = head->record.totalSize();
+      j["files"] = head->record.files.size();
+      std::printf("%s\n", j.dump(2).c_str());
+      return kExitOk;
+    }
+    std::printf("%s %s (archive %s, %s)\n", head->manifest.name.c_str(),
+                head->manifest.version.str().c_str(), what.c_str(),
+                formatBytes(static_cast<uint64_t>(st.st_size)).c_str());
+    std::printf("  unpacked: %s in %zu files\n",
+                formatBytes(head->record.totalSize()).c_str(),
+                head->record.files.size());
+    std::fputs(describeManifest(head->manifest, "  ").c_str(), stdout);
+    return kExitOk;
+  }
+  auto prefix = choosePrefix(args);
+  if (!prefix)
+    return kExitUsage;
+  CliReporter reporter(json);
+  auto state = readInstalledState(prefix->path, reporter);
+  if (!state)
+    return printFailure(state.error(), json);
+  const InstalledPackage *p = state->find(what);
+  if (!p) {
+    std::vector<std::string> names;
+    for (const InstalledPackage &q : state->packages)
+      names.push_back(q.name);
+    return printFailure(
+        Error(ErrorCode::NotFound,
+              "package \"" + what + "\" is not installed in " + prefix->path +
+                  didYouMean(what, std::span<const std::string>(names)),
+              {}, "see `ireepkg list`, or give an archive path"),
+        json);
+  }
+  auto m = readInstalledManifest(prefix->path, *p, reporter);
+  if (!m)
+    return printFailure(m.error(), json);
+  std::string dir = packageDir(prefix->path, p->name, p->version);
+  if (json) {
+    nlohmann::json j = manifestToJson(*m);
+    j["reason"] = p->explicitlyInstalled ? "explicit" : "dependency";
+    j["installed_size"] = p->installedSize;
+    j["path"] = dir;
+    j["archive_sha256"] = p->archiveSha256;
+    std::printf("%s\n", j.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("%s %s (%s)\n", p->name.c_str(), p->version.str().c_str(),
+              p->explicitlyInstalled ? "installed explicitly"
+                                     : "installed as a dependency");
+  std::printf("  location: %s\n  installed size: %s\n", dir.c_str(),
+              formatBytes(p->installedSize).c_str());
+  std::fputs(describeManifest(*m, "  ").c_str(), stdout);
+  return kExitOk;
+}
+
+} // namespace ireepkg::cli

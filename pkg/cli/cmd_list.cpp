@@ -1,0 +1,74 @@
+//===- cmd_list.cpp - `ireepkg list` -------------------------------------===//
+#include "output.h"
+
+#include "ireepkg/prefix.h"
+
+#include <cstdio>
+
+namespace ireepkg::cli {
+
+int printFailure(const Error &e, bool json);
+
+int runList(const Command &, const ParsedArgs &args) {
+  auto prefix = choosePrefix(args);
+  if (!prefix)
+    return kExitUsage;
+  bool json = args.flag("json");
+  CliReporter reporter(json);
+  auto state = readInstalledState(prefix->path, reporter);
+  if (!state)
+    return printFailure(state.error(), json);
+  nlohmann::json packages = nlohmann::json::array();
+  std::string text;
+  size_t width = 4;
+  for (const InstalledPackage &p : state->packages)
+    width = std::max(width, p.name.size());
+  for (const InstalledPackage &p : state->packages) {
+    auto m = readInstalledManifest(prefix->path, p, reporter);
+    if (!m)
+      return printFailure(m.error(), json);
+    std::string dir = packageDir(prefix->path, p.name, p.version);
+    if (json) {
+      nlohmann::json j = manifestToJson(*m);
+      j["reason"] = p.explicitlyInstalled ? "explicit" : "dependency";
+      j["installed_size"] = p.installedSize;
+      j["path"] = dir;
+      packages.push_back(j);
+      continue;
+    }
+    std::string provides;
+    for (const RuntimePlugin &rp : m->runtimePlugins)
+      provides += (provides.empty() ? "" : ", ") + rp.name + " (" +
+                  std::string(runtimeFormatName(rp.format)) + ")";
+    for (const CompilerPlugin &cp : m->compilerPlugins)
+      provides += (provides.empty() ? "" : ", ") + cp.id + " (" +
+                  std::string(compilerPluginKindName(cp.kind)) + ")";
+    for (const Hook &h : m->hooks)
+      provides += (provides.empty() ? "" : ", ") + std::string("hook ") +
+                  std::string(hookPointName(h.point));
+    char line[512];
+    std::snprintf(line, sizeof line, "%-*s  %-10s  %-10s  %s\n",
+                  static_cast<int>(width), p.name.c_str(),
+                  p.version.str().c_str(),
+                  p.explicitlyInstalled ? "explicit" : "dependency",
+                  provides.c_str());
+    text += line;
+  }
+  if (json) {
+    std::printf("%s\n", nlohmann::json({{"prefix", prefix->path},
+                                        {"platform", state->platform},
+                                        {"packages", packages}})
+                            .dump(2)
+                            .c_str());
+    return kExitOk;
+  }
+  if (state->packages.empty()) {
+    std::printf("no packages installed in %s\n", prefix->path.c_str());
+    return kExitOk;
+  }
+  std::printf("prefix %s (%s), in activation order:\n%s", prefix->path.c_str(),
+              state->platform.c_str(), text.c_str());
+  return kExitOk;
+}
+
+} // namespace ireepkg::cli

@@ -1,0 +1,52 @@
+//===- cmd_verify.cpp - `ireepkg verify` ---------------------------------===//
+#include "output.h"
+
+#include "ireepkg/prefix.h"
+
+#include <cstdio>
+
+namespace ireepkg::cli {
+
+int printFailure(const Error &e, bool json);
+
+int runVerify(const Command &, const ParsedArgs &args) {
+  auto prefix = choosePrefix(args);
+  if (!prefix)
+    return kExitUsage;
+  bool json = args.flag("json");
+  CliReporter reporter(json);
+  auto report = verifyPrefix(prefix->path, args.positional, reporter);
+  if (!report)
+    return printFailure(report.error(), json);
+  if (json) {
+    nlohmann::json problems = nlohmann::json::array();
+    for (const VerifyProblem &p : report->problems)
+      problems.push_back({{"package", p.package},
+                          {"path", p.path},
+                          {"kind", p.kind},
+                          {"detail", p.detail}});
+    std::printf("%s\n", nlohmann::json({{"ok", report->problems.empty()},
+                                        {"prefix", prefix->path},
+                                        {"packages", report->checkedPackages},
+                                        {"files", report->checkedFiles},
+                                        {"problems", problems}})
+                            .dump(2)
+                            .c_str());
+  } else {
+    for (const VerifyProblem &p : report->problems)
+      std::printf("%s: %s%s%s: %s\n", p.kind.c_str(),
+                  p.package.empty() ? "" : p.package.c_str(),
+                  p.package.empty() || p.path.empty() ? "" : "/",
+                  p.path.c_str(), p.detail.c_str());
+    std::printf("verified %zu package(s), %llu file(s): %s\n",
+                report->checkedPackages.size(),
+                static_cast<unsigned long long>(report->checkedFiles),
+                report->problems.empty()
+                    ? "ok"
+                    : (std::to_string(report->problems.size()) + " problem(s)")
+                          .c_str());
+  }
+  return report->problems.empty() ? kExitOk : kExitFailure;
+}
+
+} // namespace ireepkg::cli

@@ -1,0 +1,298 @@
+//===- output.cpp - What the CLI prints ----------------------------------===//
+#include "output.h"
+
+#include <cstdio>
+#include <set>
+#include <unistd.h>
+
+namespace ireepkg::cli {
+
+void printError(const Error &error) {
+  if (error.diagnostics.empty()) {
+    Diagnostic d{Severity::Error, error.where, error.message, error.hint};
+    std::fprintf(stderr, "ireepkg: error: %s\n", d.format().c_str());
+    if (!error.hint.empty())
+      std::fprintf(stderr, "  hint: %s\n", error.hint.c_str());
+    return;
+  }
+  for (const Diagnostic &d : error.diagnostics) {
+    std::fprintf(stderr, "ireepkg: %s%s\n",
+                 d.severity == Severity::Error ? "error: " : "",
+                 d.format().c_str());
+    if (!d.hint.empty())
+      std::fprintf(stderr, "  hint: %s\n", d.hint.c_str());
+  }
+  if (!error.hint.empty())
+    std::fprintf(stderr, "  hint: %s\n", error.hint.c_str());
+}
+
+CliReporter::CliReporter(bool quiet)
+    : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1) {}
+
+CliReporter::~CliReporter() { clearProgress(); }
+
+void CliReporter::clearProgress() {
+  if (progressShown_) {
+    std::fputs("\r\033[K", stderr);
+    progressShown_ = false;
+  }
+}
+
+void CliReporter::waitingForLock(const std::string &prefix,
+                                 const std::string &holder) {
+  clearProgress();
+  std::fprintf(stderr,
+               "ireepkg: waiting for %s to finish with prefix %s ...\n",
+               holder.c_str(), prefix.c_str());
+}
+
+void CliReporter::recovered(const std::string &prefix,
+                            const std::string &what) {
+  clearProgress();
+  std::fprintf(stderr, "ireepkg: note: %s in %s\n", what.c_str(),
+               prefix.c_str());
+}
+
+void CliReporter::warning(const Diagnostic &d) {
+  if (quiet_)
+    return;
+  clearProgress();
+  std::string text = d.format();
+  const std::string w = "warning: ";
+  if (size_t pos = text.find(w); pos != std::string::npos)
+    text.erase(pos, w.size());
+  std::fprintf(stderr, "ireepkg: warning: %s\n", text.c_str());
+  if (!d.hint.empty())
+    std::fprintf(stderr, "  hint: %s\n", d.hint.c_str());
+}
+
+void CliReporter::progress(const std::string &label, uint64_t done,
+                           uint64_t total) {
+  if (quiet_ || !tty_)
+    return;
+  // Redraw at most every 1% (and at the end).
+  if (done != total && total && (done - lastShown_) * 100 < total &&
+      progressShown_)
+    return;
+  lastShown_ = done;
+  int pct = total ? static_cast<int>(done * 100 / total) : 100;
+  int width = 30, filled = pct * width / 100;
+  std::string bar(static_cast<size_t>(filled), '=');
+  bar.resize(static_cast<size_t>(width), ' ');
+  std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %s / %s", label.c_str(),
+               bar.c_str(), pct, formatBytes(done).c_str(),
+               formatBytes(total).c_str());
+  std::fflush(stderr);
+  progressShown_ = true;
+  if (done == total)
+    clearProgress();
+}
+
+std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args) {
+  char cwd[4096];
+  if (!::getcwd(cwd, sizeof cwd)) {
+    printError("cannot read the current directory");
+    return std::nullopt;
+  }
+  auto loc = locatePrefix(args.value("prefix"), cwd);
+  if (!loc) {
+    printError(loc.error());
+    return std::nullopt;
+  }
+  return *loc;
+}
+
+bool lockOptions(const ParsedArgs &args, LockOptions &out) {
+  auto v = args.value("lock-timeout");
+  if (!v)
+    return true;
+  char *end = nullptr;
+  double d = std::strtod(v->c_str(), &end);
+  if (v->empty() || *end || d < 0 || d > 86400 * 7) {
+    printError("--lock-timeout takes a number of seconds, not '" + *v + "'");
+    return false;
+  }
+  out.timeoutSeconds = d;
+  return true;
+}
+
+std::string formatBytes(uint64_t bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu B",
+                  static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+nlohmann::json diagnosticToJson(const Diagnostic &d) {
+  nlohmann::json j = {
+      {"severity", d.severity == Severity::Error ? "error" : "warning"},
+      {"message", d.message}};
+  if (!d.where.file.empty())
+    j["file"] = d.where.file;
+  if (d.where.line) {
+    j["line"] = d.where.line;
+    j["column"] = d.where.column;
+  }
+  if (!d.where.pointer.empty())
+    j["pointer"] = d.where.pointer;
+  if (!d.where.package.empty())
+    j["package"] = d.where.package;
+  if (!d.where.member.empty())
+    j["member"] = d.where.member;
+  if (!d.hint.empty())
+    j["hint"] = d.hint;
+  return j;
+}
+
+nlohmann::json errorToJson(const Error &e) {
+  nlohmann::json j = {{"code", errorCodeName(e.code)}, {"message", e.message}};
+  nlohmann::json diags = nlohmann::json::array();
+  if (e.diagnostics.empty())
+    diags.push_back(
+        diagnosticToJson(Diagnostic{Severity::Error, e.where, e.message, e.hint}));
+  for (const Diagnostic &d : e.diagnostics)
+    diags.push_back(diagnosticToJson(d));
+  j["diagnostics"] = diags;
+  if (!e.hint.empty())
+    j["hint"] = e.hint;
+  return j;
+}
+
+nlohmann::json manifestToJson(const Manifest &m) {
+  nlohmann::json j = {{"name", m.name}, {"version", m.version.str()}};
+  if (!m.summary.empty())
+    j["summary"] = m.summary;
+  if (!m.license.empty())
+    j["license"] = m.license;
+  if (m.requiresIree)
+    j["requires"] = {{"iree", m.requiresIree->text()}};
+  nlohmann::json deps = nlohmann::json::object();
+  for (const auto &[n, c] : m.dependencies)
+    deps[n] = c.text();
+  j["dependencies"] = deps;
+  std::set<std::string> platforms;
+  nlohmann::json compiler = nlohmann::json::array();
+  for (const CompilerPlugin &p : m.compilerPlugins) {
+    nlohmann::json o = {{"id", p.id},
+                        {"kind", std::string(compilerPluginKindName(p.kind))}};
+    if (!p.entryPoint.empty())
+      o["entry_point"] = p.entryPoint;
+    nlohmann::json lib = nlohmann::json::object();
+    for (const auto &[k, v] : p.library) {
+      lib[k] = v;
+      platforms.insert(k);
+    }
+    if (!p.library.empty())
+      o["library"] = lib;
+    nlohmann::json opts = nlohmann::json::object();
+    for (const auto &[flag, schema] : p.options)
+      opts[flag] = schema;
+    o["options"] = opts;
+    compiler.push_back(o);
+  }
+  j["compiler_plugins"] = compiler;
+  nlohmann::json hooks = nlohmann::json::array();
+  for (const Hook &h : m.hooks) {
+    nlohmann::json o = {{"point", std::string(hookPointName(h.point))}};
+    if (!h.pipeline.empty())
+      o["pipeline"] = h.pipeline;
+    if (!h.tool.empty())
+      o["tool"] = h.tool;
+    if (!h.file.empty())
+      o["file"] = h.file;
+    if (!h.sequence.empty())
+      o["sequence"] = h.sequence;
+    if (!h.value.empty())
+      o["value"] = h.value;
+    if (!h.paths.empty())
+      o["path"] = h.paths;
+    hooks.push_back(o);
+  }
+  j["hooks"] = hooks;
+  nlohmann::json runtime = nlohmann::json::array();
+  for (const RuntimePlugin &p : m.runtimePlugins) {
+    for (const auto &[k, v] : p.library)
+      platforms.insert(k);
+    runtime.push_back({{"name", p.name},
+                       {"format", std::string(runtimeFormatName(p.format))},
+                       {"library", p.library},
+                       {"imports", p.imports},
+                       {"parameters", p.parameters}});
+  }
+  j["runtime_plugins"] = runtime;
+  j["platforms"] = platforms.empty() ? nlohmann::json("any")
+                                     : nlohmann::json(platforms);
+  return j;
+}
+
+std::string describeManifest(const Manifest &m, const std::string &in) {
+  std::string out;
+  if (!m.summary.empty())
+    out += in + "summary: " + m.summary + "\n";
+  if (!m.license.empty())
+    out += in + "license: " + m.license + "\n";
+  if (m.requiresIree)
+    out += in + "requires: iree " + m.requiresIree->text() + "\n";
+  if (!m.dependencies.empty()) {
+    out += in + "dependencies:";
+    for (const auto &[n, c] : m.dependencies)
+      out += " " + n + " " + c.text() + ";";
+    out.pop_back();
+    out += "\n";
+  }
+  for (const CompilerPlugin &p : m.compilerPlugins) {
+    out += in + "compiler plugin " + p.id + " (" +
+           std::string(compilerPluginKindName(p.kind)) + ")";
+    for (const auto &[k, v] : p.library)
+      out += "\n" + in + "    " + k + ": " + v;
+    out += "\n";
+    for (const auto &[flag, schema] : p.options) {
+      out += in + "    option --" + flag + ": " + schema.value("type", "?");
+      if (schema.contains("default"))
+        out += " (default " + schema["default"].dump() + ")";
+      if (schema.contains("description"))
+        out += " - " + schema["description"].get<std::string>();
+      out += "\n";
+    }
+  }
+  for (const Hook &h : m.hooks) {
+    out += in + "hook " + std::string(hookPointName(h.point)) + ": ";
+    if (!h.pipeline.empty())
+      out += h.pipeline;
+    else if (!h.tool.empty())
+      out += h.tool;
+    else if (!h.file.empty())
+      out += h.file + (h.sequence.empty() ? "" : "@" + h.sequence);
+    else if (!h.value.empty())
+      out += h.value;
+    else
+      for (const auto &[a, d] : h.paths)
+        out += a + "=" + d + " ";
+    out += "\n";
+  }
+  for (const RuntimePlugin &p : m.runtimePlugins) {
+    out += in + "runtime plugin " + p.name + " (" +
+           std::string(runtimeFormatName(p.format)) + ")";
+    if (!p.imports.empty()) {
+      out += ", imports:";
+      for (const std::string &i : p.imports)
+        out += " " + i;
+    }
+    out += "\n";
+    for (const auto &[k, v] : p.library)
+      out += in + "    " + k + ": " + v + "\n";
+  }
+  return out;
+}
+
+} // namespace ireepkg::cli

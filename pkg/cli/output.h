@@ -1,0 +1,63 @@
+//===- output.h - What the CLI prints --------------------------*- C++ -*-===//
+//
+// The CLI's side of reporting: errors and warnings on stderr, progress on a
+// terminal only (quiet when piped), and the prefix choice shared by every
+// command that takes --prefix.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_CLI_OUTPUT_H
+#define IREEPKG_CLI_OUTPUT_H
+
+#include "command.h"
+
+#include "ireepkg/prefix.h"
+
+#include <nlohmann/json.hpp>
+
+namespace ireepkg::cli {
+
+/// Prints an Error: `ireepkg: error: <where>: message` (one line per
+/// diagnostic) and hints.
+void printError(const Error &error);
+
+/// Prints to stderr as things happen; progress only on a terminal.
+class CliReporter : public Reporter {
+public:
+  explicit CliReporter(bool quiet = false);
+  ~CliReporter() override;
+  void waitingForLock(const std::string &prefix,
+                      const std::string &holder) override;
+  void recovered(const std::string &prefix, const std::string &what) override;
+  void warning(const Diagnostic &diagnostic) override;
+  void progress(const std::string &label, uint64_t done,
+                uint64_t total) override;
+  void clearProgress();
+
+private:
+  bool quiet_;
+  bool tty_;
+  bool progressShown_ = false;
+  uint64_t lastShown_ = 0;
+};
+
+/// The prefix for this command (see locatePrefix), or prints an error.
+std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args);
+
+/// Parses --lock-timeout; prints a usage error and returns false if bad.
+bool lockOptions(const ParsedArgs &args, LockOptions &out);
+
+/// Human-readable byte counts ("1.2 MiB").
+std::string formatBytes(uint64_t bytes);
+
+/// A Diagnostic as JSON (for --json reports).
+nlohmann::json diagnosticToJson(const Diagnostic &d);
+nlohmann::json errorToJson(const Error &e);
+
+/// Everything `info` and `list --json` say about a manifest.
+nlohmann::json manifestToJson(const Manifest &m);
+/// The human-readable form of the same.
+std::string describeManifest(const Manifest &m, const std::string &indent);
+
+} // namespace ireepkg::cli
+
+#endif

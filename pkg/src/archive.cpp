@@ -1,0 +1,637 @@
+//===- archive.cpp - Reading and writing package archives ----------------===//
+//
+// libarchive does the tar and zstd work. ireepkg adds the rules libarchive
+// does not enforce (or only when asked): path shape, member types, set-id
+// bits, duplicates, case collisions, RECORD membership, hashes and sizes,
+// and size and ratio limits. Every member is checked before any of its data
+// is written, and the archive is read exactly once.
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/package.h"
+
+#include "file_util.h"
+#include "ireepkg/hash.h"
+#include "ireepkg/json_document.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ireepkg {
+
+namespace {
+
+constexpr size_t kReadBlock = 1 << 20;
+constexpr size_t kMaxMetadataBytes = 4 << 20; // manifest and RECORD
+
+Error memberError(const std::string &archive, const std::string &member,
+                  std::string rule, ErrorCode code = ErrorCode::Integrity) {
+  return Error(code, std::move(rule), Location{archive, 0, 0, "", "", member},
+               "the archive is unsafe or corrupted; it was not installed");
+}
+
+/// Reads the compressed file for libarchive, hashing and counting the bytes
+/// on the way, so that the archive's own SHA-256 costs no second pass.
+struct Source {
+  int fd = -1;
+  Sha256 hash;
+  uint64_t bytes = 0;
+  std::vector<char> buffer = std::vector<char>(kReadBlock);
+  int error = 0;
+
+  static la_ssize_t read(struct archive *, void *self, const void **out) {
+    auto *s = static_cast<Source *>(self);
+    while (true) {
+      ssize_t n = ::read(s->fd, s->buffer.data(), s->buffer.size());
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0) {
+        s->error = errno;
+        return -1;
+      }
+      s->hash.update(s->buffer.data(), static_cast<size_t>(n));
+      s->bytes += static_cast<uint64_t>(n);
+      *out = s->buffer.data();
+      return n;
+    }
+  }
+};
+
+/// An open archive reader; closes everything on destruction.
+class Reader {
+public:
+  ~Reader() {
+    if (a_)
+      archive_read_free(a_);
+    if (src_.fd >= 0)
+      ::close(src_.fd);
+  }
+
+  Status open(const std::string &path) {
+    path_ = path;
+    src_.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (src_.fd < 0)
+      return Unexpected(fsutil::ioError("cannot open", path, errno));
+    struct stat st;
+    if (::fstat(src_.fd, &st) != 0)
+      return Unexpected(fsutil::ioError("cannot stat", path, errno));
+    if (!S_ISREG(st.st_mode))
+      return makeError(ErrorCode::Invalid, "not a regular file",
+                       Location{path, 0, 0, "", "", ""});
+    fileSize_ = static_cast<uint64_t>(st.st_size);
+    a_ = archive_read_new();
+    archive_read_support_filter_zstd(a_);
+    archive_read_support_format_tar(a_);
+    if (archive_read_open(a_, &src_, nullptr, &Source::read, nullptr) !=
+        ARCHIVE_OK)
+      return notAnArchive();
+    return ok();
+  }
+
+  Unexpected notAnArchive() {
+    std::string why = src_.error ? std::strerror(src_.error)
+                                 : archive_error_string(a_)
+                                       ? archive_error_string(a_)
+                                       : "unreadable";
+    return makeError(ErrorCode::Invalid,
+                     "not an ireepkg archive (a zstd-compressed tar): " + why,
+                     Location{path_, 0, 0, "", "", ""},
+                     "package archives are made by `ireepkg pack`");
+  }
+
+  /// Next header; nullopt at the end. Errors for unreadable data.
+  Expected<archive_entry *> next() {
+    archive_entry *entry = nullptr;
+    int rc = archive_read_next_header(a_, &entry);
+    if (rc == ARCHIVE_EOF)
+      return nullptr;
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
+      return notAnArchive();
+    return entry;
+  }
+
+  /// Reads the current member fully into memory (for small metadata).
+  Expected<std::string> readSmall(const std::string &member, uint64_t limit) {
+    std::string out;
+    char buf[65536];
+    while (true) {
+      la_ssize_t n = archive_read_data(a_, buf, sizeof buf);
+      if (n < 0)
+        return notAnArchive();
+      if (n == 0)
+        break;
+      out.append(buf, static_cast<size_t>(n));
+      if (out.size() > limit)
+        return Unexpected(memberError(
+            path_, member,
+            "is larger than " + std::to_string(limit) + " bytes",
+            ErrorCode::Invalid));
+    }
+    return out;
+  }
+
+  struct archive *raw() { return a_; }
+  Source &source() { return src_; }
+  uint64_t fileSize() const { return fileSize_; }
+  const std::string &path() const { return path_; }
+
+private:
+  std::string path_;
+  Source src_;
+  struct archive *a_ = nullptr;
+  uint64_t fileSize_ = 0;
+};
+
+/// The safety rules for one member header. Returns the rule it breaks, or "".
+std::string memberProblem(archive_entry *entry, const std::string &name,
+                          const ArchiveLimits &limits) {
+  if (name.empty())
+    return "has an empty name";
+  if (name.front() == '/')
+    return "absolute paths are not allowed";
+  if (name.size() > limits.maxPathBytes)
+    return "path is longer than " + std::to_string(limits.maxPathBytes) +
+           " bytes";
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t slash = name.find('/', start);
+    std::string seg = name.substr(start, slash == std::string::npos
+                                             ? std::string::npos
+                                             : slash - start);
+    if (seg == "..")
+      return "\"..\" components are not allowed";
+    if (seg.size() > limits.maxComponentBytes)
+      return "a path component is longer than " +
+             std::to_string(limits.maxComponentBytes) + " bytes";
+    if (slash == std::string::npos)
+      break;
+    start = slash + 1;
+  }
+  if (archive_entry_hardlink(entry))
+    return "hard links are not allowed";
+  switch (archive_entry_filetype(entry)) {
+  case AE_IFREG:
+  case AE_IFDIR:
+    break;
+  case AE_IFLNK:
+    return "symbolic links are not allowed";
+  case AE_IFCHR:
+  case AE_IFBLK:
+    return "device files are not allowed";
+  case AE_IFIFO:
+    return "FIFOs are not allowed";
+  case AE_IFSOCK:
+    return "sockets are not allowed";
+  default:
+    return "has an unsupported file type";
+  }
+  if (archive_entry_mode(entry) & (S_ISUID | S_ISGID | S_ISVTX))
+    return "set-id and sticky bits are not allowed";
+  if (archive_entry_sparse_count(entry) > 0)
+    return "sparse files are not allowed";
+  std::string problem = packagePathProblem(name);
+  if (!problem.empty())
+    return "is " + problem;
+  return {};
+}
+
+std::string foldCase(const std::string &s) {
+  std::string out = s;
+  for (char &c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// Reads, checks and (optionally) writes the two metadata members.
+struct HeadReader {
+  Reader &reader;
+  const ArchiveLimits &limits;
+  ArchiveHead head;
+  std::string manifestSha;
+
+  Status readMember(size_t index, const char *expected, std::string &out) {
+    auto entry = reader.next();
+    if (!entry)
+      return Unexpected(entry.error());
+    if (!*entry)
+      return makeError(ErrorCode::Invalid,
+                       std::string("the archive ends before ") + expected,
+                       Location{reader.path(), 0, 0, "", "", ""},
+                       "package archives are made by `ireepkg pack`");
+    const char *raw = archive_entry_pathname(*entry);
+    std::string name = raw ? raw : "";
+    if (name != expected)
+      return makeError(
+          ErrorCode::Invalid,
+          std::string(index == 0 ? "the first" : "the second") +
+              " member must be " + expected + ", not \"" + name + "\"",
+          Location{reader.path(), 0, 0, "", "", name},
+          "package archives are made by `ireepkg pack`");
+    std::string problem = memberProblem(*entry, name, limits);
+    if (!problem.empty())
+      return Unexpected(memberError(reader.path(), name, problem));
+    if (archive_entry_filetype(*entry) != AE_IFREG)
+      return Unexpected(
+          memberError(reader.path(), name, "must be a regular file"));
+    auto data = reader.readSmall(name, kMaxMetadataBytes);
+    if (!data)
+      return Unexpected(data.error());
+    out = std::move(*data);
+    return ok();
+  }
+
+  Status run() {
+    if (Status s = readMember(0, kManifestName, head.manifestText); !s)
+      return s;
+    std::string recordText;
+    if (Status s = readMember(1, kRecordName, recordText); !s)
+      return s;
+    auto record = parseRecord(recordText, kRecordName);
+    if (!record) {
+      Error e = record.error();
+      e.where.file = reader.path();
+      return Unexpected(std::move(e));
+    }
+    head.record = std::move(*record);
+    // The manifest is covered by RECORD like every other member.
+    const RecordEntry *m = head.record.find(kManifestName);
+    if (!m)
+      return Unexpected(memberError(reader.path(), kManifestName,
+                                    "is not listed in .ireepkg/RECORD.json"));
+    if (m->size != head.manifestText.size() ||
+        m->sha256 != Sha256::hex(head.manifestText))
+      return Unexpected(memberError(
+          reader.path(), kManifestName,
+          "SHA-256 does not match .ireepkg/RECORD.json"));
+    // Parse leniently: an installed package may come from a newer ireepkg.
+    auto doc = JsonDocument::parse(head.manifestText,
+                                   reader.path() + ":" + kManifestName);
+    if (!doc) {
+      Error e = doc.error();
+      e.code = ErrorCode::Invalid;
+      return Unexpected(std::move(e));
+    }
+    DiagnosticList diags;
+    ParseOptions po;
+    po.strict = false;
+    head.manifest = parseManifest(*doc, po, diags);
+    if (diags.hasErrors())
+      return makeError(ErrorCode::Invalid, diags);
+    head.warnings = diags.items();
+    // Every file the manifest names must be in the archive.
+    for (const std::string &p : head.manifest.referencedPaths()) {
+      bool found = head.record.find(p) != nullptr;
+      if (!found) { // a directory (executable-objects) holds files
+        std::string prefix = p + "/";
+        for (const RecordEntry &e : head.record.files)
+          if (e.path.compare(0, prefix.size(), prefix) == 0) {
+            found = true;
+            break;
+          }
+      }
+      if (!found)
+        return makeError(ErrorCode::Invalid,
+                         "ireeplugin.json names \"" + p +
+                             "\", which is not in the archive",
+                         Location{reader.path(), 0, 0, "", "", p},
+                         "re-create the archive with `ireepkg pack`");
+    }
+    // Size and ratio limits, before anything is extracted.
+    uint64_t total = head.record.totalSize();
+    if (total > limits.maxUnpackedBytes)
+      return makeError(ErrorCode::Invalid,
+                       "the archive unpacks to " + std::to_string(total) +
+                           " bytes, more than the limit of " +
+                           std::to_string(limits.maxUnpackedBytes),
+                       Location{reader.path(), 0, 0, "", "", ""},
+                       "this may be a decompression bomb");
+    if (total > 1 << 20 &&
+        total / std::max<uint64_t>(reader.fileSize(), 1) >
+            limits.maxCompressionRatio)
+      return makeError(ErrorCode::Invalid,
+                       "the archive expands " +
+                           std::to_string(total /
+                                          std::max<uint64_t>(
+                                              reader.fileSize(), 1)) +
+                           " times (" + std::to_string(reader.fileSize()) +
+                           " bytes to " + std::to_string(total) +
+                           "), more than the limit of " +
+                           std::to_string(limits.maxCompressionRatio),
+                       Location{reader.path(), 0, 0, "", "", ""},
+                       "this may be a decompression bomb");
+    if (head.record.files.size() + 1 > limits.maxMembers)
+      return makeError(ErrorCode::Invalid,
+                       "the archive has more than " +
+                           std::to_string(limits.maxMembers) + " members",
+                       Location{reader.path(), 0, 0, "", "", ""});
+    return ok();
+  }
+};
+
+/// Writes one member's data to `fd`, hashing it; checks the byte count.
+Status copyData(Reader &reader, int fd, const std::string &member,
+                const std::string &outPath, uint64_t declared,
+                Sha256 &hash, uint64_t &written,
+                const ExtractProgress &progress, uint64_t &totalDone) {
+  const void *buf;
+  size_t size;
+  la_int64_t offset;
+  written = 0;
+  while (true) {
+    int rc = archive_read_data_block(reader.raw(), &buf, &size, &offset);
+    if (rc == ARCHIVE_EOF)
+      break;
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
+      return Unexpected(reader.notAnArchive().error());
+    if (static_cast<uint64_t>(offset) != written)
+      return Unexpected(memberError(reader.path(), member,
+                                    "sparse files are not allowed"));
+    if (written + size > declared)
+      return Unexpected(memberError(reader.path(), member,
+                                    "holds more data than its header says"));
+    hash.update(buf, size);
+    const char *p = static_cast<const char *>(buf);
+    size_t left = size;
+    while (left) {
+      ssize_t n = ::write(fd, p, left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return Unexpected(fsutil::ioError("write failed", outPath, errno));
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    written += size;
+    totalDone += size;
+    if (progress)
+      progress(totalDone);
+  }
+  return ok();
+}
+
+} // namespace
+
+Expected<ArchiveHead> readArchiveHead(const std::string &archivePath) {
+  Reader reader;
+  if (Status s = reader.open(archivePath); !s)
+    return Unexpected(s.error());
+  ArchiveLimits limits;
+  HeadReader head{reader, limits, {}, {}};
+  if (Status s = head.run(); !s)
+    return Unexpected(s.error());
+  return std::move(head.head);
+}
+
+Expected<ExtractResult> extractArchive(const std::string &archivePath,
+                                       const std::string &destDir,
+                                       const ArchiveLimits &limits,
+                                       const ExtractProgress &progress) {
+  Reader reader;
+  if (Status s = reader.open(archivePath); !s)
+    return Unexpected(s.error());
+  HeadReader head{reader, limits, {}, {}};
+  if (Status s = head.run(); !s)
+    return Unexpected(s.error());
+
+  if (fsutil::exists(destDir))
+    return makeError(ErrorCode::Internal, "extraction target exists",
+                     Location{destDir, 0, 0, "", "", ""});
+  bool created = false;
+  auto fail = [&](Error e) -> Expected<ExtractResult> {
+    if (created)
+      (void)fsutil::removeTree(destDir);
+    return Unexpected(std::move(e));
+  };
+  if (Status s = fsutil::makeDirs(destDir + "/.ireepkg"); !s)
+    return fail(s.error());
+  created = true;
+  if (Status s = fsutil::writeNewFile(destDir + "/" + kManifestName,
+                                      head.head.manifestText, 0644);
+      !s)
+    return fail(s.error());
+  std::string recordText = serializeRecord(head.head.record);
+  if (Status s = fsutil::writeNewFile(destDir + "/" + kRecordName, recordText,
+                                      0644);
+      !s)
+    return fail(s.error());
+
+  // Names seen so far: exact, case-folded, and which are directories.
+  std::set<std::string> seen = {kManifestName, kRecordName, ".ireepkg"};
+  std::map<std::string, std::string> folded = {
+      {foldCase(kManifestName), kManifestName},
+      {foldCase(kRecordName), kRecordName},
+      {".ireepkg", ".ireepkg"}};
+  std::set<std::string> dirs = {".ireepkg"}, files = {kManifestName,
+                                                      kRecordName};
+  std::set<std::string> extracted;
+  uint64_t members = 2, totalDone = 0;
+  Sha256 fileHash;
+  while (true) {
+    auto entry = reader.next();
+    if (!entry)
+      return fail(entry.error());
+    if (!*entry)
+      break;
+    const char *raw = archive_entry_pathname(*entry);
+    std::string name = raw ? raw : "";
+    bool isDir = archive_entry_filetype(*entry) == AE_IFDIR;
+    if (isDir && name.size() > 1 && name.back() == '/')
+      name.pop_back();
+    if (++members > limits.maxMembers)
+      return fail(Error(ErrorCode::Invalid,
+                        "the archive has more than " +
+                            std::to_string(limits.maxMembers) + " members",
+                        Location{archivePath, 0, 0, "", "", ""}));
+    std::string problem = memberProblem(*entry, name, limits);
+    if (!problem.empty())
+      return fail(memberError(archivePath, name, problem));
+    if (!seen.insert(name).second)
+      return fail(memberError(archivePath, name, "appears more than once"));
+    auto [it, fresh] = folded.emplace(foldCase(name), name);
+    if (!fresh && it->second != name)
+      return fail(memberError(archivePath, name,
+                              "collides with \"" + it->second +
+                                  "\" on a case-insensitive file system"));
+    // A path whose parent is a file, or whose parent directory differs
+    // from another only in case.
+    for (size_t slash = name.find('/'); slash != std::string::npos;
+         slash = name.find('/', slash + 1)) {
+      std::string parent = name.substr(0, slash);
+      if (files.count(parent))
+        return fail(memberError(archivePath, name,
+                                "is inside \"" + parent + "\", which is a file"));
+      auto [dirIt, freshDir] = folded.emplace(foldCase(parent), parent);
+      if (!freshDir && dirIt->second != parent)
+        return fail(memberError(archivePath, name,
+                                "collides with \"" + dirIt->second +
+                                    "\" on a case-insensitive file system"));
+      dirs.insert(parent);
+    }
+    if (isDir) {
+      if (files.count(name))
+        return fail(memberError(archivePath, name, "appears more than once"));
+      dirs.insert(name);
+      if (Status s = fsutil::makeDirs(destDir + "/" + name); !s)
+        return fail(s.error());
+      continue;
+    }
+    if (dirs.count(name))
+      return fail(memberError(archivePath, name,
+                              "is a file where other members put a directory"));
+    files.insert(name);
+    const RecordEntry *rec = head.head.record.find(name);
+    if (!rec)
+      return fail(memberError(archivePath, name,
+                              "is not listed in .ireepkg/RECORD.json"));
+    uint64_t declared = static_cast<uint64_t>(archive_entry_size(*entry));
+    if (declared != rec->size)
+      return fail(memberError(archivePath, name,
+                              "size " + std::to_string(declared) +
+                                  " does not match .ireepkg/RECORD.json (" +
+                                  std::to_string(rec->size) + ")"));
+    std::string out = destDir + "/" + name;
+    size_t lastSlash = name.rfind('/');
+    if (lastSlash != std::string::npos)
+      if (Status s =
+              fsutil::makeDirs(destDir + "/" + name.substr(0, lastSlash));
+          !s)
+        return fail(s.error());
+    mode_t mode = rec->executable ? 0755 : 0644;
+    int fd = ::open(out.c_str(),
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0)
+      return fail(fsutil::ioError("cannot create", out, errno));
+    uint64_t written = 0;
+    Status copied = copyData(reader, fd, name, out, declared, fileHash,
+                             written, progress, totalDone);
+    ::close(fd);
+    if (!copied)
+      return fail(copied.error());
+    if (written != declared)
+      return fail(memberError(archivePath, name,
+                              "is truncated (" + std::to_string(written) +
+                                  " of " + std::to_string(declared) +
+                                  " bytes)"));
+    if (fileHash.hexDigest() != rec->sha256)
+      return fail(memberError(archivePath, name,
+                              "SHA-256 does not match .ireepkg/RECORD.json"));
+    extracted.insert(name);
+  }
+  for (const RecordEntry &e : head.head.record.files)
+    if (e.path != kManifestName && !extracted.count(e.path))
+      return fail(memberError(archivePath, e.path,
+                              "is listed in .ireepkg/RECORD.json but missing "
+                              "from the archive"));
+  // Drain to the end so that the archive hash covers every byte.
+  char sink[65536];
+  while (true) {
+    ssize_t n = ::read(reader.source().fd, sink, sizeof sink);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    reader.source().hash.update(sink, static_cast<size_t>(n));
+    reader.source().bytes += static_cast<uint64_t>(n);
+  }
+  ExtractResult result;
+  result.head = std::move(head.head);
+  result.archiveSha256 = reader.source().hash.hexDigest();
+  result.archiveSize = reader.source().bytes;
+  result.unpackedSize = result.head.record.totalSize();
+  return result;
+}
+
+Status writeArchive(const std::string &path,
+                    const std::vector<ArchiveMember> &members) {
+  struct archive *a = archive_write_new();
+  archive_write_add_filter_zstd(a);
+  archive_write_set_filter_option(a, "zstd", "compression-level", "9");
+  archive_write_set_format_pax_restricted(a);
+  auto laError = [&](const std::string &what) {
+    Error e(ErrorCode::Io,
+            what + ": " +
+                (archive_error_string(a) ? archive_error_string(a) : "failed"),
+            Location{path, 0, 0, "", "", ""});
+    archive_write_free(a);
+    ::unlink(path.c_str());
+    return Unexpected(std::move(e));
+  };
+  if (archive_write_open_filename(a, path.c_str()) != ARCHIVE_OK)
+    return laError("cannot create archive");
+  archive_entry *entry = archive_entry_new();
+  std::vector<char> buf(kReadBlock);
+  for (const ArchiveMember &m : members) {
+    archive_entry_clear(entry);
+    archive_entry_set_pathname(entry, m.path.c_str());
+    archive_entry_set_filetype(entry, AE_IFREG);
+    archive_entry_set_perm(entry, m.executable ? 0755 : 0644);
+    archive_entry_set_uid(entry, 0);
+    archive_entry_set_gid(entry, 0);
+    archive_entry_set_mtime(entry, 0, 0);
+    int fd = -1;
+    uint64_t size = m.content.size();
+    if (!m.sourcePath.empty()) {
+      fd = ::open(m.sourcePath.c_str(), O_RDONLY | O_CLOEXEC);
+      struct stat st;
+      if (fd < 0 || ::fstat(fd, &st) != 0) {
+        int e = errno;
+        if (fd >= 0)
+          ::close(fd);
+        archive_entry_free(entry);
+        archive_write_free(a);
+        ::unlink(path.c_str());
+        return Unexpected(fsutil::ioError("cannot read", m.sourcePath, e));
+      }
+      size = static_cast<uint64_t>(st.st_size);
+    }
+    archive_entry_set_size(entry, static_cast<la_int64_t>(size));
+    if (archive_write_header(a, entry) != ARCHIVE_OK) {
+      if (fd >= 0)
+        ::close(fd);
+      archive_entry_free(entry);
+      return laError("cannot write member " + m.path);
+    }
+    if (fd < 0) {
+      if (!m.content.empty() &&
+          archive_write_data(a, m.content.data(), m.content.size()) < 0) {
+        archive_entry_free(entry);
+        return laError("cannot write member " + m.path);
+      }
+      continue;
+    }
+    uint64_t left = size;
+    while (left) {
+      ssize_t n = ::read(fd, buf.data(), std::min<uint64_t>(buf.size(), left));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        ::close(fd);
+        archive_entry_free(entry);
+        return laError("short read from " + m.sourcePath);
+      }
+      if (archive_write_data(a, buf.data(), static_cast<size_t>(n)) < 0) {
+        ::close(fd);
+        archive_entry_free(entry);
+        return laError("cannot write member " + m.path);
+      }
+      left -= static_cast<uint64_t>(n);
+    }
+    ::close(fd);
+  }
+  archive_entry_free(entry);
+  if (archive_write_close(a) != ARCHIVE_OK)
+    return laError("cannot finish archive");
+  archive_write_free(a);
+  return ok();
+}
+
+} // namespace ireepkg

@@ -1,0 +1,402 @@
+//===- binary_inspect_client.cpp - Running ireepkg-inspect ----------------===//
+//
+// ireepkg reads native libraries through the `ireepkg-inspect` tool (LLVM's
+// Object library), run as a child process: ireepkg itself links no LLVM, and
+// a file that crashes the reader cannot take ireepkg down. This file finds
+// the tool, runs it with posix_spawn (no shell) on batches of paths, and
+// parses the JSON it prints into BinaryInfo records.
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/binary_info.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <span>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace ireepkg {
+
+bool BinaryInfo::exportsSymbol(std::string_view name) const {
+  return std::find(exports.begin(), exports.end(), name) != exports.end();
+}
+
+namespace {
+
+using nlohmann::json;
+
+/// Paths per run of the tool, to keep command lines well below ARG_MAX.
+constexpr size_t kBatchSize = 200;
+/// How much of the tool's stderr is kept for error messages.
+constexpr size_t kMaxStderr = 64 * 1024;
+
+const char *const kToolName = "ireepkg-inspect";
+
+bool isExecutableFile(const std::string &path) {
+  return ::access(path.c_str(), X_OK) == 0;
+}
+
+Expected<std::string> findTool() {
+  if (const char *env = std::getenv("IREEPKG_INSPECT"); env && *env) {
+    if (!isExecutableFile(env))
+      return makeError(ErrorCode::NotFound,
+                       std::string("IREEPKG_INSPECT names '") + env +
+                           "', which is not an executable file",
+                       {},
+                       "point IREEPKG_INSPECT at the ireepkg-inspect tool, or "
+                       "unset it to use the one beside ireepkg");
+    return std::string(env);
+  }
+  std::string self(4096, '\0');
+  ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
+  if (n > 0 && static_cast<size_t>(n) < self.size()) {
+    self.resize(static_cast<size_t>(n));
+    std::string dir = self.substr(0, self.rfind('/') + 1);
+    std::string tool = dir + kToolName;
+    if (isExecutableFile(tool))
+      return tool;
+    return makeError(ErrorCode::NotFound,
+                     std::string("cannot find ") + kToolName + " in " + dir,
+                     {},
+                     "it is built and installed beside ireepkg; or set "
+                     "IREEPKG_INSPECT to its path");
+  }
+  return makeError(ErrorCode::NotFound,
+                   std::string("cannot find ") + kToolName +
+                       ": the running executable's directory is unknown",
+                   {}, "set IREEPKG_INSPECT to the path of ireepkg-inspect");
+}
+
+struct ChildOutput {
+  std::string out;
+  std::string err;
+  int status = 0;
+};
+
+void closeFd(int &fd) {
+  if (fd >= 0)
+    ::close(fd);
+  fd = -1;
+}
+
+/// Runs `tool -- paths...` with stdin from /dev/null and collects its
+/// stdout and (the start of) its stderr.
+Expected<ChildOutput> runTool(const std::string &tool,
+                              std::span<const std::string> paths) {
+  int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1};
+  if (::pipe2(outPipe, O_CLOEXEC) != 0 || ::pipe2(errPipe, O_CLOEXEC) != 0) {
+    std::string message = std::string("cannot create a pipe: ") +
+                          std::strerror(errno);
+    closeFd(outPipe[0]);
+    closeFd(outPipe[1]);
+    return makeError(ErrorCode::Io, message);
+  }
+
+  std::vector<std::string> args = {tool, "--"};
+  args.insert(args.end(), paths.begin(), paths.end());
+  std::vector<char *> argv;
+  for (std::string &a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2);
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, tool.c_str(), &actions, nullptr, argv.data(),
+                         environ);
+  posix_spawn_file_actions_destroy(&actions);
+  closeFd(outPipe[1]);
+  closeFd(errPipe[1]);
+  if (rc != 0) {
+    closeFd(outPipe[0]);
+    closeFd(errPipe[0]);
+    return makeError(ErrorCode::Io,
+                     "cannot run " + tool + ": " + std::strerror(rc), {},
+                     "set IREEPKG_INSPECT to the path of ireepkg-inspect");
+  }
+
+  ChildOutput result;
+  pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
+  char buf[65536];
+  std::string readError;
+  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      readError = std::string("poll: ") + std::strerror(errno);
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
+      if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (n <= 0) {
+        if (n < 0)
+          readError = std::string("read: ") + std::strerror(errno);
+        ::close(fds[i].fd);
+        fds[i].fd = -1; // poll ignores negative descriptors
+        continue;
+      }
+      if (i == 0)
+        result.out.append(buf, static_cast<size_t>(n));
+      else if (result.err.size() < kMaxStderr)
+        result.err.append(buf, std::min(static_cast<size_t>(n),
+                                        kMaxStderr - result.err.size()));
+    }
+  }
+  for (pollfd &p : fds)
+    closeFd(p.fd);
+
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      return makeError(ErrorCode::Internal,
+                       std::string("cannot wait for ") + kToolName + ": " +
+                           std::strerror(errno));
+  }
+  result.status = status;
+  if (!readError.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return makeError(ErrorCode::Io, std::string("cannot read the output of ") +
+                                        kToolName + ": " + readError);
+  return result;
+}
+
+/// The first line of the tool's stderr, for messages.
+std::string firstLine(const std::string &text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+}
+
+const char *typeName(const json &j) {
+  switch (j.type()) {
+  case json::value_t::null:
+    return "null";
+  case json::value_t::boolean:
+    return "a boolean";
+  case json::value_t::string:
+    return "a string";
+  case json::value_t::array:
+    return "an array";
+  case json::value_t::object:
+    return "an object";
+  case json::value_t::discarded:
+    return "invalid";
+  default:
+    return "a number";
+  }
+}
+
+/// Reads one file's object; returns a problem, or "" if it is well formed.
+/// Fields other than "path" and "format" may be absent (defaults apply);
+/// present fields must have the right type; unknown fields are ignored.
+std::string readEntry(const json &j, BinaryInfo &info) {
+  if (!j.is_object())
+    return std::string("must be an object, not ") + typeName(j);
+  auto readString = [&](const char *key, std::string &out,
+                    bool required) -> std::string {
+    auto it = j.find(key);
+    if (it == j.end())
+      return required ? std::string("/") + key + ": missing" : "";
+    if (!it->is_string())
+      return std::string("/") + key + ": must be a string, not " +
+             typeName(*it);
+    out = it->get<std::string>();
+    return "";
+  };
+  auto readBool = [&](const char *key, bool &out) -> std::string {
+    auto it = j.find(key);
+    if (it == j.end())
+      return "";
+    if (!it->is_boolean())
+      return std::string("/") + key + ": must be a boolean, not " +
+             typeName(*it);
+    out = it->get<bool>();
+    return "";
+  };
+  auto readStrings = [&](const char *key,
+                     std::vector<std::string> &out) -> std::string {
+    auto it = j.find(key);
+    if (it == j.end())
+      return "";
+    if (!it->is_array())
+      return std::string("/") + key + ": must be an array, not " +
+             typeName(*it);
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json &e = (*it)[i];
+      if (!e.is_string())
+        return std::string("/") + key + "/" + std::to_string(i) +
+               ": must be a string, not " + typeName(e);
+      out.push_back(e.get<std::string>());
+    }
+    return "";
+  };
+  // An architecture name or null; names that are not ours read as "none".
+  auto readArch = [&](const json &e, std::optional<Arch> &out,
+                  const std::string &where) -> std::string {
+    if (e.is_null()) {
+      out.reset();
+      return "";
+    }
+    if (!e.is_string())
+      return where + ": must be a string or null, not " + typeName(e);
+    out = parseArch(e.get<std::string>());
+    return "";
+  };
+
+  std::string problem;
+  auto check = [&](std::string p) {
+    if (problem.empty())
+      problem = std::move(p);
+  };
+  check(readString("path", info.path, true));
+  check(readString("format", info.format, true));
+  if (auto it = j.find("arch"); it != j.end())
+    check(readArch(*it, info.arch, "/arch"));
+  check(readString("machine", info.machine, false));
+  check(readString("os", info.os, false));
+  check(readBool("is64", info.is64));
+  check(readBool("little_endian", info.littleEndian));
+  check(readString("type", info.type, false));
+  check(readStrings("needed", info.needed));
+  check(readString("interpreter", info.interpreter, false));
+  check(readStrings("exports", info.exports));
+  if (auto it = j.find("fat_archs"); it != j.end()) {
+    if (!it->is_array()) {
+      check(std::string("/fat_archs: must be an array, not ") +
+            typeName(*it));
+    } else {
+      for (size_t i = 0; i < it->size(); ++i) {
+        std::optional<Arch> a;
+        check(readArch((*it)[i], a, "/fat_archs/" + std::to_string(i)));
+        if (a) // records of other machines are not represented
+          info.fatArchs.push_back(*a);
+      }
+    }
+  }
+  check(readString("error", info.error, false));
+  std::sort(info.exports.begin(), info.exports.end());
+  info.exports.erase(std::unique(info.exports.begin(), info.exports.end()),
+                     info.exports.end());
+  return problem;
+}
+
+} // namespace
+
+Expected<std::vector<BinaryInfo>> parseInspectOutput(std::string_view text) {
+  const std::string hint = std::string("is ") + kToolName +
+                           " from the same build as ireepkg? (check "
+                           "IREEPKG_INSPECT)";
+  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded())
+    return makeError(ErrorCode::Internal,
+                     std::string(kToolName) + " printed malformed JSON", {},
+                     hint);
+  if (!doc.is_object())
+    return makeError(ErrorCode::Internal,
+                     std::string(kToolName) +
+                         " output: /: must be an object, not " + typeName(doc),
+                     {}, hint);
+  auto files = doc.find("files");
+  if (files == doc.end() || !files->is_array())
+    return makeError(ErrorCode::Internal,
+                     std::string(kToolName) +
+                         " output: /files: must be an array" +
+                         (files == doc.end()
+                              ? std::string(", but is missing")
+                              : std::string(", not ") + typeName(*files)),
+                     {}, hint);
+  std::vector<BinaryInfo> result;
+  result.reserve(files->size());
+  for (size_t i = 0; i < files->size(); ++i) {
+    BinaryInfo info;
+    std::string problem;
+    try {
+      problem = readEntry((*files)[i], info);
+    } catch (const json::exception &e) {
+      problem = e.what();
+    }
+    if (!problem.empty()) {
+      if (problem[0] != '/')
+        problem = ": " + problem;
+      return makeError(ErrorCode::Internal,
+                       std::string(kToolName) + " output: /files/" +
+                           std::to_string(i) + problem,
+                       {}, hint);
+    }
+    result.push_back(std::move(info));
+  }
+  return result;
+}
+
+Expected<std::vector<BinaryInfo>>
+inspectBinaries(const std::vector<std::string> &paths) {
+  std::vector<BinaryInfo> result;
+  if (paths.empty())
+    return result;
+  Expected<std::string> tool = findTool();
+  if (!tool)
+    return Unexpected(tool.error());
+  result.reserve(paths.size());
+  for (size_t start = 0; start < paths.size(); start += kBatchSize) {
+    std::span<const std::string> batch(
+        paths.data() + start, std::min(kBatchSize, paths.size() - start));
+    Expected<ChildOutput> child = runTool(*tool, batch);
+    if (!child)
+      return Unexpected(child.error());
+    std::string which =
+        batch.size() == 1 ? "'" + batch[0] + "'"
+                          : std::to_string(batch.size()) +
+                                " files, from '" + batch.front() + "' to '" +
+                                batch.back() + "'";
+    if (WIFSIGNALED(child->status)) {
+      int sig = WTERMSIG(child->status);
+      const char *name = strsignal(sig);
+      return makeError(
+          ErrorCode::Internal,
+          std::string(kToolName) + " was killed by signal " +
+              std::to_string(sig) + (name ? std::string(" (") + name + ")" : "") +
+              " while reading " + which,
+          {},
+          "a malformed file may have crashed it: run `" + *tool +
+              " FILE` on each file to find which, and please report it");
+    }
+    if (!WIFEXITED(child->status) || WEXITSTATUS(child->status) != 0) {
+      std::string detail = firstLine(child->err);
+      return makeError(ErrorCode::Internal,
+                       std::string(kToolName) + " failed with exit status " +
+                           std::to_string(WEXITSTATUS(child->status)) +
+                           " while reading " + which +
+                           (detail.empty() ? "" : ": " + detail));
+    }
+    Expected<std::vector<BinaryInfo>> infos = parseInspectOutput(child->out);
+    if (!infos)
+      return Unexpected(infos.error());
+    if (infos->size() != batch.size())
+      return makeError(ErrorCode::Internal,
+                       std::string(kToolName) + " described " +
+                           std::to_string(infos->size()) + " files, not " +
+                           std::to_string(batch.size()));
+    for (size_t i = 0; i < batch.size(); ++i) {
+      // The tool echoes paths as UTF-8; keep the caller's exact bytes.
+      (*infos)[i].path = batch[i];
+      result.push_back(std::move((*infos)[i]));
+    }
+  }
+  return result;
+}
+
+} // namespace ireepkg

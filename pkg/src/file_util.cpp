@@ -1,0 +1,205 @@
+//===- file_util.cpp - Durable file operations ---------------------------===//
+#include "file_util.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace ireepkg::fsutil {
+
+Error ioError(const std::string &what, const std::string &path, int err) {
+  return Error(ErrorCode::Io, what + ": " + std::strerror(err),
+               Location{path, 0, 0, "", "", ""});
+}
+
+Expected<std::string> readFile(const std::string &path, size_t maxBytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Unexpected(ioError("cannot open", path, errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int e = errno;
+    ::close(fd);
+    return Unexpected(S_ISDIR(st.st_mode)
+                          ? ioError("cannot read", path, EISDIR)
+                          : ioError("cannot read", path, e ? e : EINVAL));
+  }
+  if (static_cast<size_t>(st.st_size) > maxBytes) {
+    ::close(fd);
+    return makeError(ErrorCode::Invalid,
+                     "file is larger than " + std::to_string(maxBytes) +
+                         " bytes",
+                     Location{path, 0, 0, "", "", ""});
+  }
+  std::string out(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int e = n < 0 ? errno : EIO;
+      ::close(fd);
+      return Unexpected(ioError("read failed", path, e));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return out;
+}
+
+static Status writeAll(int fd, std::string_view content,
+                       const std::string &path) {
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return Unexpected(ioError("write failed", path, errno));
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0)
+    return Unexpected(ioError("fsync failed", path, errno));
+  return ok();
+}
+
+Status writeNewFile(const std::string &path, std::string_view content,
+                    mode_t mode) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0)
+    return Unexpected(ioError("cannot create", path, errno));
+  Status s = writeAll(fd, content, path);
+  ::close(fd);
+  return s;
+}
+
+Status fsyncPath(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Unexpected(ioError("cannot open", path, errno));
+  int rc = ::fsync(fd);
+  int e = errno;
+  ::close(fd);
+  if (rc != 0 && e != EINVAL)
+    return Unexpected(ioError("fsync failed", path, e));
+  return ok();
+}
+
+Status writeFileAtomic(const std::string &path, std::string_view content,
+                       mode_t mode) {
+  fs::path p(path);
+  std::string tmp = (p.parent_path() / ("." + p.filename().string() +
+                                        ".tmp." + std::to_string(::getpid())))
+                        .string();
+  ::unlink(tmp.c_str());
+  if (Status s = writeNewFile(tmp, content, mode); !s)
+    return s;
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    return Unexpected(ioError("cannot replace", path, e));
+  }
+  std::string dir = p.parent_path().empty() ? "." : p.parent_path().string();
+  return fsyncPath(dir);
+}
+
+Status makeDirs(const std::string &path, mode_t mode) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec)
+    return Unexpected(ioError("cannot create directory", path, ec.value()));
+  (void)mode;
+  return ok();
+}
+
+Status removeTree(const std::string &path) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec)))
+    return ok();
+  // Read-only directories must become writable before their entries can go.
+  if (fs::is_directory(fs::symlink_status(path, ec))) {
+    ::chmod(path.c_str(), 0755);
+    for (auto it = fs::recursive_directory_iterator(
+             path, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (it->is_directory(ec) && !it->is_symlink(ec))
+        ::chmod(it->path().c_str(), 0755);
+  }
+  fs::remove_all(path, ec);
+  if (ec)
+    return Unexpected(ioError("cannot remove", path, ec.value()));
+  return ok();
+}
+
+Status makeReadOnlyTree(const std::string &path) {
+  std::error_code ec;
+  std::vector<std::string> dirs{path};
+  for (auto it = fs::recursive_directory_iterator(path, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string p = it->path().string();
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0)
+      return Unexpected(ioError("cannot stat", p, errno));
+    if (S_ISDIR(st.st_mode)) {
+      dirs.push_back(p);
+    } else if (S_ISREG(st.st_mode)) {
+      mode_t m = (st.st_mode & 0100) ? 0555 : 0444;
+      if (::chmod(p.c_str(), m) != 0)
+        return Unexpected(ioError("cannot chmod", p, errno));
+    }
+  }
+  if (ec)
+    return Unexpected(ioError("cannot walk", path, ec.value()));
+  // Directories last, deepest first, so the walk itself was not blocked.
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
+    if (::chmod(it->c_str(), 0555) != 0)
+      return Unexpected(ioError("cannot chmod", *it, errno));
+  return ok();
+}
+
+Status renameDurable(const std::string &from, const std::string &to) {
+  if (::rename(from.c_str(), to.c_str()) != 0)
+    return Unexpected(ioError("cannot rename to " + to, from, errno));
+  fs::path a = fs::path(from).parent_path(), b = fs::path(to).parent_path();
+  if (Status s = fsyncPath(a.empty() ? "." : a.string()); !s)
+    return s;
+  if (a != b)
+    return fsyncPath(b.empty() ? "." : b.string());
+  return ok();
+}
+
+bool exists(const std::string &path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string absolutePath(const std::string &path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  return (ec ? fs::path(path) : p).lexically_normal().string();
+}
+
+Status syncFileSystem(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Unexpected(ioError("cannot open", path, errno));
+  int rc = ::syncfs(fd);
+  int e = errno;
+  ::close(fd);
+  if (rc != 0)
+    return Unexpected(ioError("syncfs failed", path, e));
+  return ok();
+}
+
+} // namespace ireepkg::fsutil

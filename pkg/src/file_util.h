@@ -1,0 +1,49 @@
+//===- file_util.h - Durable file operations (private) ---------*- C++ -*-===//
+//
+// The few file-system operations the transactions rely on, each reporting
+// failures as ireepkg::Error with the path and errno text: atomic replace
+// (write temp, fsync, rename, fsync directory), read-only trees, and tree
+// removal that copes with read-only directories.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_PKG_FILE_UTIL_H
+#define IREEPKG_PKG_FILE_UTIL_H
+
+#include "ireepkg/error.h"
+
+#include <string>
+#include <sys/types.h>
+
+namespace ireepkg::fsutil {
+
+Error ioError(const std::string &what, const std::string &path, int err);
+
+Expected<std::string> readFile(const std::string &path,
+                               size_t maxBytes = 256u << 20);
+/// Writes `content` to `path` atomically and durably.
+Status writeFileAtomic(const std::string &path, std::string_view content,
+                       mode_t mode = 0644);
+/// Writes `content` to a new file (no rename) and fsyncs it.
+Status writeNewFile(const std::string &path, std::string_view content,
+                    mode_t mode = 0644);
+Status fsyncPath(const std::string &path);
+Status makeDirs(const std::string &path, mode_t mode = 0755);
+/// Removes a tree, making read-only directories writable first. Missing is
+/// fine.
+Status removeTree(const std::string &path);
+/// Makes every file read-only (keeping the executable bit) and every
+/// directory read-only too.
+Status makeReadOnlyTree(const std::string &path);
+/// Renames, and fsyncs both parent directories.
+Status renameDurable(const std::string &from, const std::string &to);
+bool exists(const std::string &path);
+bool isDirectory(const std::string &path);
+/// Absolute, lexically normal form of `path` (no symlink resolution).
+std::string absolutePath(const std::string &path);
+/// Flushes the file system holding `path` (one call instead of an fsync per
+/// file after extracting thousands of files).
+Status syncFileSystem(const std::string &path);
+
+} // namespace ireepkg::fsutil
+
+#endif

@@ -1,0 +1,75 @@
+//===- hash.cpp - SHA-256 through OpenSSL --------------------------------===//
+#include "ireepkg/hash.h"
+
+#include <openssl/evp.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace ireepkg {
+
+struct Sha256::Impl {
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  Impl() { EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr); }
+  ~Impl() { EVP_MD_CTX_free(ctx); }
+};
+
+Sha256::Sha256() : impl_(std::make_unique<Impl>()) {}
+Sha256::~Sha256() = default;
+Sha256::Sha256(Sha256 &&) noexcept = default;
+Sha256 &Sha256::operator=(Sha256 &&) noexcept = default;
+
+void Sha256::update(const void *data, size_t size) {
+  EVP_DigestUpdate(impl_->ctx, data, size);
+}
+
+std::string Sha256::hexDigest() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(impl_->ctx, digest, &len);
+  EVP_DigestInit_ex(impl_->ctx, EVP_sha256(), nullptr);
+  static const char hexChars[] = "0123456789abcdef";
+  std::string out(len * 2, '0');
+  for (unsigned i = 0; i < len; ++i) {
+    out[2 * i] = hexChars[digest[i] >> 4];
+    out[2 * i + 1] = hexChars[digest[i] & 15];
+  }
+  return out;
+}
+
+std::string Sha256::hex(std::string_view data) {
+  Sha256 h;
+  h.update(data);
+  return h.hexDigest();
+}
+
+Expected<std::string> sha256File(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return makeError(ErrorCode::Io,
+                     std::string("cannot open: ") + std::strerror(errno),
+                     Location{path, 0, 0, "", "", ""});
+  Sha256 h;
+  static thread_local char buf[1 << 17];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      int e = errno;
+      ::close(fd);
+      return makeError(ErrorCode::Io,
+                       std::string("read failed: ") + std::strerror(e),
+                       Location{path, 0, 0, "", "", ""});
+    }
+    if (n == 0)
+      break;
+    h.update(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return h.hexDigest();
+}
+
+} // namespace ireepkg

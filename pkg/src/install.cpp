@@ -1,0 +1,480 @@
+//===- install.cpp - Installing, removing and verifying ------------------===//
+//
+// The prefix-changing operations. Each takes the prefix lock, recovers an
+// interrupted transaction if there is one, checks everything it can before
+// the transaction starts (archive heads, dependencies, platforms), then
+// stages, verifies and commits in one transaction.
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/prefix.h"
+
+#include "file_util.h"
+#include "ireepkg/hash.h"
+#include "state.h"
+#include "transaction.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sys/stat.h>
+
+namespace fs = std::filesystem;
+
+namespace ireepkg {
+
+namespace {
+
+/// Lock, recover, read state: the start of every change.
+struct Session {
+  PrefixLock lock;
+  InstalledState state;
+};
+
+Expected<Session> openForChange(const std::string &prefix,
+                                const LockOptions &lockOptions,
+                                Reporter &reporter) {
+  Session s;
+  auto lock = PrefixLock::acquire(prefix, lockOptions, reporter);
+  if (!lock)
+    return Unexpected(lock.error());
+  s.lock = std::move(*lock);
+  auto what = recoverPrefix(prefix);
+  if (!what)
+    return Unexpected(what.error());
+  if (!what->empty())
+    reporter.recovered(prefix, *what);
+  auto st = readInstalledState(prefix, reporter);
+  if (!st)
+    return Unexpected(st.error());
+  s.state = std::move(*st);
+  return s;
+}
+
+/// Which platforms a manifest has native builds for; empty = independent.
+bool supportsPlatform(const Manifest &m, const Platform &p,
+                      std::string &builds) {
+  std::set<std::string> have;
+  bool any = false, supported = false;
+  for (const RuntimePlugin &rp : m.runtimePlugins)
+    for (const auto &[key, path] : rp.library) {
+      any = true;
+      have.insert(key);
+      if (key == p.str() || key == archName(p.arch) || key == "fat")
+        supported = true;
+    }
+  for (const CompilerPlugin &cp : m.compilerPlugins)
+    for (const auto &[key, path] : cp.library) {
+      any = true;
+      have.insert(key);
+      if (key == p.str())
+        supported = true;
+    }
+  for (const std::string &h : have)
+    builds += (builds.empty() ? "" : ", ") + h;
+  return !any || supported;
+}
+
+/// Writes the state files for `state` into the transaction.
+void stageStateFiles(Transaction &tx, const std::string &prefix,
+                     const InstalledState &state,
+                     const std::map<std::string, const Manifest *> &manifests,
+                     Reporter &reporter) {
+  std::vector<ActivePackage> active;
+  for (const InstalledPackage &p : state.packages)
+    active.push_back({&p, manifests.at(p.name),
+                      packageDir(prefix, p.name, p.version)});
+  GeneratedState gen = generateState(prefix, state.platform, active);
+  for (const Diagnostic &d : gen.warnings)
+    reporter.warning(d);
+  tx.setStateFile(kInstalledFile, serializeInstalled(state));
+  tx.setStateFile(kActivationFile, gen.activationJson);
+  tx.setStateFile(kRuntimeFlagsFile, gen.runtimeFlags);
+  tx.setStateFile(kCompilerFlagsFile, gen.compilerFlags);
+}
+
+/// Puts `state.packages` into activation order.
+void reorder(InstalledState &state, const std::vector<std::string> &preferred) {
+  std::vector<size_t> order = activationOrder(state.packages, preferred);
+  std::vector<InstalledPackage> sorted;
+  for (size_t i : order)
+    sorted.push_back(std::move(state.packages[i]));
+  state.packages = std::move(sorted);
+}
+
+Error dependencyError(const DiagnosticList &problems) {
+  Error e = makeError(ErrorCode::Conflict, problems).error();
+  e.hint = "install the missing packages' archives in the same command, or "
+           "remove the packages that need them";
+  return e;
+}
+
+} // namespace
+
+Expected<InstallReport> installArchives(const std::string &prefix,
+                                        const std::vector<std::string> &archives,
+                                        const InstallOptions &options,
+                                        Reporter &reporter) {
+  auto session = openForChange(prefix, options.lock, reporter);
+  if (!session)
+    return Unexpected(session.error());
+  InstalledState state = std::move(session->state);
+  Platform platform = options.platform.value_or(
+      Platform::parse(state.platform).value_or(hostPlatform()));
+  if (!state.platform.empty() && state.platform != platform.str())
+    return makeError(ErrorCode::Conflict,
+                     "this prefix is for " + state.platform + ", not " +
+                         platform.str(),
+                     Location{prefix, 0, 0, "", "", ""},
+                     "use a separate prefix for each platform");
+  state.platform = platform.str();
+
+  // Read every archive's manifest and RECORD before changing anything.
+  struct Incoming {
+    std::string archive;
+    ArchiveHead head;
+    std::string recordSha;
+    bool unchanged = false;
+  };
+  std::vector<Incoming> incoming;
+  std::map<std::string, size_t> byName;
+  for (const std::string &a : archives) {
+    auto head = readArchiveHead(a);
+    if (!head)
+      return Unexpected(head.error());
+    for (const Diagnostic &d : head->warnings)
+      reporter.warning(d);
+    const std::string &name = head->manifest.name;
+    if (auto it = byName.find(name); it != byName.end())
+      return makeError(ErrorCode::Conflict,
+                       "two archives provide package \"" + name + "\": " +
+                           incoming[it->second].archive + " and " + a,
+                       {}, "install one version of a package at a time");
+    std::string builds;
+    if (!supportsPlatform(head->manifest, platform, builds))
+      return makeError(ErrorCode::Unsupported,
+                       "package \"" + name + "\" " +
+                           head->manifest.version.str() + " has no build for " +
+                           platform.str() + " (it has: " + builds + ")",
+                       Location{a, 0, 0, "", name, ""},
+                       "install it into a prefix for a platform it supports "
+                       "(--platform)");
+    byName[name] = incoming.size();
+    std::string recordSha = Sha256::hex(serializeRecord(head->record));
+    incoming.push_back({a, std::move(*head), recordSha, false});
+  }
+
+  // The target set: what is installed, with the incoming packages laid over.
+  std::map<std::string, Manifest> manifests;
+  for (const InstalledPackage &p : state.packages) {
+    if (byName.count(p.name))
+      continue;
+    auto m = readInstalledManifest(prefix, p, reporter);
+    if (!m)
+      return Unexpected(m.error());
+    manifests.emplace(p.name, std::move(*m));
+  }
+  for (Incoming &in : incoming)
+    manifests[in.head.manifest.name] = in.head.manifest;
+  std::map<std::string, Version> versions;
+  for (const InstalledPackage &p : state.packages)
+    versions[p.name] = p.version;
+  for (const Incoming &in : incoming)
+    versions[in.head.manifest.name] = in.head.manifest.version;
+  DiagnosticList problems;
+  for (const auto &[name, m] : manifests)
+    for (const auto &[dep, constraint] : m.dependencies) {
+      Location where{"", 0, 0, "", name, ""};
+      auto v = versions.find(dep);
+      if (v == versions.end())
+        problems.error(where, name + " " + m.version.str() + " depends on " +
+                                  dep + " " + constraint.text() +
+                                  ", which is neither installed nor given");
+      else if (!constraint.matches(v->second))
+        problems.error(where,
+                       name + " " + m.version.str() + " depends on " + dep +
+                           " " + constraint.text() + ", but " + dep + " " +
+                           v->second.str() +
+                           (byName.count(dep) ? " is being installed"
+                                              : " is installed"));
+    }
+  if (problems.hasErrors())
+    return Unexpected(dependencyError(problems));
+
+  InstallReport report;
+  report.prefix = prefix;
+  for (Incoming &in : incoming) {
+    const InstalledPackage *old = state.find(in.head.manifest.name);
+    if (old && old->version.identical(in.head.manifest.version) &&
+        old->recordSha256 == in.recordSha &&
+        fsutil::isDirectory(packageDir(prefix, old->name, old->version))) {
+      in.unchanged = true;
+      report.unchanged.push_back(old->name + " " + old->version.str());
+    }
+  }
+  bool anyChange = std::any_of(incoming.begin(), incoming.end(),
+                               [](const Incoming &i) { return !i.unchanged; });
+  if (!anyChange && state.packages.size() && !incoming.empty()) {
+    // Everything requested is already there; only explicitness may change.
+    bool flagChange = false;
+    for (InstalledPackage &p : state.packages)
+      if (byName.count(p.name) && !p.explicitlyInstalled)
+        flagChange = true;
+    if (!flagChange)
+      return report;
+  }
+
+  auto tx = Transaction::begin(prefix);
+  if (!tx)
+    return Unexpected(tx.error());
+  for (Incoming &in : incoming) {
+    const Manifest &m = in.head.manifest;
+    InstalledPackage *old = nullptr;
+    for (InstalledPackage &p : state.packages)
+      if (p.name == m.name)
+        old = &p;
+    if (in.unchanged) {
+      old->explicitlyInstalled = true;
+      continue;
+    }
+    std::string dest = tx->stagePackage(m.name, m.version);
+    uint64_t total = in.head.record.totalSize();
+    auto result = extractArchive(
+        in.archive, dest, options.limits, [&](uint64_t done) {
+          reporter.progress(m.name + " " + m.version.str(), done, total);
+        });
+    if (!result)
+      return Unexpected(result.error());
+    if (Status s = fsutil::makeReadOnlyTree(dest); !s)
+      return Unexpected(s.error());
+    faultPoint("package-staged");
+    InstalledPackage entry;
+    entry.name = m.name;
+    entry.version = m.version;
+    entry.explicitlyInstalled = true;
+    for (const auto &[dep, c] : m.dependencies)
+      entry.dependencies.push_back(dep);
+    entry.archiveSha256 = result->archiveSha256;
+    entry.recordSha256 = in.recordSha;
+    entry.installedSize = result->unpackedSize;
+    if (old) {
+      tx->removePackage(old->name, old->version);
+      report.changes.push_back({m.name, old->version.str(), m.version.str()});
+      *old = std::move(entry); // keeps its place in the order
+    } else {
+      report.changes.push_back({m.name, "", m.version.str()});
+      state.packages.push_back(std::move(entry));
+    }
+  }
+  reorder(state, options.preferredOrder);
+  std::map<std::string, const Manifest *> byPackage;
+  for (const auto &[name, m] : manifests)
+    byPackage[name] = &m;
+  stageStateFiles(*tx, prefix, state, byPackage, reporter);
+  if (Status s = tx->commit(); !s)
+    return Unexpected(s.error());
+  return report;
+}
+
+Expected<InstallReport> removePackages(const std::string &prefix,
+                                       const std::vector<std::string> &names,
+                                       const RemoveOptions &options,
+                                       Reporter &reporter) {
+  auto session = openForChange(prefix, options.lock, reporter);
+  if (!session)
+    return Unexpected(session.error());
+  InstalledState state = std::move(session->state);
+  std::vector<std::string> installedNames;
+  for (const InstalledPackage &p : state.packages)
+    installedNames.push_back(p.name);
+  std::set<std::string> removing;
+  for (const std::string &n : names) {
+    if (!state.find(n))
+      return makeError(ErrorCode::NotFound,
+                       "package \"" + n + "\" is not installed" +
+                           didYouMean(n, std::span<const std::string>(
+                                             installedNames)),
+                       Location{prefix, 0, 0, "", n, ""},
+                       "see `ireepkg list`");
+    removing.insert(n);
+  }
+  // Dependents of what is removed: refused, or removed too with --cascade.
+  bool grew = true;
+  while (grew) {
+    grew = false;
+    for (const InstalledPackage &p : state.packages) {
+      if (removing.count(p.name))
+        continue;
+      for (const std::string &d : p.dependencies)
+        if (removing.count(d)) {
+          if (!options.cascade)
+            return makeError(
+                ErrorCode::Conflict,
+                "cannot remove \"" + d + "\": \"" + p.name + "\" " +
+                    p.version.str() + " depends on it",
+                Location{prefix, 0, 0, "", d, ""},
+                "remove \"" + p.name + "\" too, or use --cascade");
+          removing.insert(p.name);
+          grew = true;
+          break;
+        }
+    }
+  }
+  std::map<std::string, Manifest> manifests;
+  for (const InstalledPackage &p : state.packages)
+    if (!removing.count(p.name)) {
+      auto m = readInstalledManifest(prefix, p, reporter);
+      if (!m)
+        return Unexpected(m.error());
+      manifests.emplace(p.name, std::move(*m));
+    }
+  auto tx = Transaction::begin(prefix);
+  if (!tx)
+    return Unexpected(tx.error());
+  InstallReport report;
+  report.prefix = prefix;
+  std::vector<InstalledPackage> kept;
+  for (InstalledPackage &p : state.packages) {
+    if (removing.count(p.name)) {
+      tx->removePackage(p.name, p.version);
+      report.changes.push_back({p.name, p.version.str(), ""});
+    } else {
+      kept.push_back(std::move(p));
+    }
+  }
+  state.packages = std::move(kept);
+  std::map<std::string, const Manifest *> byPackage;
+  for (const auto &[name, m] : manifests)
+    byPackage[name] = &m;
+  stageStateFiles(*tx, prefix, state, byPackage, reporter);
+  if (Status s = tx->commit(); !s)
+    return Unexpected(s.error());
+  return report;
+}
+
+Expected<VerifyReport> verifyPrefix(const std::string &prefix,
+                                    const std::vector<std::string> &names,
+                                    Reporter &reporter) {
+  auto st = readInstalledState(prefix, reporter);
+  if (!st)
+    return Unexpected(st.error());
+  VerifyReport report;
+  for (const std::string &n : names)
+    if (!st->find(n))
+      return makeError(ErrorCode::NotFound,
+                       "package \"" + n + "\" is not installed",
+                       Location{prefix, 0, 0, "", n, ""});
+  auto problem = [&](const std::string &pkg, const std::string &path,
+                     const std::string &kind, const std::string &detail) {
+    report.problems.push_back({pkg, path, kind, detail});
+  };
+  std::map<std::string, Manifest> manifests;
+  for (const InstalledPackage &p : st->packages) {
+    bool selected =
+        names.empty() || std::find(names.begin(), names.end(), p.name) !=
+                             names.end();
+    std::string dir = packageDir(prefix, p.name, p.version);
+    if (!fsutil::isDirectory(dir)) {
+      problem(p.name, "", "missing", "the package directory is missing");
+      continue;
+    }
+    if (auto m = readInstalledManifest(prefix, p, reporter))
+      manifests.emplace(p.name, std::move(*m));
+    if (!selected)
+      continue;
+    report.checkedPackages.push_back(p.name);
+    auto recordText = fsutil::readFile(dir + "/" + kRecordName, 64u << 20);
+    if (!recordText) {
+      problem(p.name, kRecordName, "missing", recordText.error().message);
+      continue;
+    }
+    if (!p.recordSha256.empty() &&
+        Sha256::hex(*recordText) != p.recordSha256)
+      problem(p.name, kRecordName, "modified",
+              "RECORD.json differs from the one installed");
+    auto record = parseRecord(*recordText, kRecordName);
+    if (!record) {
+      problem(p.name, kRecordName, "modified", record.error().message);
+      continue;
+    }
+    std::set<std::string> listed = {kRecordName};
+    for (const RecordEntry &e : record->files) {
+      listed.insert(e.path);
+      std::string full = dir + "/" + e.path;
+      struct stat sb;
+      if (::lstat(full.c_str(), &sb) != 0) {
+        problem(p.name, e.path, "missing", "the file is missing");
+        continue;
+      }
+      ++report.checkedFiles;
+      if (!S_ISREG(sb.st_mode)) {
+        problem(p.name, e.path, "modified", "is no longer a regular file");
+        continue;
+      }
+      auto sha = sha256File(full);
+      if (!sha)
+        problem(p.name, e.path, "modified", sha.error().message);
+      else if (*sha != e.sha256 || static_cast<uint64_t>(sb.st_size) != e.size)
+        problem(p.name, e.path, "modified",
+                "content differs from RECORD (size " +
+                    std::to_string(sb.st_size) + ", expected " +
+                    std::to_string(e.size) + ")");
+      else if (sb.st_mode & 0222)
+        problem(p.name, e.path, "permissions",
+                "is writable; installed files are read-only");
+    }
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_directory(ec) && !it->is_symlink(ec))
+        continue;
+      std::string rel = fs::relative(it->path(), dir).generic_string();
+      if (!listed.count(rel))
+        problem(p.name, rel, "extra", "is not part of the package");
+    }
+  }
+  // Package directories nothing lists.
+  std::error_code ec;
+  for (const auto &nameDir :
+       fs::directory_iterator(prefix + "/packages", ec)) {
+    std::string name = nameDir.path().filename().string();
+    for (const auto &verDir : fs::directory_iterator(nameDir.path(), ec)) {
+      const InstalledPackage *p = st->find(name);
+      if (!p || p->version.str() != verDir.path().filename().string())
+        problem("", "packages/" + name + "/" +
+                        verDir.path().filename().string(),
+                "extra", "is not an installed package");
+    }
+  }
+  // The state files are exactly what the installed packages produce.
+  if (!st->packages.empty() || fsutil::exists(prefix + "/state/" + kInstalledFile)) {
+    std::vector<ActivePackage> active;
+    bool complete = true;
+    for (const InstalledPackage &p : st->packages) {
+      auto it = manifests.find(p.name);
+      if (it == manifests.end()) {
+        complete = false;
+        break;
+      }
+      active.push_back({&p, &it->second, packageDir(prefix, p.name, p.version)});
+    }
+    if (complete) {
+      GeneratedState gen = generateState(prefix, st->platform, active);
+      for (const auto &[file, want] :
+           {std::pair{kActivationFile, gen.activationJson},
+            {kRuntimeFlagsFile, gen.runtimeFlags},
+            {kCompilerFlagsFile, gen.compilerFlags}}) {
+        auto have = fsutil::readFile(prefix + "/state/" + file, 64u << 20);
+        if (!have)
+          problem("", std::string("state/") + file, "missing",
+                  have.error().message);
+        else if (*have != want)
+          problem("", std::string("state/") + file, "state",
+                  "does not match the installed packages");
+      }
+    }
+  }
+  return report;
+}
+
+} // namespace ireepkg

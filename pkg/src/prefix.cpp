@@ -1,0 +1,114 @@
+//===- prefix.cpp - Finding and reading prefixes -------------------------===//
+#include "ireepkg/prefix.h"
+
+#include "file_util.h"
+#include "state.h"
+#include "transaction.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace ireepkg {
+
+Reporter::~Reporter() = default;
+void Reporter::waitingForLock(const std::string &, const std::string &) {}
+void Reporter::recovered(const std::string &, const std::string &) {}
+void Reporter::warning(const Diagnostic &) {}
+void Reporter::progress(const std::string &, uint64_t, uint64_t) {}
+
+static std::string normal(const std::string &path) {
+  std::string p = fsutil::absolutePath(path);
+  while (p.size() > 1 && p.back() == '/')
+    p.pop_back();
+  return p;
+}
+
+Expected<PrefixLocation>
+locatePrefix(const std::optional<std::string> &explicitPrefix,
+             const std::string &cwd) {
+  auto check = [](PrefixLocation loc) -> Expected<PrefixLocation> {
+    if (loc.path.find('\n') != std::string::npos)
+      return makeError(ErrorCode::Invalid,
+                       "prefix paths may not contain a newline",
+                       Location{loc.path, 0, 0, "", "", ""});
+    return loc;
+  };
+  if (explicitPrefix) {
+    if (explicitPrefix->empty())
+      return makeError(ErrorCode::Usage, "--prefix is empty");
+    return check({normal(*explicitPrefix), "--prefix", ""});
+  }
+  if (const char *env = std::getenv("IREEPKG_PREFIX"); env && *env)
+    return check({normal(env), "IREEPKG_PREFIX", ""});
+  for (fs::path dir = normal(cwd);; dir = dir.parent_path()) {
+    std::error_code ec;
+    if (fs::is_regular_file(dir / "plugins.json", ec))
+      return check({(dir / ".iree-plugins").string(), "project",
+                    (dir / "plugins.json").string()});
+    if (dir == dir.root_path() || dir.empty())
+      break;
+  }
+  if (const char *xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg && xdg[0] == '/')
+    return check({normal(std::string(xdg) + "/ireepkg"), "XDG_DATA_HOME", ""});
+  const char *home = std::getenv("HOME");
+  if (!home || !*home)
+    return makeError(ErrorCode::NotFound, "cannot choose a prefix: HOME is not set",
+                     {}, "pass --prefix or set IREEPKG_PREFIX");
+  return check({normal(std::string(home) + "/.local/share/ireepkg"), "default",
+                ""});
+}
+
+std::string packageDir(const std::string &prefix, const std::string &name,
+                       const Version &version) {
+  return prefix + "/packages/" + name + "/" + version.str();
+}
+
+Expected<InstalledState> readInstalledState(const std::string &prefix,
+                                            Reporter &reporter) {
+  if (fsutil::exists(prefix + "/state/journal.json")) {
+    // An interrupted (or running) change: wait for the lock, then finish or
+    // roll back whatever is still there.
+    auto lock = PrefixLock::acquire(prefix, {}, reporter);
+    if (!lock)
+      return Unexpected(lock.error());
+    auto what = recoverPrefix(prefix);
+    if (!what)
+      return Unexpected(what.error());
+    if (!what->empty())
+      reporter.recovered(prefix, *what);
+  }
+  std::string path = prefix + "/state/" + kInstalledFile;
+  if (!fsutil::exists(path))
+    return InstalledState{};
+  auto text = fsutil::readFile(path, 64u << 20);
+  if (!text)
+    return Unexpected(text.error());
+  DiagnosticList warnings;
+  auto st = parseInstalled(*text, path, warnings);
+  for (const Diagnostic &d : warnings.items())
+    reporter.warning(d);
+  return st;
+}
+
+Expected<Manifest> readInstalledManifest(const std::string &prefix,
+                                         const InstalledPackage &package,
+                                         Reporter &reporter) {
+  std::string path = packageDir(prefix, package.name, package.version) + "/" +
+                     kManifestName;
+  auto doc = JsonDocument::load(path);
+  if (!doc)
+    return Unexpected(doc.error());
+  DiagnosticList diags;
+  ParseOptions lenient;
+  lenient.strict = false;
+  Manifest m = parseManifest(*doc, lenient, diags);
+  if (diags.hasErrors())
+    return makeError(ErrorCode::Integrity, diags);
+  for (const Diagnostic &d : diags.items())
+    reporter.warning(d);
+  return m;
+}
+
+} // namespace ireepkg

@@ -1,0 +1,353 @@
+//===- state.cpp - A prefix's state files --------------------------------===//
+#include "state.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace ireepkg {
+
+using ojson = nlohmann::ordered_json;
+
+const InstalledPackage *InstalledState::find(std::string_view name) const {
+  for (const InstalledPackage &p : packages)
+    if (p.name == name)
+      return &p;
+  return nullptr;
+}
+
+std::string serializeInstalled(const InstalledState &state) {
+  ojson j;
+  j["schema_version"] = kSchemaVersion;
+  j["platform"] = state.platform;
+  j["packages"] = ojson::array();
+  for (const InstalledPackage &p : state.packages) {
+    ojson o;
+    o["name"] = p.name;
+    o["version"] = p.version.str();
+    o["reason"] = p.explicitlyInstalled ? "explicit" : "dependency";
+    o["dependencies"] = p.dependencies;
+    o["archive_sha256"] = p.archiveSha256;
+    o["record_sha256"] = p.recordSha256;
+    o["installed_size"] = p.installedSize;
+    j["packages"].push_back(std::move(o));
+  }
+  return j.dump(2) + "\n";
+}
+
+Expected<InstalledState> parseInstalled(std::string_view text,
+                                        const std::string &path,
+                                        DiagnosticList &warnings) {
+  auto bad = [&](const std::string &why) {
+    return makeError(ErrorCode::Integrity,
+                     "the prefix state is corrupted: " + why,
+                     Location{path, 0, 0, "", "", ""},
+                     "run `ireepkg verify`; reinstall the packages into a "
+                     "fresh prefix if it cannot be repaired");
+  };
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return bad("not valid JSON");
+  InstalledState st;
+  if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
+    return bad("no schema_version");
+  st.schemaVersion = j["schema_version"].get<int>();
+  if (st.schemaVersion > kSchemaVersion)
+    return makeError(ErrorCode::Unsupported,
+                     "the prefix was written by a newer ireepkg (schema_version " +
+                         std::to_string(st.schemaVersion) + ")",
+                     Location{path, 0, 0, "", "", ""},
+                     "upgrade ireepkg to change this prefix");
+  static const std::set<std::string> known = {"schema_version", "platform",
+                                              "packages"};
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!known.count(it.key()))
+      warnings.warning(Location{path, 0, 0, "/" + it.key(), "", ""},
+                       "unknown field \"" + it.key() + "\" (ignored)");
+  if (j.contains("platform") && j["platform"].is_string())
+    st.platform = j["platform"].get<std::string>();
+  if (!j.contains("packages") || !j["packages"].is_array())
+    return bad("no package list");
+  for (const auto &o : j["packages"]) {
+    InstalledPackage p;
+    try {
+      p.name = o.at("name").get<std::string>();
+      auto v = Version::parse(o.at("version").get<std::string>());
+      if (!v || !isValidPackageName(p.name))
+        return bad("a malformed package entry");
+      p.version = *v;
+      p.explicitlyInstalled = o.value("reason", "explicit") == "explicit";
+      p.dependencies =
+          o.value("dependencies", std::vector<std::string>{});
+      p.archiveSha256 = o.value("archive_sha256", "");
+      p.recordSha256 = o.value("record_sha256", "");
+      p.installedSize = o.value("installed_size", uint64_t{0});
+    } catch (const nlohmann::json::exception &) {
+      return bad("a malformed package entry");
+    }
+    if (st.find(p.name))
+      return bad("package \"" + p.name + "\" is listed twice");
+    st.packages.push_back(std::move(p));
+  }
+  return st;
+}
+
+std::vector<size_t>
+activationOrder(const std::vector<InstalledPackage> &packages,
+                const std::vector<std::string> &preferred) {
+  std::map<std::string, size_t> byName;
+  for (size_t i = 0; i < packages.size(); ++i)
+    byName[packages[i].name] = i;
+  // Primary order: the project's, then the current order.
+  std::vector<size_t> primary(packages.size());
+  for (size_t i = 0; i < primary.size(); ++i)
+    primary[i] = i;
+  auto rank = [&](size_t i) {
+    auto it = std::find(preferred.begin(), preferred.end(), packages[i].name);
+    return it == preferred.end()
+               ? preferred.size() + i
+               : static_cast<size_t>(it - preferred.begin());
+  };
+  std::stable_sort(primary.begin(), primary.end(),
+                   [&](size_t a, size_t b) { return rank(a) < rank(b); });
+  // Stable topological sort: repeatedly place the first package whose
+  // dependencies are all placed. Cycles (impossible after resolution) fall
+  // back to primary order.
+  std::vector<size_t> out;
+  std::vector<bool> placed(packages.size());
+  while (out.size() < packages.size()) {
+    bool progress = false;
+    for (size_t i : primary) {
+      if (placed[i])
+        continue;
+      bool ready = true;
+      for (const std::string &d : packages[i].dependencies) {
+        auto it = byName.find(d);
+        if (it != byName.end() && !placed[it->second])
+          ready = false;
+      }
+      if (ready) {
+        placed[i] = true;
+        out.push_back(i);
+        progress = true;
+        break;
+      }
+    }
+    if (!progress)
+      for (size_t i : primary)
+        if (!placed[i]) {
+          placed[i] = true;
+          out.push_back(i);
+          break;
+        }
+  }
+  return out;
+}
+
+std::string runtimeLibraryFor(const RuntimePlugin &plugin,
+                              const Platform &platform, bool &embedded) {
+  embedded = plugin.format == RuntimeFormat::EmbeddedElf;
+  if (embedded) {
+    auto it = plugin.library.find(std::string(archName(platform.arch)));
+    if (it != plugin.library.end())
+      return it->second;
+    auto fat = plugin.library.find("fat");
+    return fat != plugin.library.end() ? fat->second : std::string();
+  }
+  auto it = plugin.library.find(platform.str());
+  return it != plugin.library.end() ? it->second : std::string();
+}
+
+/// `builtin.module(a,b)` from fragments, unwrapping fragments that are
+/// already `builtin.module(...)`.
+static std::string composePipeline(const std::vector<std::string> &fragments) {
+  std::string inner;
+  for (std::string f : fragments) {
+    const std::string wrap = "builtin.module(";
+    if (f.compare(0, wrap.size(), wrap) == 0 && f.back() == ')')
+      f = f.substr(wrap.size(), f.size() - wrap.size() - 1);
+    if (f.empty())
+      continue;
+    inner += (inner.empty() ? "" : ",") + f;
+  }
+  return "builtin.module(" + inner + ")";
+}
+
+GeneratedState generateState(const std::string &prefix,
+                             const std::string &platformName,
+                             const std::vector<ActivePackage> &active) {
+  GeneratedState out;
+  Platform platform = Platform::parse(platformName).value_or(hostPlatform());
+  ojson j;
+  j["schema_version"] = kSchemaVersion;
+  j["prefix"] = prefix;
+  j["platform"] = platform.str();
+  j["packages"] = ojson::array();
+  j["runtime"] = ojson::array();
+  ojson compilerPlugins = ojson::array(), hooks = ojson::array();
+  ojson skipped = ojson::array();
+  std::string runtimeFlags =
+      "# IREE runtime flags for the ireepkg prefix " + prefix +
+      "\n# Generated by ireepkg in activation order; do not edit.\n"
+      "# Use: iree-run-module --flagfile=" +
+      prefix + "/state/" + kRuntimeFlagsFile + " ...\n";
+  std::string compilerFlags =
+      "# IREE compiler flags for the ireepkg prefix " + prefix +
+      "\n# Generated by ireepkg in activation order; do not edit.\n";
+  std::vector<std::string> preprocessing;
+  std::map<std::string, std::string> singleOwner; // point -> package
+  for (const ActivePackage &a : active) {
+    const Manifest &m = *a.manifest;
+    const std::string version = a.package->version.str();
+    j["packages"].push_back({{"name", m.name},
+                             {"version", version},
+                             {"path", a.dir},
+                             {"reason", a.package->explicitlyInstalled
+                                            ? "explicit"
+                                            : "dependency"}});
+    for (const RuntimePlugin &p : m.runtimePlugins) {
+      bool embedded = false;
+      std::string rel = runtimeLibraryFor(p, platform, embedded);
+      if (rel.empty()) {
+        skipped.push_back({{"package", m.name},
+                           {"plugin", p.name},
+                           {"reason", "no build for " + platform.str()}});
+        out.warnings.push_back(Diagnostic{
+            Severity::Warning, Location{"", 0, 0, "", m.name, ""},
+            "runtime plugin \"" + p.name + "\" has no build for " +
+                platform.str() + "; it is not activated",
+            ""});
+        continue;
+      }
+      std::string path = a.dir + "/" + rel;
+      std::string spec = embedded ? "embedded:" + path : path;
+      ojson params = ojson::object();
+      for (const auto &[k, v] : p.parameters)
+        params[k] = v;
+      j["runtime"].push_back({{"package", m.name},
+                              {"version", version},
+                              {"name", p.name},
+                              {"format", std::string(runtimeFormatName(p.format))},
+                              {"path", path},
+                              {"spec", spec},
+                              {"imports", p.imports},
+                              {"parameters", params}});
+      runtimeFlags += "--executable_plugin=" + spec + "\n";
+    }
+    for (const CompilerPlugin &p : m.compilerPlugins) {
+      ojson o = {{"package", m.name},
+                 {"version", version},
+                 {"id", p.id},
+                 {"kind", std::string(compilerPluginKindName(p.kind))}};
+      if (p.kind != CompilerPluginKind::IreeStatic) {
+        auto it = p.library.find(platform.str());
+        if (it == p.library.end()) {
+          skipped.push_back({{"package", m.name},
+                             {"plugin", p.id},
+                             {"reason", "no build for " + platform.str()}});
+          out.warnings.push_back(Diagnostic{
+              Severity::Warning, Location{"", 0, 0, "", m.name, ""},
+              "compiler plugin \"" + p.id + "\" has no build for " +
+                  platform.str() + "; it is not activated",
+              ""});
+          continue;
+        }
+        o["library"] = a.dir + "/" + it->second;
+        o["entry_point"] = p.entryPoint;
+        if (p.apiVersion)
+          o["api_version"] = *p.apiVersion;
+        if (!p.abiHash.empty())
+          o["abi_hash"] = p.abiHash;
+      } else {
+        compilerFlags += "--iree-plugin=" + p.id + "\n";
+      }
+      ojson options = ojson::object();
+      for (const auto &[flag, schema] : p.options)
+        options[flag] = ojson::parse(schema.dump());
+      o["options"] = options;
+      compilerPlugins.push_back(std::move(o));
+    }
+    for (const Hook &h : m.hooks) {
+      ojson o = {{"package", m.name},
+                 {"version", version},
+                 {"point", std::string(hookPointName(h.point))}};
+      std::string file = h.file.empty() ? "" : a.dir + "/" + h.file;
+      switch (h.point) {
+      case HookPoint::Preprocessing:
+        preprocessing.push_back(h.pipeline);
+        o["pipeline"] = h.pipeline;
+        break;
+      case HookPoint::MlirPipeline:
+        o["pipeline"] = h.pipeline;
+        break;
+      case HookPoint::ExecutablePreprocessing:
+        if (!h.tool.empty()) {
+          o["tool"] = a.dir + "/" + h.tool;
+          compilerFlags += "--iree-hal-preprocess-executables-with=" +
+                           a.dir + "/" + h.tool + "\n";
+        } else {
+          o["pipeline"] = h.pipeline;
+          compilerFlags +=
+              "--iree-hal-preprocess-executables-with=" + h.pipeline + "\n";
+        }
+        break;
+      case HookPoint::ExecutableObjects: {
+        auto it = h.paths.find(std::string(archName(platform.arch)));
+        if (it == h.paths.end())
+          continue;
+        o["path"] = a.dir + "/" + it->second;
+        compilerFlags += "--iree-hal-executable-object-search-path=" +
+                         a.dir + "/" + it->second + "\n";
+        break;
+      }
+      default: {
+        std::string point(hookPointName(h.point));
+        auto [it, fresh] = singleOwner.emplace(point, m.name);
+        if (!fresh) {
+          out.warnings.push_back(Diagnostic{
+              Severity::Warning, Location{"", 0, 0, "", m.name, ""},
+              "packages \"" + it->second + "\" and \"" + m.name +
+                  "\" both set the single-valued hook \"" + point +
+                  "\"; the flagfile keeps \"" + it->second + "\"'s",
+              "pick one with \"choose\" in plugins.json"});
+          continue;
+        }
+        if (!file.empty())
+          o["file"] = file;
+        if (!h.sequence.empty())
+          o["sequence"] = h.sequence;
+        if (!h.value.empty())
+          o["value"] = h.value;
+        if (h.point == HookPoint::TransformSpec)
+          compilerFlags +=
+              "--iree-preprocessing-transform-spec-filename=" + file + "\n";
+        else if (h.point == HookPoint::PdlSpec)
+          compilerFlags +=
+              "--iree-preprocessing-pdl-spec-filename=" + file + "\n";
+        else if (h.point == HookPoint::TuningSpec)
+          compilerFlags += "--iree-codegen-tuning-spec-path=" + file + "\n";
+        else if (h.point == HookPoint::TransformLibrary)
+          compilerFlags += "--iree-codegen-transform-dialect-library=" + file +
+                           (h.sequence.empty() ? "" : "@" + h.sequence) + "\n";
+        else if (h.point == HookPoint::InputType)
+          compilerFlags += "--iree-input-type=" + h.value + "\n";
+        break;
+      }
+      }
+      hooks.push_back(std::move(o));
+    }
+  }
+  if (!preprocessing.empty())
+    compilerFlags += "--iree-preprocessing-pass-pipeline=" +
+                     composePipeline(preprocessing) + "\n";
+  j["compiler"] = {{"plugins", compilerPlugins}, {"hooks", hooks}};
+  j["skipped"] = skipped;
+  out.activationJson = j.dump(2) + "\n";
+  out.runtimeFlags = runtimeFlags;
+  out.compilerFlags = compilerFlags;
+  return out;
+}
+
+} // namespace ireepkg

@@ -1,0 +1,64 @@
+//===- state.h - A prefix's state files (private) --------------*- C++ -*-===//
+//
+// installed.json (what is installed and why), the activation index
+// activation.json (ordered, host-resolved, absolute paths: what discovery
+// reads, so nothing has to be scanned at run time), and the IREE flagfiles
+// runtime.flags and compiler.flags, all derived from the installed
+// packages' manifests in activation order.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_PKG_STATE_H
+#define IREEPKG_PKG_STATE_H
+
+#include "ireepkg/prefix.h"
+
+#include <string>
+#include <vector>
+
+namespace ireepkg {
+
+inline constexpr const char *kInstalledFile = "installed.json";
+inline constexpr const char *kActivationFile = "activation.json";
+inline constexpr const char *kRuntimeFlagsFile = "runtime.flags";
+inline constexpr const char *kCompilerFlagsFile = "compiler.flags";
+
+std::string serializeInstalled(const InstalledState &state);
+/// Lenient: unknown fields are warnings (a newer ireepkg may have written it).
+Expected<InstalledState> parseInstalled(std::string_view text,
+                                        const std::string &path,
+                                        DiagnosticList &warnings);
+
+/// Orders packages for activation: dependencies before dependents;
+/// otherwise by position in `preferred` (a project's order), then by the
+/// current order. Returns indices into `packages`.
+std::vector<size_t>
+activationOrder(const std::vector<InstalledPackage> &packages,
+                const std::vector<std::string> &preferred);
+
+/// One installed package with its manifest, in activation order.
+struct ActivePackage {
+  const InstalledPackage *package;
+  const Manifest *manifest;
+  std::string dir; ///< absolute final directory
+};
+
+struct GeneratedState {
+  std::string activationJson;
+  std::string runtimeFlags;
+  std::string compilerFlags;
+  std::vector<Diagnostic> warnings; ///< plugins without a build, conflicts
+};
+
+/// Builds the activation index and flagfiles for `platform`.
+GeneratedState generateState(const std::string &prefix,
+                             const std::string &platform,
+                             const std::vector<ActivePackage> &active);
+
+/// The runtime library path a plugin uses on `platform` ("" if none), and
+/// whether it is an embedded ELF (needs `embedded:`).
+std::string runtimeLibraryFor(const RuntimePlugin &plugin,
+                              const Platform &platform, bool &embedded);
+
+} // namespace ireepkg
+
+#endif

@@ -1,0 +1,398 @@
+//===- transaction.cpp - Prefix lock and journal -------------------------===//
+//
+// See transaction.h for the protocol.
+//
+//===----------------------------------------------------------------------===//
+#include "transaction.h"
+
+#include "file_util.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <cstdio>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace ireepkg {
+
+void faultPoint(const char *point) {
+  static const char *fault = std::getenv("IREEPKG_FAULT");
+  if (fault && std::strcmp(fault, point) == 0)
+    ::kill(::getpid(), SIGKILL);
+}
+
+//===----------------------------------------------------------------------===//
+// Lock
+//===----------------------------------------------------------------------===//
+
+PrefixLock &PrefixLock::operator=(PrefixLock &&other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0)
+      ::close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+PrefixLock::~PrefixLock() {
+  if (fd_ >= 0)
+    ::close(fd_); // releases the lock
+}
+
+/// Tries to take the lock; returns 0, EAGAIN when held (setting `holder`),
+/// or another errno. POSIX record locks (not flock) so that the holder's pid
+/// can be asked for without writing it into the file: a command that
+/// changes nothing leaves the prefix byte-for-byte as it was.
+static int tryLock(int fd, bool wait, pid_t &holder) {
+  struct flock fl = {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (::fcntl(fd, wait ? F_SETLKW : F_SETLK, &fl) == 0)
+    return 0;
+  int e = errno;
+  if (e == EACCES)
+    e = EAGAIN;
+  if (e == EAGAIN) {
+    struct flock probe = {};
+    probe.l_type = F_WRLCK;
+    probe.l_whence = SEEK_SET;
+    holder = ::fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK
+                 ? probe.l_pid
+                 : 0;
+  }
+  return e;
+}
+
+Expected<PrefixLock> PrefixLock::acquire(const std::string &prefix,
+                                         const LockOptions &options,
+                                         Reporter &reporter) {
+  std::string stateDir = prefix + "/state";
+  if (Status s = fsutil::makeDirs(stateDir); !s)
+    return Unexpected(s.error());
+  std::string path = stateDir + "/lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return Unexpected(fsutil::ioError("cannot open lock file", path, errno));
+  PrefixLock lock;
+  lock.fd_ = fd;
+  pid_t holder = 0;
+  int rc = tryLock(fd, false, holder);
+  if (rc == 0)
+    return lock;
+  if (rc != EAGAIN)
+    return Unexpected(fsutil::ioError("cannot lock", path, rc));
+  std::string who = holder > 0 ? "ireepkg (pid " + std::to_string(holder) + ")"
+                               : "another ireepkg";
+  reporter.waitingForLock(prefix, who);
+  if (!options.timeoutSeconds) {
+    while ((rc = tryLock(fd, true, holder)) != 0)
+      if (rc != EINTR)
+        return Unexpected(fsutil::ioError("cannot lock", path, rc));
+    return lock;
+  }
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration<double>(*options.timeoutSeconds);
+  while ((rc = tryLock(fd, false, holder)) != 0) {
+    if (rc != EAGAIN && rc != EINTR)
+      return Unexpected(fsutil::ioError("cannot lock", path, rc));
+    if (std::chrono::steady_clock::now() >= deadline) {
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%g", *options.timeoutSeconds);
+      return makeError(ErrorCode::Conflict,
+                       who + " is working on this prefix; gave up after " +
+                           secs + " s",
+                       Location{prefix, 0, 0, "", "", ""},
+                       "wait for it to finish, or raise --lock-timeout");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return lock;
+}
+
+//===----------------------------------------------------------------------===//
+// Journal
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct Journal {
+  std::string id;
+  std::string phase;
+  std::vector<std::pair<std::string, std::string>> adds, removes;
+  std::vector<std::string> stateFiles;
+};
+
+std::string journalPath(const std::string &prefix) {
+  return prefix + "/state/journal.json";
+}
+std::string stagingDir(const std::string &prefix, const std::string &id) {
+  return prefix + "/.staging/" + id;
+}
+std::string trashDir(const std::string &prefix, const std::string &id) {
+  return prefix + "/.trash/" + id;
+}
+std::string installedDir(const std::string &prefix, const std::string &name,
+                         const std::string &version) {
+  return prefix + "/packages/" + name + "/" + version;
+}
+
+std::string serializeJournal(const Journal &j) {
+  nlohmann::ordered_json o;
+  o["schema_version"] = 1;
+  o["id"] = j.id;
+  o["phase"] = j.phase;
+  o["adds"] = j.adds;
+  o["removes"] = j.removes;
+  o["state_files"] = j.stateFiles;
+  return o.dump(1) + "\n";
+}
+
+Expected<Journal> parseJournal(const std::string &text,
+                               const std::string &path) {
+  nlohmann::json o = nlohmann::json::parse(text, nullptr, false);
+  auto bad = [&] {
+    return makeError(ErrorCode::Integrity,
+                     "the transaction journal is corrupted",
+                     Location{path, 0, 0, "", "", ""},
+                     "an interrupted change cannot be completed; inspect the "
+                     "prefix, then delete the journal and run `ireepkg "
+                     "verify`");
+  };
+  if (o.is_discarded() || !o.is_object())
+    return bad();
+  Journal j;
+  try {
+    j.id = o.at("id").get<std::string>();
+    j.phase = o.at("phase").get<std::string>();
+    j.adds = o.at("adds").get<decltype(j.adds)>();
+    j.removes = o.at("removes").get<decltype(j.removes)>();
+    j.stateFiles = o.at("state_files").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception &) {
+    return bad();
+  }
+  if (j.id.empty() || j.id.find('/') != std::string::npos ||
+      (j.phase != "staging" && j.phase != "committing"))
+    return bad();
+  for (const auto &group : {j.adds, j.removes})
+    for (const auto &[n, v] : group)
+      if (!isValidPackageName(n) || !Version::parse(v))
+        return bad();
+  for (const std::string &f : j.stateFiles)
+    if (f.empty() || f.find('/') != std::string::npos || f[0] == '.')
+      return bad();
+  return j;
+}
+
+/// Moves `from` to `to` if `from` exists (idempotent step of apply).
+Status moveIfPresent(const std::string &from, const std::string &to) {
+  if (!fsutil::exists(from))
+    return ok();
+  if (Status s = fsutil::makeDirs(fs::path(to).parent_path().string()); !s)
+    return s;
+  return fsutil::renameDurable(from, to);
+}
+
+/// Applies a committed journal. Every step checks what is already done, so
+/// recovery can run it again after a crash at any point.
+Status apply(const std::string &prefix, const Journal &j) {
+  std::set<std::pair<std::string, std::string>> added(j.adds.begin(),
+                                                      j.adds.end());
+  std::string stage = stagingDir(prefix, j.id), trash = trashDir(prefix, j.id);
+  // Replaced versions (same name and version) leave first.
+  for (const auto &[n, v] : j.removes)
+    if (added.count({n, v}) &&
+        fsutil::exists(stage + "/packages/" + n + "/" + v))
+      if (Status s = moveIfPresent(installedDir(prefix, n, v),
+                                   trash + "/" + n + "/" + v);
+          !s)
+        return s;
+  bool first = true;
+  for (const auto &[n, v] : j.adds) {
+    std::string from = stage + "/packages/" + n + "/" + v;
+    if (!fsutil::exists(from))
+      continue; // moved in before a crash
+    if (Status s = moveIfPresent(from, installedDir(prefix, n, v)); !s)
+      return s;
+    if (first)
+      faultPoint("applying");
+    first = false;
+  }
+  for (const std::string &f : j.stateFiles)
+    if (Status s =
+            moveIfPresent(stage + "/state/" + f, prefix + "/state/" + f);
+        !s)
+      return s;
+  for (const auto &[n, v] : j.removes)
+    if (!added.count({n, v}))
+      if (Status s = moveIfPresent(installedDir(prefix, n, v),
+                                   trash + "/" + n + "/" + v);
+          !s)
+        return s;
+  faultPoint("applied");
+  return ok();
+}
+
+/// Deletes scratch space and now-empty package name directories.
+void cleanup(const std::string &prefix, const Journal &j) {
+  (void)fsutil::removeTree(stagingDir(prefix, j.id));
+  (void)fsutil::removeTree(trashDir(prefix, j.id));
+  for (const auto &[n, v] : j.removes) {
+    std::error_code ec;
+    fs::remove(prefix + "/packages/" + n, ec); // only if empty
+  }
+}
+
+Status finish(const std::string &prefix, const Journal &j) {
+  if (Status s = apply(prefix, j); !s)
+    return s;
+  if (::unlink(journalPath(prefix).c_str()) != 0 && errno != ENOENT)
+    return Unexpected(
+        fsutil::ioError("cannot remove journal", journalPath(prefix), errno));
+  if (Status s = fsutil::fsyncPath(prefix + "/state"); !s)
+    return s;
+  faultPoint("journal-removed");
+  cleanup(prefix, j);
+  return ok();
+}
+
+std::string newTransactionId() {
+  std::random_device rd;
+  std::mt19937_64 gen(rd() ^ static_cast<uint64_t>(::getpid()));
+  static const char hex[] = "0123456789abcdef";
+  std::string id;
+  uint64_t v = gen();
+  for (int i = 0; i < 16; ++i, v >>= 4)
+    id += hex[v & 15];
+  return id;
+}
+
+} // namespace
+
+Expected<std::string> recoverPrefix(const std::string &prefix) {
+  std::string what;
+  std::string jp = journalPath(prefix);
+  if (fsutil::exists(jp)) {
+    auto text = fsutil::readFile(jp, 16u << 20);
+    if (!text)
+      return Unexpected(text.error());
+    auto j = parseJournal(*text, jp);
+    if (!j)
+      return Unexpected(j.error());
+    if (j->phase == "staging") {
+      (void)fsutil::removeTree(stagingDir(prefix, j->id));
+      if (::unlink(jp.c_str()) != 0 && errno != ENOENT)
+        return Unexpected(fsutil::ioError("cannot remove journal", jp, errno));
+      if (Status s = fsutil::fsyncPath(prefix + "/state"); !s)
+        return Unexpected(s.error());
+      what = "rolled back an interrupted change";
+    } else {
+      if (Status s = finish(prefix, *j); !s)
+        return Unexpected(s.error());
+      what = "completed an interrupted change";
+    }
+  }
+  // Scratch space only means something while a journal names it.
+  bool leftovers = fsutil::exists(prefix + "/.staging") ||
+                   fsutil::exists(prefix + "/.trash");
+  (void)fsutil::removeTree(prefix + "/.staging");
+  (void)fsutil::removeTree(prefix + "/.trash");
+  if (what.empty() && leftovers)
+    what = "removed scratch files of an interrupted change";
+  return what;
+}
+
+Expected<Transaction> Transaction::begin(const std::string &prefix) {
+  Transaction t;
+  t.prefix_ = prefix;
+  t.id_ = newTransactionId();
+  if (Status s = t.writeJournal("staging"); !s)
+    return Unexpected(s.error());
+  faultPoint("journal-written");
+  if (Status s = fsutil::makeDirs(stagingDir(prefix, t.id_) + "/packages");
+      !s)
+    return Unexpected(s.error());
+  if (Status s = fsutil::makeDirs(stagingDir(prefix, t.id_) + "/state"); !s)
+    return Unexpected(s.error());
+  return t;
+}
+
+Transaction::~Transaction() {
+  if (!done_ && !prefix_.empty())
+    rollback();
+}
+
+void Transaction::rollback() {
+  (void)fsutil::removeTree(stagingDir(prefix_, id_));
+  ::unlink(journalPath(prefix_).c_str());
+  (void)fsutil::fsyncPath(prefix_ + "/state");
+  std::error_code ec;
+  fs::remove(prefix_ + "/.staging", ec); // only if empty
+  done_ = true;
+}
+
+Status Transaction::writeJournal(const std::string &phase) {
+  Journal j{id_, phase, adds_, removes_, {}};
+  for (const auto &[f, content] : stateFiles_)
+    j.stateFiles.push_back(f);
+  return fsutil::writeFileAtomic(journalPath(prefix_), serializeJournal(j));
+}
+
+std::string Transaction::stagePackage(const std::string &name,
+                                      const Version &version) {
+  adds_.emplace_back(name, version.str());
+  std::string dir = stagingDir(prefix_, id_) + "/packages/" + name;
+  (void)fsutil::makeDirs(dir);
+  return dir + "/" + version.str();
+}
+
+void Transaction::removePackage(const std::string &name,
+                                const Version &version) {
+  removes_.emplace_back(name, version.str());
+}
+
+void Transaction::setStateFile(const std::string &file, std::string content) {
+  stateFiles_[file] = std::move(content);
+}
+
+Status Transaction::commit() {
+  std::string stage = stagingDir(prefix_, id_);
+  for (const auto &[f, content] : stateFiles_)
+    if (Status s = fsutil::writeNewFile(stage + "/state/" + f, content); !s)
+      return s;
+  faultPoint("state-staged");
+  // One sync for everything staged (thousands of files), instead of an
+  // fsync per file.
+  if (Status s = fsutil::syncFileSystem(stage); !s)
+    return s;
+  if (Status s = writeJournal("committing"); !s)
+    return s;
+  faultPoint("commit-marked");
+  Journal j{id_, "committing", adds_, removes_, {}};
+  for (const auto &[f, content] : stateFiles_)
+    j.stateFiles.push_back(f);
+  Status s = finish(prefix_, j);
+  if (s) {
+    done_ = true;
+    std::error_code ec;
+    fs::remove(prefix_ + "/.staging", ec);
+    fs::remove(prefix_ + "/.trash", ec);
+  } else {
+    // Committed but not fully applied: leave the journal for recovery.
+    done_ = true;
+  }
+  return s;
+}
+
+} // namespace ireepkg
