@@ -71,9 +71,9 @@ Expected<std::string> readFile(const std::string &path) {
 Status writeFileAtomic(const fs::path &path, std::string_view bytes) {
   static unsigned counter = 0;
   fs::path dir = path.parent_path();
-  fs::path tmp = dir / ("." + path.filename().string() + ".tmp." +
-                        std::to_string(::getpid()) + "." +
-                        std::to_string(counter++));
+  fs::path tmp =
+      dir / ("." + path.filename().string() + ".tmp." +
+             std::to_string(::getpid()) + "." + std::to_string(counter++));
   auto ioError = [&](const std::string &what) {
     std::string message = what + ": " + std::strerror(errno);
     ::unlink(tmp.c_str());
@@ -197,15 +197,16 @@ int runFatelfJoin(const Command &self, const ParsedArgs &args) {
 
 int runFatelfSplit(const Command &, const ParsedArgs &args) {
   const std::string &path = args.positional.front();
-  fs::path dir = args.value("output").value_or(".");
+  fs::path dir = args.value("output").value_or(""); // "": here
   auto file = readFatElf(path);
   if (!file)
     return fail(file.error());
   const auto &[data, records] = *file;
 
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir, ec))
+  if (!dir.empty())
+    fs::create_directories(dir, ec);
+  if (!dir.empty() && (ec || !fs::is_directory(dir, ec)))
     return fail(Error(ErrorCode::Io,
                       "cannot create the output directory" +
                           (ec ? ": " + ec.message() : std::string()),
@@ -225,8 +226,7 @@ int runFatelfSplit(const Command &, const ParsedArgs &args) {
       name = stem + "." + label + "." + std::to_string(i) + ".so";
     used.insert(name);
     fs::path target = dir / name;
-    std::string_view image =
-        std::string_view(data).substr(r.offset, r.size);
+    std::string_view image = std::string_view(data).substr(r.offset, r.size);
     if (Status s = writeFileAtomic(target, image); !s)
       return fail(s.error());
     std::printf("wrote %s\n", target.string().c_str());

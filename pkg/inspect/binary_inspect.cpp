@@ -123,19 +123,32 @@ std::optional<std::string> elfArch(uint16_t machine, bool is64) {
 
 std::string elfMachineName(uint16_t machine) {
   static const std::pair<uint16_t, const char *> kNames[] = {
-      {ELF::EM_NONE, "EM_NONE"},       {ELF::EM_SPARC, "EM_SPARC"},
-      {ELF::EM_386, "EM_386"},         {ELF::EM_68K, "EM_68K"},
-      {ELF::EM_MIPS, "EM_MIPS"},       {ELF::EM_PARISC, "EM_PARISC"},
-      {ELF::EM_PPC, "EM_PPC"},         {ELF::EM_PPC64, "EM_PPC64"},
-      {ELF::EM_S390, "EM_S390"},       {ELF::EM_ARM, "EM_ARM"},
-      {ELF::EM_SH, "EM_SH"},           {ELF::EM_SPARCV9, "EM_SPARCV9"},
-      {ELF::EM_IA_64, "EM_IA_64"},     {ELF::EM_X86_64, "EM_X86_64"},
-      {ELF::EM_AVR, "EM_AVR"},         {ELF::EM_XTENSA, "EM_XTENSA"},
-      {ELF::EM_MSP430, "EM_MSP430"},   {ELF::EM_HEXAGON, "EM_HEXAGON"},
-      {ELF::EM_AARCH64, "EM_AARCH64"}, {ELF::EM_CUDA, "EM_CUDA"},
-      {ELF::EM_AMDGPU, "EM_AMDGPU"},   {ELF::EM_RISCV, "EM_RISCV"},
-      {ELF::EM_LANAI, "EM_LANAI"},     {ELF::EM_BPF, "EM_BPF"},
-      {ELF::EM_VE, "EM_VE"},           {ELF::EM_CSKY, "EM_CSKY"},
+      {ELF::EM_NONE, "EM_NONE"},
+      {ELF::EM_SPARC, "EM_SPARC"},
+      {ELF::EM_386, "EM_386"},
+      {ELF::EM_68K, "EM_68K"},
+      {ELF::EM_MIPS, "EM_MIPS"},
+      {ELF::EM_PARISC, "EM_PARISC"},
+      {ELF::EM_PPC, "EM_PPC"},
+      {ELF::EM_PPC64, "EM_PPC64"},
+      {ELF::EM_S390, "EM_S390"},
+      {ELF::EM_ARM, "EM_ARM"},
+      {ELF::EM_SH, "EM_SH"},
+      {ELF::EM_SPARCV9, "EM_SPARCV9"},
+      {ELF::EM_IA_64, "EM_IA_64"},
+      {ELF::EM_X86_64, "EM_X86_64"},
+      {ELF::EM_AVR, "EM_AVR"},
+      {ELF::EM_XTENSA, "EM_XTENSA"},
+      {ELF::EM_MSP430, "EM_MSP430"},
+      {ELF::EM_HEXAGON, "EM_HEXAGON"},
+      {ELF::EM_AARCH64, "EM_AARCH64"},
+      {ELF::EM_CUDA, "EM_CUDA"},
+      {ELF::EM_AMDGPU, "EM_AMDGPU"},
+      {ELF::EM_RISCV, "EM_RISCV"},
+      {ELF::EM_LANAI, "EM_LANAI"},
+      {ELF::EM_BPF, "EM_BPF"},
+      {ELF::EM_VE, "EM_VE"},
+      {ELF::EM_CSKY, "EM_CSKY"},
       {ELF::EM_LOONGARCH, "EM_LOONGARCH"},
   };
   for (const auto &[value, name] : kNames)
@@ -270,10 +283,10 @@ void inspectFatElf(StringRef data, Info &info) {
 /// DT_NEEDED names that mean "this links against a Linux system".
 bool isLinuxSystemLibrary(StringRef name) {
   static const char *const kPrefixes[] = {
-      "libc.so",     "libm.so",    "libdl.so",     "libpthread.so",
-      "librt.so",    "libutil.so", "libstdc++.so", "libgcc_s.so",
-      "libc++.so",   "libc++abi.so", "libunwind.so", "ld-linux",
-      "ld-musl",     "libc.musl",  "linux-vdso",   "libatomic.so",
+      "libc.so",   "libm.so",      "libdl.so",     "libpthread.so",
+      "librt.so",  "libutil.so",   "libstdc++.so", "libgcc_s.so",
+      "libc++.so", "libc++abi.so", "libunwind.so", "ld-linux",
+      "ld-musl",   "libc.musl",    "linux-vdso",   "libatomic.so",
   };
   for (const char *p : kPrefixes)
     if (name.starts_with(p))
@@ -332,16 +345,25 @@ template <class ELFT> void inspectElf(StringRef data, Info &info) {
   uint8_t osabi = header.e_ident[ELF::EI_OSABI];
 
   const char *begin = data.data();
-  const char *end = data.data() + data.size();
 
-  // PT_INTERP.
+  auto inFile = [&](uint64_t offset, uint64_t size) {
+    return offset <= data.size() && size <= data.size() - offset;
+  };
+
+  // PT_INTERP, and the segments used below.
   bool hasInterp = false;
+  std::vector<const typename ELFT::Phdr *> loads;
+  const typename ELFT::Phdr *dynamicSegment = nullptr;
   if (auto phdrs = elf.program_headers()) {
     for (const auto &ph : *phdrs) {
+      if (ph.p_type == ELF::PT_LOAD)
+        loads.push_back(&ph);
+      if (ph.p_type == ELF::PT_DYNAMIC && !dynamicSegment)
+        dynamicSegment = &ph;
       if (ph.p_type != ELF::PT_INTERP)
         continue;
       hasInterp = true;
-      if (ph.p_offset > data.size() || ph.p_filesz > data.size() - ph.p_offset) {
+      if (!inFile(ph.p_offset, ph.p_filesz)) {
         info.fail("PT_INTERP lies outside the file");
         continue;
       }
@@ -352,9 +374,10 @@ template <class ELFT> void inspectElf(StringRef data, Info &info) {
     info.fail(phdrs.takeError());
   }
 
-  // Sections: the Android note, and the symbol tables.
+  // Sections: the Android note, the symbol tables, the dynamic section.
   bool android = false;
-  const typename ELFT::Shdr *dynsym = nullptr, *symtab = nullptr;
+  const typename ELFT::Shdr *dynsym = nullptr, *symtab = nullptr,
+                            *dynamicSection = nullptr;
   auto sections = elf.sections();
   if (sections) {
     auto shstrtab = elf.getSectionStringTable(*sections);
@@ -365,6 +388,8 @@ template <class ELFT> void inspectElf(StringRef data, Info &info) {
         dynsym = &sec;
       if (sec.sh_type == ELF::SHT_SYMTAB && !symtab)
         symtab = &sec;
+      if (sec.sh_type == ELF::SHT_DYNAMIC && !dynamicSection)
+        dynamicSection = &sec;
       if (!shstrtab)
         continue;
       Expected<StringRef> name = elf.getSectionName(sec, *shstrtab);
@@ -379,54 +404,82 @@ template <class ELFT> void inspectElf(StringRef data, Info &info) {
     info.fail(sections.takeError());
   }
 
-  // The dynamic section: DT_NEEDED, DT_SONAME, DT_FLAGS_1.
+  // The dynamic table (PT_DYNAMIC, else the SHT_DYNAMIC section), read
+  // here rather than with ELFFile::dynamicEntries so that every bound is
+  // checked: DT_NEEDED, DT_SONAME, DT_FLAGS_1.
   bool hasSoname = false, pie = false;
-  auto dynamic = elf.dynamicEntries();
-  if (dynamic) {
+  std::optional<std::pair<uint64_t, uint64_t>> dynamicRange;
+  if (dynamicSegment)
+    dynamicRange = {dynamicSegment->p_offset, dynamicSegment->p_filesz};
+  else if (dynamicSection && dynamicSection->sh_type != ELF::SHT_NOBITS)
+    dynamicRange = {dynamicSection->sh_offset, dynamicSection->sh_size};
+  if (dynamicRange && !inFile(dynamicRange->first, dynamicRange->second)) {
+    info.fail("the dynamic section lies outside the file");
+    dynamicRange.reset();
+  }
+  if (dynamicRange) {
     std::optional<uint64_t> strtabAddr, strtabSize;
     std::vector<uint64_t> neededOffsets;
-    for (const Elf_Dyn &d : *dynamic) {
-      switch (d.d_tag) {
+    const Elf_Dyn *entries =
+        reinterpret_cast<const Elf_Dyn *>(begin + dynamicRange->first);
+    uint64_t count = dynamicRange->second / sizeof(Elf_Dyn);
+    for (uint64_t i = 0; i < count; ++i) {
+      const Elf_Dyn &d = entries[i];
+      if (d.getTag() == ELF::DT_NULL)
+        break;
+      switch (d.getTag()) {
       case ELF::DT_NEEDED:
-        neededOffsets.push_back(d.d_un.d_val);
+        neededOffsets.push_back(d.getVal());
         break;
       case ELF::DT_SONAME:
         hasSoname = true;
         break;
       case ELF::DT_STRTAB:
-        strtabAddr = d.d_un.d_ptr;
+        strtabAddr = d.getPtr();
         break;
       case ELF::DT_STRSZ:
-        strtabSize = d.d_un.d_val;
+        strtabSize = d.getVal();
         break;
       case ELF::DT_FLAGS_1:
-        pie = (d.d_un.d_val & ELF::DF_1_PIE) != 0;
+        pie = (d.getVal() & ELF::DF_1_PIE) != 0;
         break;
       default:
         break;
       }
     }
     if (!neededOffsets.empty()) {
-      const char *strBegin = nullptr, *strEnd = nullptr;
+      // The string table: DT_STRTAB mapped through the PT_LOAD segments,
+      // else the dynamic section's linked section.
+      std::optional<std::pair<uint64_t, uint64_t>> strRange;
       if (strtabAddr) {
-        auto mapped = elf.toMappedAddr(*strtabAddr);
-        if (mapped) {
-          const char *p = reinterpret_cast<const char *>(*mapped);
-          if (p >= begin && p < end) {
-            strBegin = p;
-            size_t avail = static_cast<size_t>(end - p);
-            strEnd = p + (strtabSize ? std::min<uint64_t>(*strtabSize, avail)
-                                     : avail);
-          }
-        } else {
-          consumeError(mapped.takeError());
+        for (const auto *ph : loads) {
+          uint64_t addr = *strtabAddr;
+          if (addr < ph->p_vaddr || addr - ph->p_vaddr >= ph->p_filesz)
+            continue;
+          uint64_t offset = ph->p_offset + (addr - ph->p_vaddr);
+          if (offset < ph->p_offset || offset >= data.size())
+            break;
+          uint64_t avail = std::min<uint64_t>(
+              data.size() - offset, ph->p_filesz - (addr - ph->p_vaddr));
+          strRange = {offset,
+                      strtabSize ? std::min(*strtabSize, avail) : avail};
+          break;
         }
       }
-      if (!strBegin) {
-        info.fail("DT_NEEDED entries without a readable DT_STRTAB");
+      if (!strRange && dynamicSection && sections &&
+          dynamicSection->sh_link < sections->size()) {
+        const auto &link = (*sections)[dynamicSection->sh_link];
+        if (link.sh_type == ELF::SHT_STRTAB &&
+            inFile(link.sh_offset, link.sh_size))
+          strRange = {link.sh_offset, link.sh_size};
+      }
+      if (!strRange) {
+        info.fail("DT_NEEDED entries without a readable string table");
       } else {
+        const char *strBegin = begin + strRange->first;
+        const char *strEnd = strBegin + strRange->second;
         for (uint64_t off : neededOffsets) {
-          if (off >= static_cast<uint64_t>(strEnd - strBegin)) {
+          if (off >= strRange->second) {
             info.fail("DT_NEEDED offset " + std::to_string(off) +
                       " is past the end of the dynamic string table");
             continue;
@@ -435,8 +488,6 @@ template <class ELFT> void inspectElf(StringRef data, Info &info) {
         }
       }
     }
-  } else {
-    info.fail(dynamic.takeError());
   }
 
   // Exported symbols.
@@ -576,8 +627,8 @@ void inspectMachO(const MachOObjectFile &obj, Info &info) {
       info.fail(flags.takeError());
       continue;
     }
-    if (!(*flags & SymbolRef::SF_Global) || (*flags & SymbolRef::SF_Undefined) ||
-        (*flags & SymbolRef::SF_Hidden))
+    if (!(*flags & SymbolRef::SF_Global) ||
+        (*flags & SymbolRef::SF_Undefined) || (*flags & SymbolRef::SF_Hidden))
       continue;
     Expected<StringRef> name = sym.getName();
     if (!name) {
@@ -631,8 +682,8 @@ std::optional<std::string> rvaString(const COFFObjectFile &obj, uint32_t rva) {
 
 /// A pointer to `count` objects of `size` bytes at an RVA, or null when
 /// they do not all lie inside the file.
-const uint8_t *rvaArray(const COFFObjectFile &obj, uint32_t rva,
-                        uint64_t count, size_t size) {
+const uint8_t *rvaArray(const COFFObjectFile &obj, uint32_t rva, uint64_t count,
+                        size_t size) {
   uintptr_t ptr = 0;
   if (Error e = obj.getRvaPtr(rva, ptr)) {
     consumeError(std::move(e));
@@ -668,8 +719,8 @@ void collectImports(const COFFObjectFile &obj, uint32_t directory,
   const char *p = reinterpret_cast<const char *>(ptr);
   if (p < data.begin() || p > data.end())
     return info.fail("the import table lies outside the file");
-  count = std::min<uint64_t>(count, static_cast<uint64_t>(data.end() - p) /
-                                        entrySize);
+  count = std::min<uint64_t>(count,
+                             static_cast<uint64_t>(data.end() - p) / entrySize);
   for (uint64_t i = 0; i < count; ++i) {
     const uint8_t *entry = reinterpret_cast<const uint8_t *>(p) + i * entrySize;
     if (std::all_of(entry, entry + entrySize, [](uint8_t b) { return !b; }))
@@ -804,7 +855,8 @@ void inspectBuffer(StringRef data, Info &info) {
   case file_magic::macho_file_set: {
     info.format = "macho";
     info.os = "macos";
-    auto obj = ObjectFile::createMachOObjectFile(MemoryBufferRef(data, info.path));
+    auto obj =
+        ObjectFile::createMachOObjectFile(MemoryBufferRef(data, info.path));
     if (!obj)
       return info.fail(obj.takeError());
     return inspectMachO(cast<MachOObjectFile>(**obj), info);

@@ -52,8 +52,7 @@ int main(int argc, char **argv) {
     paths.push_back(std::move(arg));
   }
   if (paths.empty()) {
-    std::fprintf(stderr, "ireepkg-inspect: error: no files given\n%s",
-                 kUsage);
+    std::fprintf(stderr, "ireepkg-inspect: error: no files given\n%s", kUsage);
     return 2;
   }
   nlohmann::ordered_json doc = {{"files", nlohmann::ordered_json::array()}};
@@ -65,8 +64,9 @@ int main(int argc, char **argv) {
   text += '\n';
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() ||
       std::fflush(stdout) != 0) {
-    std::fprintf(stderr, "ireepkg-inspect: error: cannot write the report: "
-                         "%s\n",
+    std::fprintf(stderr,
+                 "ireepkg-inspect: error: cannot write the report: "
+                 "%s\n",
                  std::strerror(errno));
     return 1;
   }

@@ -65,8 +65,7 @@ Expected<std::string> findTool() {
     if (isExecutableFile(tool))
       return tool;
     return makeError(ErrorCode::NotFound,
-                     std::string("cannot find ") + kToolName + " in " + dir,
-                     {},
+                     std::string("cannot find ") + kToolName + " in " + dir, {},
                      "it is built and installed beside ireepkg; or set "
                      "IREEPKG_INSPECT to its path");
   }
@@ -94,8 +93,8 @@ Expected<ChildOutput> runTool(const std::string &tool,
                               std::span<const std::string> paths) {
   int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1};
   if (::pipe2(outPipe, O_CLOEXEC) != 0 || ::pipe2(errPipe, O_CLOEXEC) != 0) {
-    std::string message = std::string("cannot create a pipe: ") +
-                          std::strerror(errno);
+    std::string message =
+        std::string("cannot create a pipe: ") + std::strerror(errno);
     closeFd(outPipe[0]);
     closeFd(outPipe[1]);
     return makeError(ErrorCode::Io, message);
@@ -164,9 +163,9 @@ Expected<ChildOutput> runTool(const std::string &tool,
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR)
-      return makeError(ErrorCode::Internal,
-                       std::string("cannot wait for ") + kToolName + ": " +
-                           std::strerror(errno));
+      return makeError(ErrorCode::Internal, std::string("cannot wait for ") +
+                                                kToolName + ": " +
+                                                std::strerror(errno));
   }
   result.status = status;
   if (!readError.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -207,7 +206,7 @@ std::string readEntry(const json &j, BinaryInfo &info) {
   if (!j.is_object())
     return std::string("must be an object, not ") + typeName(j);
   auto readString = [&](const char *key, std::string &out,
-                    bool required) -> std::string {
+                        bool required) -> std::string {
     auto it = j.find(key);
     if (it == j.end())
       return required ? std::string("/") + key + ": missing" : "";
@@ -228,7 +227,7 @@ std::string readEntry(const json &j, BinaryInfo &info) {
     return "";
   };
   auto readStrings = [&](const char *key,
-                     std::vector<std::string> &out) -> std::string {
+                         std::vector<std::string> &out) -> std::string {
     auto it = j.find(key);
     if (it == j.end())
       return "";
@@ -246,7 +245,7 @@ std::string readEntry(const json &j, BinaryInfo &info) {
   };
   // An architecture name or null; names that are not ours read as "none".
   auto readArch = [&](const json &e, std::optional<Arch> &out,
-                  const std::string &where) -> std::string {
+                      const std::string &where) -> std::string {
     if (e.is_null()) {
       out.reset();
       return "";
@@ -276,8 +275,7 @@ std::string readEntry(const json &j, BinaryInfo &info) {
   check(readStrings("exports", info.exports));
   if (auto it = j.find("fat_archs"); it != j.end()) {
     if (!it->is_array()) {
-      check(std::string("/fat_archs: must be an array, not ") +
-            typeName(*it));
+      check(std::string("/fat_archs: must be an array, not ") + typeName(*it));
     } else {
       for (size_t i = 0; i < it->size(); ++i) {
         std::optional<Arch> a;
@@ -312,13 +310,12 @@ Expected<std::vector<BinaryInfo>> parseInspectOutput(std::string_view text) {
                      {}, hint);
   auto files = doc.find("files");
   if (files == doc.end() || !files->is_array())
-    return makeError(ErrorCode::Internal,
-                     std::string(kToolName) +
-                         " output: /files: must be an array" +
-                         (files == doc.end()
-                              ? std::string(", but is missing")
-                              : std::string(", not ") + typeName(*files)),
-                     {}, hint);
+    return makeError(
+        ErrorCode::Internal,
+        std::string(kToolName) + " output: /files: must be an array" +
+            (files == doc.end() ? std::string(", but is missing")
+                                : std::string(", not ") + typeName(*files)),
+        {}, hint);
   std::vector<BinaryInfo> result;
   result.reserve(files->size());
   for (size_t i = 0; i < files->size(); ++i) {
@@ -357,19 +354,19 @@ inspectBinaries(const std::vector<std::string> &paths) {
     Expected<ChildOutput> child = runTool(*tool, batch);
     if (!child)
       return Unexpected(child.error());
-    std::string which =
-        batch.size() == 1 ? "'" + batch[0] + "'"
-                          : std::to_string(batch.size()) +
-                                " files, from '" + batch.front() + "' to '" +
-                                batch.back() + "'";
+    std::string which = batch.size() == 1
+                            ? "'" + batch[0] + "'"
+                            : std::to_string(batch.size()) + " files, from '" +
+                                  batch.front() + "' to '" + batch.back() + "'";
     if (WIFSIGNALED(child->status)) {
       int sig = WTERMSIG(child->status);
       const char *name = strsignal(sig);
       return makeError(
           ErrorCode::Internal,
           std::string(kToolName) + " was killed by signal " +
-              std::to_string(sig) + (name ? std::string(" (") + name + ")" : "") +
-              " while reading " + which,
+              std::to_string(sig) +
+              (name ? std::string(" (") + name + ")" : "") + " while reading " +
+              which,
           {},
           "a malformed file may have crashed it: run `" + *tool +
               " FILE` on each file to find which, and please report it");

@@ -76,10 +76,10 @@ std::string describe(uint16_t machine, uint8_t wordSize, uint8_t byteOrder) {
   std::optional<Arch> arch = archOf(machine, wordSize);
   if (arch && byteOrder == kLittleEndian)
     return std::string(archName(*arch));
-  std::string bits = wordSize == kWordSize32   ? "32-bit"
-                     : wordSize == kWordSize64 ? "64-bit"
-                                               : "word size " +
-                                                     std::to_string(wordSize);
+  std::string bits = wordSize == kWordSize32 ? "32-bit"
+                     : wordSize == kWordSize64
+                         ? "64-bit"
+                         : "word size " + std::to_string(wordSize);
   std::string order = byteOrder == kLittleEndian ? "little-endian"
                       : byteOrder == kBigEndian
                           ? "big-endian"
@@ -125,8 +125,8 @@ uint8_t wordSize(Arch arch) {
 }
 
 std::optional<Arch> archOf(uint16_t machine, uint8_t size) {
-  for (Arch arch : {Arch::X86_64, Arch::AArch64, Arch::RiscV64, Arch::RiscV32,
-                    Arch::Arm})
+  for (Arch arch :
+       {Arch::X86_64, Arch::AArch64, Arch::RiscV64, Arch::RiscV32, Arch::Arm})
     if (elfMachine(arch) == machine && wordSize(arch) == size)
       return arch;
   return std::nullopt;
@@ -137,8 +137,8 @@ Expected<ElfIdentity> readElfIdentity(std::string_view image) {
     return makeError(ErrorCode::Invalid, std::move(message));
   };
   if (image.size() < 4 || image.substr(0, 4) != std::string_view("\x7F"
-                                                                  "ELF",
-                                                                  4))
+                                                                 "ELF",
+                                                                 4))
     return fail("not an ELF file");
   if (image.size() < kElfIdentSize)
     return fail("truncated ELF header (" + std::to_string(image.size()) +
@@ -185,8 +185,8 @@ Expected<std::vector<Record>> parse(std::string_view data,
                                     const std::string &name) {
   static constexpr char kMagicBytes[4] = {'\xFA', '\x70', '\x0E', '\x1F'};
   size_t prefix = std::min<size_t>(data.size(), 4);
-  if (prefix == 0 || data.substr(0, prefix) != std::string_view(kMagicBytes,
-                                                                 prefix))
+  if (prefix == 0 ||
+      data.substr(0, prefix) != std::string_view(kMagicBytes, prefix))
     return invalid(name, "not a FatELF file (bad magic)",
                    "a FatELF file starts with the bytes FA 70 0E 1F");
   if (data.size() < kHeaderSize)
@@ -196,18 +196,18 @@ Expected<std::vector<Record>> parse(std::string_view data,
                              std::to_string(kHeaderSize) + ")");
   uint16_t version = static_cast<uint16_t>(readLE(data, 4, 2));
   if (version != kVersion)
-    return invalid(name,
-                   "unsupported FatELF version " + std::to_string(version) +
-                       " (ireepkg and IREE read version 1)");
+    return invalid(name, "unsupported FatELF version " +
+                             std::to_string(version) +
+                             " (ireepkg and IREE read version 1)");
   size_t count = static_cast<uint8_t>(data[6]);
   if (count == 0)
     return invalid(name, "FatELF file has no records");
   size_t tableEnd = kHeaderSize + count * kRecordSize;
   if (data.size() < tableEnd)
-    return invalid(name, "truncated FatELF record table (" +
-                             std::to_string(count) + " records need " +
-                             std::to_string(tableEnd) + " bytes, the file has " +
-                             std::to_string(data.size()) + ")");
+    return invalid(
+        name, "truncated FatELF record table (" + std::to_string(count) +
+                  " records need " + std::to_string(tableEnd) +
+                  " bytes, the file has " + std::to_string(data.size()) + ")");
   std::vector<Record> records;
   records.reserve(count);
   for (size_t i = 0; i < count; ++i) {
@@ -222,12 +222,12 @@ Expected<std::vector<Record>> parse(std::string_view data,
     r.size = readLE(data, at + 16, 8);
     if (r.offset > data.size() || r.size > data.size() - r.offset)
       return invalid(
-          name, "record " + std::to_string(i) + " (" +
-                    describe(r.machine, r.wordSize, r.byteOrder) +
-                    ") points outside the file: offset " +
-                    std::to_string(r.offset) + ", size " +
-                    std::to_string(r.size) + ", but the file has " +
-                    std::to_string(data.size()) + " bytes",
+          name,
+          "record " + std::to_string(i) + " (" +
+              describe(r.machine, r.wordSize, r.byteOrder) +
+              ") points outside the file: offset " + std::to_string(r.offset) +
+              ", size " + std::to_string(r.size) + ", but the file has " +
+              std::to_string(data.size()) + " bytes",
           "the file is truncated or corrupt; rebuild it with `ireepkg "
           "fatelf join`");
     records.push_back(r);
@@ -260,8 +260,7 @@ Expected<std::string> join(const std::vector<std::string_view> &images,
           ids[j].byteOrder == id->byteOrder)
         return invalid(names[i],
                        "same architecture (" +
-                           describe(id->machine, id->wordSize,
-                                    id->byteOrder) +
+                           describe(id->machine, id->wordSize, id->byteOrder) +
                            ") as " + names[j],
                        "a FatELF file holds one image per architecture");
     ids.push_back(*id);
@@ -317,11 +316,11 @@ Expected<Record> select(const std::vector<Record> &records, Arch arch,
         r.osabi != kOsAbiStandalone)
       held += " (osabi " + std::to_string(r.osabi) + ")";
   }
-  return makeError(ErrorCode::NotFound,
-                   "no image for " + std::string(archName(arch)) +
-                       " (the file holds: " +
-                       (held.empty() ? "nothing" : held) + ")",
-                   fileLocation(name));
+  return makeError(
+      ErrorCode::NotFound,
+      "no image for " + std::string(archName(arch)) +
+          " (the file holds: " + (held.empty() ? "nothing" : held) + ")",
+      fileLocation(name));
 }
 
 } // namespace ireepkg::fatelf

@@ -294,7 +294,7 @@ Expected<InstallReport> removePackages(const std::string &prefix,
                        "package \"" + n + "\" is not installed" +
                            didYouMean(n, std::span<const std::string>(
                                              installedNames)),
-                       Location{prefix, 0, 0, "", n, ""},
+                       Location{prefix, 0, 0, "", "", ""},
                        "see `ireepkg list`");
     removing.insert(n);
   }
@@ -312,7 +312,7 @@ Expected<InstallReport> removePackages(const std::string &prefix,
                 ErrorCode::Conflict,
                 "cannot remove \"" + d + "\": \"" + p.name + "\" " +
                     p.version.str() + " depends on it",
-                Location{prefix, 0, 0, "", d, ""},
+                Location{prefix, 0, 0, "", "", ""},
                 "remove \"" + p.name + "\" too, or use --cascade");
           removing.insert(p.name);
           grew = true;
@@ -363,7 +363,7 @@ Expected<VerifyReport> verifyPrefix(const std::string &prefix,
     if (!st->find(n))
       return makeError(ErrorCode::NotFound,
                        "package \"" + n + "\" is not installed",
-                       Location{prefix, 0, 0, "", n, ""});
+                       Location{prefix, 0, 0, "", "", ""}, "see `ireepkg list`");
   auto problem = [&](const std::string &pkg, const std::string &path,
                      const std::string &kind, const std::string &detail) {
     report.problems.push_back({pkg, path, kind, detail});
@@ -428,7 +428,7 @@ Expected<VerifyReport> verifyPrefix(const std::string &prefix,
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (it->is_directory(ec) && !it->is_symlink(ec))
         continue;
-      std::string rel = fs::relative(it->path(), dir).generic_string();
+      std::string rel = it->path().lexically_relative(dir).generic_string();
       if (!listed.count(rel))
         problem(p.name, rel, "extra", "is not part of the package");
     }

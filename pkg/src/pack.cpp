@@ -174,7 +174,8 @@ Status collectFiles(const std::string &dir, std::vector<std::string> &out,
     if (ec)
       return Unexpected(fsutil::ioError("cannot read directory", dir,
                                         ec.value()));
-    std::string rel = fs::relative(it->path(), dir).generic_string();
+    // Lexical: fs::relative would follow a symlink out of the package.
+    std::string rel = it->path().lexically_relative(dir).generic_string();
     std::string top = rel.substr(0, rel.find('/'));
     if (top == ".git" || top == ".ireepkg" || top == ".iree-plugins") {
       it.disable_recursion_pending();

@@ -67,7 +67,9 @@ std::string packageDir(const std::string &prefix, const std::string &name,
 
 Expected<InstalledState> readInstalledState(const std::string &prefix,
                                             Reporter &reporter) {
-  if (fsutil::exists(prefix + "/state/journal.json")) {
+  if (fsutil::exists(prefix + "/state/journal.json") ||
+      fsutil::exists(prefix + "/.staging") ||
+      fsutil::exists(prefix + "/.trash")) {
     // An interrupted (or running) change: wait for the lock, then finish or
     // roll back whatever is still there.
     auto lock = PrefixLock::acquire(prefix, {}, reporter);

@@ -195,13 +195,20 @@ Expected<Journal> parseJournal(const std::string &text,
   return j;
 }
 
-/// Moves `from` to `to` if `from` exists (idempotent step of apply).
+/// Moves `from` to `to` if `from` exists (idempotent step of apply). The
+/// first move of a process is a fault point ("applying").
 Status moveIfPresent(const std::string &from, const std::string &to) {
+  static bool movedBefore = false;
   if (!fsutil::exists(from))
     return ok();
   if (Status s = fsutil::makeDirs(fs::path(to).parent_path().string()); !s)
     return s;
-  return fsutil::renameDurable(from, to);
+  Status s = fsutil::renameDurable(from, to);
+  if (s && !movedBefore) {
+    movedBefore = true;
+    faultPoint("applying");
+  }
+  return s;
 }
 
 /// Applies a committed journal. Every step checks what is already done, so
@@ -218,17 +225,11 @@ Status apply(const std::string &prefix, const Journal &j) {
                                    trash + "/" + n + "/" + v);
           !s)
         return s;
-  bool first = true;
-  for (const auto &[n, v] : j.adds) {
-    std::string from = stage + "/packages/" + n + "/" + v;
-    if (!fsutil::exists(from))
-      continue; // moved in before a crash
-    if (Status s = moveIfPresent(from, installedDir(prefix, n, v)); !s)
+  for (const auto &[n, v] : j.adds)
+    if (Status s = moveIfPresent(stage + "/packages/" + n + "/" + v,
+                                 installedDir(prefix, n, v));
+        !s)
       return s;
-    if (first)
-      faultPoint("applying");
-    first = false;
-  }
   for (const std::string &f : j.stateFiles)
     if (Status s =
             moveIfPresent(stage + "/state/" + f, prefix + "/state/" + f);
@@ -244,14 +245,21 @@ Status apply(const std::string &prefix, const Journal &j) {
   return ok();
 }
 
-/// Deletes scratch space and now-empty package name directories.
+/// Removes package name directories left empty by a removal.
+void pruneEmptyNameDirs(const std::string &prefix) {
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(prefix + "/packages", ec))
+    if (e.is_directory(ec) && fs::is_empty(e.path(), ec))
+      fs::remove(e.path(), ec);
+}
+
+/// Deletes now-empty package name directories, then scratch space (in that
+/// order, so that leftover scratch space tells recovery to prune again).
 void cleanup(const std::string &prefix, const Journal &j) {
-  (void)fsutil::removeTree(stagingDir(prefix, j.id));
+  if (!j.removes.empty())
+    pruneEmptyNameDirs(prefix);
   (void)fsutil::removeTree(trashDir(prefix, j.id));
-  for (const auto &[n, v] : j.removes) {
-    std::error_code ec;
-    fs::remove(prefix + "/packages/" + n, ec); // only if empty
-  }
+  (void)fsutil::removeTree(stagingDir(prefix, j.id));
 }
 
 Status finish(const std::string &prefix, const Journal &j) {
@@ -306,6 +314,8 @@ Expected<std::string> recoverPrefix(const std::string &prefix) {
   // Scratch space only means something while a journal names it.
   bool leftovers = fsutil::exists(prefix + "/.staging") ||
                    fsutil::exists(prefix + "/.trash");
+  if (leftovers)
+    pruneEmptyNameDirs(prefix);
   (void)fsutil::removeTree(prefix + "/.staging");
   (void)fsutil::removeTree(prefix + "/.trash");
   if (what.empty() && leftovers)

@@ -38,3 +38,82 @@ def run(*args, cwd=None, env=None, input=None, timeout=120) -> Result:
 @pytest.fixture
 def ireepkg():
     return run
+
+
+BUILD = pathlib.Path(os.environ.get("IREEPKG_BUILD_DIR", REPO / "build"))
+EXAMPLES = BUILD / "examples"
+
+
+def snapshot(root: pathlib.Path) -> dict:
+    """Every path under `root` with its type, mode and content: two equal
+    snapshots mean the tree is byte-for-byte the same."""
+    out = {}
+    if not root.exists():
+        return out
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        st = p.lstat()
+        mode = st.st_mode & 0o7777
+        if p.is_symlink():
+            out[rel] = ("link", os.readlink(p))
+        elif p.is_dir():
+            out[rel] = ("dir", mode)
+        else:
+            out[rel] = ("file", mode, p.read_bytes())
+    return out
+
+
+def make_writable(root: pathlib.Path):
+    """Installed packages are read-only; make a tree removable."""
+    for dirpath, dirnames, _ in os.walk(root):
+        os.chmod(dirpath, 0o755)
+
+
+def copy_package(src: pathlib.Path, dst: pathlib.Path, **manifest_changes) -> pathlib.Path:
+    """Copies a package directory, changing top-level manifest fields."""
+    import json
+    import shutil
+    shutil.copytree(src, dst)
+    m = json.loads((dst / "ireeplugin.json").read_text())
+    for k, v in manifest_changes.items():
+        if v is None:
+            m.pop(k, None)
+        else:
+            m[k] = v
+    (dst / "ireeplugin.json").write_text(json.dumps(m, indent=2) + "\n")
+    return dst
+
+
+def data_package(root: pathlib.Path, name: str, version: str = "1.0.0",
+                 dependencies: dict | None = None, files: dict | None = None) -> pathlib.Path:
+    """A package with no native code: a manifest and some data files."""
+    import json
+    d = root / f"{name}-{version}"
+    d.mkdir(parents=True)
+    m = {"schema_version": 1, "name": name, "version": version,
+         "summary": f"test package {name}"}
+    if dependencies:
+        m["dependencies"] = dependencies
+    (d / "ireeplugin.json").write_text(json.dumps(m, indent=2) + "\n")
+    for rel, content in (files or {"data/readme.txt": f"{name} {version}\n"}).items():
+        f = d / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return d
+
+
+def pack(pkg_dir, out_dir, *extra) -> pathlib.Path:
+    r = run("pack", pkg_dir, "-o", out_dir, "--json", *extra)
+    assert r.code == 0, r.err
+    import json
+    return pathlib.Path(json.loads(r.out)["archive"])
+
+
+@pytest.fixture(scope="session")
+def example_archives(tmp_path_factory):
+    """The example packages, packed once per session."""
+    out = tmp_path_factory.mktemp("dist")
+    return {
+        "simple-mul": pack(EXAMPLES / "simple-mul", out),
+        "mul-pipeline": pack(EXAMPLES / "mul-pipeline", out),
+    }

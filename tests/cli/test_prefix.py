@@ -1,0 +1,275 @@
+"""The package lifecycle on local files: install, list, info, verify,
+remove, dependencies, platforms, prefix selection, activation order, and
+what the prefix's state files say."""
+import json
+import os
+import stat
+
+import pytest
+
+from conftest import (copy_package, data_package, EXAMPLES, make_writable,
+                      pack, run, snapshot)
+
+
+@pytest.fixture
+def prefix(tmp_path):
+    return tmp_path / "prefix"
+
+
+def installed(prefix):
+    r = run("list", "--json", "--prefix", prefix)
+    assert r.code == 0, r.err
+    return [(p["name"], p["version"], p["reason"]) for p in json.loads(r.out)["packages"]]
+
+
+def test_install_list_info_verify_remove(prefix, example_archives):
+    sm, mp = example_archives["simple-mul"], example_archives["mul-pipeline"]
+    r = run("install", sm, mp, "--prefix", prefix)
+    assert r.code == 0, r.err
+    assert r.out == (f"installed simple-mul 1.2.0\ninstalled mul-pipeline 0.3.0\n"
+                     f"prefix: {prefix}\n")
+    assert installed(prefix) == [("simple-mul", "1.2.0", "explicit"),
+                                 ("mul-pipeline", "0.3.0", "explicit")]
+    listing = run("list", "--prefix", prefix).out
+    assert listing.splitlines() == [
+        f"prefix {prefix} (linux-x86_64), in activation order:",
+        "simple-mul    1.2.0       explicit    simple_mul (embedded-elf), simple_mul_system (system-library)",
+        "mul-pipeline  0.3.0       explicit    input_torch (iree-static), hook preprocessing, hook transform-spec",
+    ]
+    info = json.loads(run("info", "simple-mul", "--json", "--prefix", prefix).out)
+    assert info["version"] == "1.2.0" and info["reason"] == "explicit"
+    assert info["path"] == f"{prefix}/packages/simple-mul/1.2.0"
+    assert info["requires"] == {"iree": ">=3.10.0, <4.0.0"}
+    assert [p["name"] for p in info["runtime_plugins"]] == ["simple_mul", "simple_mul_system"]
+    assert info["runtime_plugins"][0]["imports"] == ["simple_mul_workgroup"]
+    assert info["platforms"] == ["aarch64", "linux-x86_64", "x86_64"]
+    assert info["installed_size"] > 0
+    text = run("info", "mul-pipeline", "--prefix", prefix).out
+    assert "mul-pipeline 0.3.0 (installed explicitly)" in text
+    assert "dependencies: simple-mul ^1.2" in text
+    assert "compiler plugin input_torch (iree-static)" in text
+    assert "hook preprocessing: func.func(canonicalize)" in text
+    assert "hook transform-spec: specs/mul_spec.mlir" in text
+    v = run("verify", "--prefix", prefix)
+    assert v.code == 0 and v.out == "verified 2 package(s), 6 file(s): ok\n"
+    r = run("remove", "mul-pipeline", "simple-mul", "--prefix", prefix)
+    assert r.code == 0, r.err
+    assert installed(prefix) == []
+    assert sorted(os.listdir(prefix / "packages")) == []
+    assert run("verify", "--prefix", prefix).code == 0
+
+
+def test_info_on_an_archive(example_archives):
+    r = run("info", example_archives["simple-mul"], "--json")
+    assert r.code == 0, r.err
+    j = json.loads(r.out)
+    assert (j["name"], j["version"], j["files"]) == ("simple-mul", "1.2.0", 4)
+    assert j["archive"] == str(example_archives["simple-mul"])
+
+
+def test_state_files(prefix, example_archives):
+    run("install", example_archives["simple-mul"], example_archives["mul-pipeline"], "--prefix", prefix)
+    pkg = f"{prefix}/packages/simple-mul/1.2.0"
+    flags = (prefix / "state" / "runtime.flags").read_text().splitlines()
+    assert [l for l in flags if not l.startswith("#")] == [
+        f"--executable_plugin=embedded:{pkg}/runtime/simple_mul.x86_64.so",
+        f"--executable_plugin={pkg}/runtime/linux-x86_64/libsimple_mul.so",
+    ]
+    act = json.loads((prefix / "state" / "activation.json").read_text())
+    assert act["schema_version"] == 1 and act["platform"] == "linux-x86_64"
+    assert [p["name"] for p in act["packages"]] == ["simple-mul", "mul-pipeline"]
+    assert [(r["name"], r["format"], r["spec"]) for r in act["runtime"]] == [
+        ("simple_mul", "embedded-elf", f"embedded:{pkg}/runtime/simple_mul.x86_64.so"),
+        ("simple_mul_system", "system-library", f"{pkg}/runtime/linux-x86_64/libsimple_mul.so"),
+    ]
+    for r in act["runtime"]:
+        assert os.path.isabs(r["path"]) and os.path.exists(r["path"])
+    comp = (prefix / "state" / "compiler.flags").read_text().splitlines()
+    mp = f"{prefix}/packages/mul-pipeline/0.3.0"
+    assert [l for l in comp if not l.startswith("#")] == [
+        "--iree-plugin=input_torch",
+        f"--iree-preprocessing-transform-spec-filename={mp}/specs/mul_spec.mlir",
+        "--iree-preprocessing-pass-pipeline=builtin.module(func.func(canonicalize))",
+    ]
+    inst = json.loads((prefix / "state" / "installed.json").read_text())
+    assert inst["platform"] == "linux-x86_64"
+    assert inst["packages"][1]["dependencies"] == ["simple-mul"]
+    assert len(inst["packages"][0]["archive_sha256"]) == 64
+
+
+def test_installed_files_are_read_only(prefix, example_archives):
+    run("install", example_archives["simple-mul"], "--prefix", prefix)
+    root = prefix / "packages" / "simple-mul" / "1.2.0"
+    for p in root.rglob("*"):
+        mode = stat.S_IMODE(p.lstat().st_mode)
+        if p.is_dir():
+            assert mode == 0o555, p
+        else:
+            assert mode & 0o222 == 0, p
+    assert stat.S_IMODE(root.lstat().st_mode) == 0o555
+
+
+def test_missing_dependency_is_named(prefix, example_archives):
+    r = run("install", example_archives["mul-pipeline"], "--prefix", prefix)
+    assert r.code == 1
+    assert ("ireepkg: error: package 'mul-pipeline': mul-pipeline 0.3.0 depends on simple-mul ^1.2, "
+            "which is neither installed nor given") in r.err
+    assert not (prefix / "packages").exists()
+
+
+def test_conflicting_dependency_is_named(tmp_path, prefix, example_archives):
+    v2 = pack(copy_package(EXAMPLES / "simple-mul", tmp_path / "sm2", version="2.0.0"), tmp_path / "d")
+    assert run("install", example_archives["simple-mul"], example_archives["mul-pipeline"],
+               "--prefix", prefix).code == 0
+    before = snapshot(prefix)
+    r = run("install", v2, "--prefix", prefix)
+    assert r.code == 1
+    assert ("mul-pipeline 0.3.0 depends on simple-mul ^1.2, but simple-mul 2.0.0 is being installed"
+            in r.err)
+    assert snapshot(prefix) == before
+
+
+def test_upgrade_keeps_position_and_replaces_files(tmp_path, prefix, example_archives):
+    v13 = pack(copy_package(EXAMPLES / "simple-mul", tmp_path / "sm13", version="1.3.0"), tmp_path / "d")
+    run("install", example_archives["simple-mul"], example_archives["mul-pipeline"], "--prefix", prefix)
+    r = run("install", v13, "--prefix", prefix)
+    assert r.code == 0, r.err
+    assert "changed simple-mul 1.2.0 -> 1.3.0" in r.out
+    assert [n for n, _, _ in installed(prefix)] == ["simple-mul", "mul-pipeline"]
+    assert sorted(os.listdir(prefix / "packages" / "simple-mul")) == ["1.3.0"]
+    assert "simple-mul/1.3.0/runtime" in (prefix / "state" / "runtime.flags").read_text()
+    assert run("verify", "--prefix", prefix).code == 0
+
+
+def test_reinstalling_the_same_archive_changes_nothing(prefix, example_archives):
+    run("install", example_archives["simple-mul"], "--prefix", prefix)
+    before = snapshot(prefix)
+    r = run("install", example_archives["simple-mul"], "--prefix", prefix)
+    assert r.code == 0
+    assert r.out == "simple-mul 1.2.0 is already installed\n"
+    assert snapshot(prefix) == before
+
+
+def test_remove_refuses_when_needed_unless_cascade(prefix, example_archives):
+    run("install", example_archives["simple-mul"], example_archives["mul-pipeline"], "--prefix", prefix)
+    before = snapshot(prefix)
+    r = run("remove", "simple-mul", "--prefix", prefix)
+    assert r.code == 1
+    assert ('cannot remove "simple-mul": "mul-pipeline" 0.3.0 depends on it' in r.err)
+    assert 'hint: remove "mul-pipeline" too, or use --cascade' in r.err
+    assert snapshot(prefix) == before
+    r = run("remove", "simple-mul", "--cascade", "--prefix", prefix)
+    assert r.code == 0, r.err
+    assert r.out.splitlines()[:2] == ["removed simple-mul 1.2.0", "removed mul-pipeline 0.3.0"]
+    assert installed(prefix) == []
+
+
+def test_remove_unknown_suggests(prefix, example_archives):
+    run("install", example_archives["simple-mul"], "--prefix", prefix)
+    r = run("remove", "simple-mull", "--prefix", prefix)
+    assert r.code == 1
+    assert 'package "simple-mull" is not installed (did you mean "simple-mul"?)' in r.err
+
+
+def test_activation_order_is_install_order_with_dependencies_first(tmp_path, prefix):
+    src, out = tmp_path / "src", tmp_path / "dist"
+    a = pack(data_package(src, "alpha"), out)
+    b = pack(data_package(src, "beta", dependencies={"gamma": "^1"}), out)
+    c = pack(data_package(src, "gamma"), out)
+    assert run("install", a, "--prefix", prefix).code == 0
+    assert run("install", b, c, "--prefix", prefix).code == 0
+    assert [n for n, _, _ in installed(prefix)] == ["alpha", "gamma", "beta"]
+
+
+def test_platform_checks(tmp_path, example_archives):
+    r = run("install", example_archives["simple-mul"], "--prefix", tmp_path / "rv",
+            "--platform", "linux-riscv64")
+    assert r.code == 1
+    assert ('package "simple-mul" 1.2.0 has no build for linux-riscv64 '
+            "(it has: aarch64, linux-x86_64, x86_64)") in r.err
+    arm = tmp_path / "arm"
+    r = run("install", example_archives["simple-mul"], "--prefix", arm, "--platform", "linux-aarch64")
+    assert r.code == 0, r.err
+    assert ('runtime plugin "simple_mul_system" has no build for linux-aarch64; it is not activated'
+            in r.err)
+    flags = [l for l in (arm / "state" / "runtime.flags").read_text().splitlines() if not l.startswith("#")]
+    assert flags == [f"--executable_plugin=embedded:{arm}/packages/simple-mul/1.2.0/runtime/simple_mul.aarch64.so"]
+    r = run("install", example_archives["mul-pipeline"], "--prefix", arm, "--platform", "linux-x86_64")
+    assert r.code == 1
+    assert "this prefix is for linux-aarch64, not linux-x86_64" in r.err
+    r = run("install", example_archives["simple-mul"], "--prefix", arm, "--platform", "linux-x86-64")
+    assert r.code == 2
+    assert "'linux-x86-64' is not a platform (did you mean \"linux-x86_64\"?)" in r.err
+
+
+def test_verify_reports_modified_missing_extra_and_state(prefix, example_archives):
+    run("install", example_archives["simple-mul"], example_archives["mul-pipeline"], "--prefix", prefix)
+    root = prefix / "packages" / "simple-mul" / "1.2.0"
+    make_writable(prefix)
+    so = root / "runtime" / "simple_mul.x86_64.so"
+    os.chmod(so, 0o644)
+    so.write_bytes(so.read_bytes() + b"x")
+    (root / "runtime" / "simple_mul.aarch64.so").unlink()
+    (root / "runtime" / "extra.txt").write_text("x")
+    with open(prefix / "state" / "runtime.flags", "a") as f:
+        f.write("--executable_plugin=/tmp/evil.so\n")
+    r = run("verify", "--json", "--prefix", prefix)
+    assert r.code == 1
+    problems = {(p["package"], p["path"], p["kind"]) for p in json.loads(r.out)["problems"]}
+    assert problems == {
+        ("simple-mul", "runtime/simple_mul.x86_64.so", "modified"),
+        ("simple-mul", "runtime/simple_mul.aarch64.so", "missing"),
+        ("simple-mul", "runtime/extra.txt", "extra"),
+        ("", "state/runtime.flags", "state"),
+    }
+    text = run("verify", "mul-pipeline", "--prefix", prefix)
+    assert text.code == 1  # the state file problem is prefix-wide
+    assert "state: state/runtime.flags: does not match the installed packages" in text.out
+    assert "verified 1 package(s)" in text.out
+
+
+def test_verify_flags_writable_files(prefix, example_archives):
+    run("install", example_archives["simple-mul"], "--prefix", prefix)
+    f = prefix / "packages" / "simple-mul" / "1.2.0" / "ireeplugin.json"
+    os.chmod(f, 0o644)
+    r = run("verify", "--prefix", prefix)
+    assert r.code == 1
+    assert "permissions: simple-mul/ireeplugin.json: is writable; installed files are read-only" in r.out
+
+
+def test_prefix_selection(tmp_path, example_archives):
+    env = {"IREEPKG_PREFIX": "", "XDG_DATA_HOME": "", "HOME": str(tmp_path / "home")}
+    work = tmp_path / "work"
+    (work / "sub" / "dir").mkdir(parents=True)
+    # Default: ~/.local/share/ireepkg
+    r = run("install", example_archives["simple-mul"], cwd=work, env=env)
+    assert r.code == 0, r.err
+    assert r.out.endswith(f"prefix: {tmp_path}/home/.local/share/ireepkg\n")
+    # XDG_DATA_HOME
+    r = run("list", "--json", cwd=work, env={**env, "XDG_DATA_HOME": str(tmp_path / "xdg")})
+    assert json.loads(r.out)["prefix"] == f"{tmp_path}/xdg/ireepkg"
+    # A project: plugins.json found upward
+    (work / "plugins.json").write_text('{"schema_version": 1}\n')
+    r = run("list", "--json", cwd=work / "sub" / "dir", env=env)
+    assert json.loads(r.out)["prefix"] == f"{work}/.iree-plugins"
+    # IREEPKG_PREFIX beats the project; --prefix beats everything.
+    r = run("list", "--json", cwd=work, env={**env, "IREEPKG_PREFIX": str(tmp_path / "envp")})
+    assert json.loads(r.out)["prefix"] == f"{tmp_path}/envp"
+    r = run("list", "--json", "--prefix", tmp_path / "flag", cwd=work,
+            env={**env, "IREEPKG_PREFIX": str(tmp_path / "envp")})
+    assert json.loads(r.out)["prefix"] == f"{tmp_path}/flag"
+
+
+def test_list_on_an_empty_prefix(prefix):
+    r = run("list", "--prefix", prefix)
+    assert r.code == 0
+    assert r.out == f"no packages installed in {prefix}\n"
+    assert not prefix.exists()  # reading never creates a prefix
+
+
+def test_json_errors(prefix, example_archives):
+    r = run("install", example_archives["mul-pipeline"], "--json", "--prefix", prefix)
+    assert r.code == 1
+    j = json.loads(r.out)
+    assert j["ok"] is False and j["error"]["code"] == "conflict"
+    assert j["error"]["diagnostics"][0]["package"] == "mul-pipeline"
