@@ -1,7 +1,7 @@
 //===- ireepkg/fatelf.h - FatELF (.sos) files ------------------*- C++ -*-===//
 //
 // Multi-architecture embedded ELF files in IREE's FatELF v1 layout (see
-// docs/formats/fatelf.md): an 8-byte header, 24-byte records, then the ELF
+// docs/fatelf.md): an 8-byte header, 24-byte records, then the ELF
 // images, the first page-aligned after the table and each padded to 4096.
 // IREE's runtime picks the record that matches the host when it loads a
 // `.sos`; ireepkg writes, reads, splits and selects them.

@@ -33,10 +33,27 @@ const char *errorCodeName(ErrorCode code) {
   return "internal";
 }
 
+/// Names from archives and file systems may hold anything; never let them
+/// put control sequences on a terminal.
+static std::string escaped(const std::string &in) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : in) {
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 static std::string formatPrefix(const Location &where) {
   std::string out;
   if (!where.file.empty()) {
-    out += where.file;
+    out += escaped(where.file);
     if (where.line) {
       out += ':' + std::to_string(where.line);
       if (where.column)
@@ -45,9 +62,9 @@ static std::string formatPrefix(const Location &where) {
     out += ": ";
   }
   if (!where.package.empty())
-    out += "package '" + where.package + "': ";
+    out += "package '" + escaped(where.package) + "': ";
   if (!where.member.empty())
-    out += "member '" + where.member + "': ";
+    out += "member '" + escaped(where.member) + "': ";
   if (!where.pointer.empty())
     out += where.pointer + ": ";
   return out;
@@ -57,7 +74,7 @@ std::string Diagnostic::format() const {
   std::string out = formatPrefix(where);
   if (severity == Severity::Warning)
     out += "warning: ";
-  out += message;
+  out += escaped(message);
   return out;
 }
 

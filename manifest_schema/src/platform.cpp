@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstring>
 #include <vector>
 
 namespace ireepkg {
@@ -212,13 +213,22 @@ std::string didYouMean(std::string_view word,
 std::string packagePathProblem(std::string_view path) {
   if (path.empty())
     return "an empty path";
-  for (unsigned char c : path)
-    if (c < 0x20 || c == 0x7f)
-      return "a path with a control character";
   if (path.front() == '/')
     return "an absolute path";
   if (path.size() >= 2 && path[1] == ':')
     return "an absolute path";
+  // Printable ASCII only: then case folding is complete and no two
+  // spellings of a name can be the same file on macOS or Windows (Unicode
+  // case folding and normalization never come into it).
+  for (unsigned char c : path) {
+    if (c < 0x20 || c == 0x7f)
+      return "a path with a control character";
+    if (c >= 0x80)
+      return "a path with a non-ASCII character";
+    if (std::strchr("<>:\"|?*", c))
+      return std::string("a path with '") + static_cast<char>(c) +
+             "', which Windows does not allow";
+  }
   if (path.find('\\') != std::string_view::npos)
     return "a path with a backslash (use '/')";
   if (path.back() == '/')

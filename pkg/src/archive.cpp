@@ -97,6 +97,19 @@ public:
     return ok();
   }
 
+  /// After the first header: libarchive also passes uncompressed tars
+  /// through, which are not ireepkg archives.
+  Status requireZstd() {
+    if (archive_filter_count(a_) >= 2 &&
+        archive_filter_code(a_, 0) == ARCHIVE_FILTER_ZSTD)
+      return ok();
+    return makeError(ErrorCode::Invalid,
+                     "not an ireepkg archive: it is a tar, but not "
+                     "zstd-compressed",
+                     Location{path_, 0, 0, "", "", ""},
+                     "package archives are made by `ireepkg pack`");
+  }
+
   Unexpected notAnArchive() {
     std::string why = src_.error ? std::strerror(src_.error)
                                  : archive_error_string(a_)
@@ -222,6 +235,9 @@ struct HeadReader {
     auto entry = reader.next();
     if (!entry)
       return Unexpected(entry.error());
+    if (index == 0 && *entry)
+      if (Status s = reader.requireZstd(); !s)
+        return s;
     if (!*entry)
       return makeError(ErrorCode::Invalid,
                        std::string("the archive ends before ") + expected,
@@ -350,8 +366,13 @@ Status copyData(Reader &reader, int fd, const std::string &member,
     int rc = archive_read_data_block(reader.raw(), &buf, &size, &offset);
     if (rc == ARCHIVE_EOF)
       break;
-    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
-      return Unexpected(reader.notAnArchive().error());
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+      const char *why = archive_error_string(reader.raw());
+      return Unexpected(memberError(
+          reader.path(), member,
+          std::string("is truncated or corrupt: ") +
+              (why ? why : "unreadable data")));
+    }
     if (static_cast<uint64_t>(offset) != written)
       return Unexpected(memberError(reader.path(), member,
                                     "sparse files are not allowed"));

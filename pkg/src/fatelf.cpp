@@ -22,6 +22,7 @@ Location fileLocation(const std::string &file) {
 }
 
 // ELF identification (e_ident) and header offsets.
+constexpr char kElfMagic[4] = {'\x7F', 'E', 'L', 'F'};
 constexpr size_t kElfIdentSize = 16;
 constexpr size_t kEiClass = 4;
 constexpr size_t kEiData = 5;
@@ -136,9 +137,7 @@ Expected<ElfIdentity> readElfIdentity(std::string_view image) {
   auto fail = [](std::string message) {
     return makeError(ErrorCode::Invalid, std::move(message));
   };
-  if (image.size() < 4 || image.substr(0, 4) != std::string_view("\x7F"
-                                                                 "ELF",
-                                                                 4))
+  if (!image.starts_with(std::string_view(kElfMagic, 4)))
     return fail("not an ELF file");
   if (image.size() < kElfIdentSize)
     return fail("truncated ELF header (" + std::to_string(image.size()) +

@@ -137,12 +137,17 @@ Status removeTree(const std::string &path) {
   return ok();
 }
 
-Status makeReadOnlyTree(const std::string &path) {
+Status makeReadOnlyTree(const std::string &path, bool filesToo) {
   std::error_code ec;
   std::vector<std::string> dirs{path};
   for (auto it = fs::recursive_directory_iterator(path, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const std::string p = it->path().string();
+    if (!filesToo) {
+      if (it->is_directory(ec) && !it->is_symlink(ec))
+        dirs.push_back(p);
+      continue;
+    }
     struct stat st;
     if (::lstat(p.c_str(), &st) != 0)
       return Unexpected(ioError("cannot stat", p, errno));

@@ -32,8 +32,8 @@ Status makeDirs(const std::string &path, mode_t mode = 0755);
 /// fine.
 Status removeTree(const std::string &path);
 /// Makes every file read-only (keeping the executable bit) and every
-/// directory read-only too.
-Status makeReadOnlyTree(const std::string &path);
+/// directory read-only too; with `filesToo` false, only the directories.
+Status makeReadOnlyTree(const std::string &path, bool filesToo = true);
 /// Renames, and fsyncs both parent directories.
 Status renameDurable(const std::string &from, const std::string &to);
 bool exists(const std::string &path);

@@ -9,6 +9,7 @@
 #include "ireepkg/prefix.h"
 
 #include "file_util.h"
+#include "ireepkg/cache.h"
 #include "ireepkg/hash.h"
 #include "state.h"
 #include "transaction.h"
@@ -224,6 +225,9 @@ Expected<InstallReport> installArchives(const std::string &prefix,
       return report;
   }
 
+  std::optional<PackageCache> cache;
+  if (options.useCache)
+    cache = PackageCache::openDefault();
   auto tx = Transaction::begin(prefix);
   if (!tx)
     return Unexpected(tx.error());
@@ -239,14 +243,35 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     }
     std::string dest = tx->stagePackage(m.name, m.version);
     uint64_t total = in.head.record.totalSize();
-    auto result = extractArchive(
-        in.archive, dest, options.limits, [&](uint64_t done) {
-          reporter.progress(m.name + " " + m.version.str(), done, total);
-        });
-    if (!result)
-      return Unexpected(result.error());
-    if (Status s = fsutil::makeReadOnlyTree(dest); !s)
-      return Unexpected(s.error());
+    // A version seen before is linked from the cache; anything else is
+    // extracted and verified in one pass, then added to the cache.
+    std::optional<PackageCache::Hit> hit;
+    if (cache)
+      hit = cache->lookup(in.archive, in.recordSha);
+    std::string archiveSha;
+    bool linked = hit && cache->materialize(in.head.record, dest);
+    if (linked) {
+      archiveSha = hit->archiveSha256;
+    } else {
+      auto result = extractArchive(
+          in.archive, dest, options.limits, [&](uint64_t done) {
+            reporter.progress(m.name + " " + m.version.str(), done, total);
+          });
+      if (!result)
+        return Unexpected(result.error());
+      archiveSha = result->archiveSha256;
+      if (cache)
+        if (Status s = cache->store(in.archive, archiveSha, in.recordSha,
+                                    in.head.record, dest);
+            !s)
+          reporter.warning(Diagnostic{Severity::Warning, s.error().where,
+                                      "could not add to the package cache: " +
+                                          s.error().message,
+                                      ""});
+    }
+    if (!linked) // a linked tree is read-only already
+      if (Status s = fsutil::makeReadOnlyTree(dest); !s)
+        return Unexpected(s.error());
     faultPoint("package-staged");
     InstalledPackage entry;
     entry.name = m.name;
@@ -254,9 +279,9 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     entry.explicitlyInstalled = true;
     for (const auto &[dep, c] : m.dependencies)
       entry.dependencies.push_back(dep);
-    entry.archiveSha256 = result->archiveSha256;
+    entry.archiveSha256 = archiveSha;
     entry.recordSha256 = in.recordSha;
-    entry.installedSize = result->unpackedSize;
+    entry.installedSize = total;
     if (old) {
       tx->removePackage(old->name, old->version);
       report.changes.push_back({m.name, old->version.str(), m.version.str()});

@@ -10,6 +10,12 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
 
 
+# Tests never touch the user's cache.
+if "IREEPKG_CACHE_DIR" not in os.environ:
+    import tempfile
+    os.environ["IREEPKG_CACHE_DIR"] = tempfile.mkdtemp(prefix="ireepkg-test-cache-")
+
+
 def ireepkg_path() -> pathlib.Path:
     return pathlib.Path(os.environ.get("IREEPKG_BIN", REPO / "build" / "bin" / "ireepkg"))
 

@@ -273,3 +273,49 @@ def test_json_errors(prefix, example_archives):
     j = json.loads(r.out)
     assert j["ok"] is False and j["error"]["code"] == "conflict"
     assert j["error"]["diagnostics"][0]["package"] == "mul-pipeline"
+
+
+def test_cache_links_a_reinstalled_version(tmp_path, prefix, example_archives):
+    cache = tmp_path / "cache"
+    env = {"IREEPKG_CACHE_DIR": str(cache)}
+    sm = example_archives["simple-mul"]
+    assert run("install", sm, "--prefix", prefix, env=env).code == 0
+    blobs = sorted(p for p in (cache / "files").rglob("*") if p.is_file())
+    assert len(blobs) == 4  # manifest + three libraries
+    for b in blobs:
+        assert stat.S_IMODE(b.stat().st_mode) & 0o222 == 0
+    assert run("remove", "simple-mul", "--prefix", prefix, env=env).code == 0
+    assert run("install", sm, "--prefix", prefix, env=env).code == 0
+    so = prefix / "packages" / "simple-mul" / "1.2.0" / "runtime" / "simple_mul.x86_64.so"
+    inodes = {b.stat().st_ino for b in blobs}
+    assert so.stat().st_ino in inodes  # linked, not extracted again
+    assert run("verify", "--prefix", prefix, env=env).code == 0
+    # Another prefix shares the same blobs.
+    other = tmp_path / "other"
+    assert run("install", sm, "--prefix", other, env=env).code == 0
+    so2 = other / "packages" / "simple-mul" / "1.2.0" / "runtime" / "simple_mul.x86_64.so"
+    assert so2.stat().st_ino == so.stat().st_ino
+    # --no-cache extracts.
+    third = tmp_path / "third"
+    assert run("install", sm, "--prefix", third, "--no-cache", env=env).code == 0
+    so3 = third / "packages" / "simple-mul" / "1.2.0" / "runtime" / "simple_mul.x86_64.so"
+    assert so3.stat().st_ino not in inodes
+    assert so3.read_bytes() == so.read_bytes()
+
+
+def test_cache_is_not_used_for_a_changed_archive(tmp_path, prefix, example_archives):
+    import shutil
+    cache = tmp_path / "cache"
+    env = {"IREEPKG_CACHE_DIR": str(cache)}
+    copy = tmp_path / "copy.ireepkg"
+    shutil.copy(example_archives["simple-mul"], copy)
+    assert run("install", copy, "--prefix", prefix, env=env).code == 0
+    assert run("remove", "simple-mul", "--prefix", prefix, env=env).code == 0
+    # Same name and size, other bytes: the identity changed, so the archive
+    # is read and verified again (and here refused).
+    data = bytearray(copy.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    copy.write_bytes(bytes(data))
+    r = run("install", copy, "--prefix", prefix, env=env)
+    assert r.code == 1
+    assert not (prefix / "packages" / "simple-mul").exists()

@@ -61,6 +61,10 @@ TEST_CASE("package paths") {
   CHECK(packagePathProblem("a\\b") == "a path with a backslash (use '/')");
   CHECK(packagePathProblem(std::string("a\0b", 3)) ==
         "a path with a control character");
+  CHECK(packagePathProblem("data/\xc3\xa4.txt") ==
+        "a path with a non-ASCII character");
+  CHECK(packagePathProblem("a|b") ==
+        "a path with '|', which Windows does not allow");
 }
 
 TEST_CASE("option values against option schemas") {
