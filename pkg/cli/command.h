@@ -88,6 +88,9 @@ int runFatelfJoin(const Command &, const ParsedArgs &);
 int runFatelfSplit(const Command &, const ParsedArgs &);
 int runFatelfSelect(const Command &, const ParsedArgs &);
 int runFatelfDump(const Command &, const ParsedArgs &);
+int runKeyGenerate(const Command &, const ParsedArgs &);
+int runSign(const Command &, const ParsedArgs &);
+int runSignatureVerify(const Command &, const ParsedArgs &);
 
 } // namespace ireepkg::cli
 

@@ -250,6 +250,59 @@ const std::vector<Command> &commandTable() {
           false,
           runFatelfDump,
       },
+      {
+          "key generate",
+          "-o <base> [--password-file FILE] [--comment TEXT]",
+          "make a minisign-compatible Ed25519 key pair for signing",
+          "Writes <base>.pub (the public key, for registry configs and "
+          "project files) and <base>.key (the secret key, encrypted with a "
+          "password as minisign does, or unencrypted when no password file "
+          "is given). The files are interchangeable with minisign's.",
+          {{"output", 'o', "BASE", "write BASE.pub and BASE.key"},
+           {"password-file", 0, "FILE",
+            "read the secret key's password from FILE (default: no password)"},
+           {"comment", 0, "TEXT", "the untrusted comment of the key files"},
+           {"force", 0, "", "overwrite existing key files"}},
+          {"ireepkg key generate -o registry-signing"},
+          0,
+          0,
+          false,
+          runKeyGenerate,
+      },
+      {
+          "sign",
+          "<file>... --key <secret key> [--password-file FILE]",
+          "sign files, writing <file>.minisig beside each",
+          "Signs each file with a minisign secret key (prehashed Ed25519, "
+          "minisign's default), writing <file>.minisig that `minisign -V` "
+          "accepts.",
+          {{"key", 'k', "FILE", "the minisign secret key file"},
+           {"password-file", 0, "FILE", "read the key's password from FILE"},
+           {"trusted-comment", 't', "TEXT",
+            "the signed trusted comment (default: file name and time)"}},
+          {"ireepkg sign snapshot.json --key registry-signing.key"},
+          1,
+          -1,
+          false,
+          runSign,
+      },
+      {
+          "signature verify",
+          "<file> --public-key <key|file> [--signature FILE] [--json]",
+          "check a file's minisign signature",
+          "Checks <file>.minisig (or --signature) against a public key given "
+          "as its base64 text or as a .pub file: the signature, the key id, "
+          "and the signature over the trusted comment. Works with "
+          "signatures made by minisign -S.",
+          {{"public-key", 'p', "KEY", "the public key, or a .pub file"},
+           {"signature", 0, "FILE", "the signature (default: <file>.minisig)"},
+           kJson},
+          {"ireepkg signature verify snapshot.json -p RWQ..."},
+          1,
+          1,
+          false,
+          runSignatureVerify,
+      },
   };
   return table;
 }

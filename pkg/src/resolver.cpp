@@ -1,0 +1,1 @@
+// ireepkg resolver (being written).

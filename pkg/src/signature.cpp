@@ -1,0 +1,1 @@
+// ireepkg signatures (being written).
