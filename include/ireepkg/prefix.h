@@ -129,6 +129,7 @@ struct InstallReport {
   };
   std::vector<Change> changes;
   std::vector<std::string> unchanged; ///< already installed, same bytes
+  bool reordered = false; ///< the activation order changed (project order)
   std::string prefix;
 };
 

@@ -18,6 +18,7 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
     std::printf("%s\n", nlohmann::json({{"ok", true},
                                         {"prefix", report.prefix},
                                         {"changes", changes},
+                                        {"reordered", report.reordered},
                                         {"unchanged", report.unchanged}})
                             .dump(2)
                             .c_str());
@@ -38,6 +39,8 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
   }
   for (const std::string &u : report.unchanged)
     std::printf("%s is already installed\n", u.c_str());
+  if (report.reordered)
+    std::printf("activation order updated from plugins.json\n");
   if (report.changes.empty() && report.unchanged.empty())
     std::printf("nothing to do\n");
   else if (!report.changes.empty())
@@ -70,6 +73,22 @@ int runInstall(const Command &, const ParsedArgs &args) {
     }
   }
   options.useCache = !args.flag("no-cache");
+  // In a project, plugins.json's order is the activation order.
+  if (!prefix->projectFile.empty()) {
+    auto doc = JsonDocument::load(prefix->projectFile);
+    if (!doc) {
+      printError(doc.error());
+      return kExitFailure;
+    }
+    DiagnosticList diags;
+    ProjectFile project = parseProjectFile(*doc, ParseOptions{}, diags);
+    if (diags.hasErrors()) {
+      printError(makeError(ErrorCode::Invalid, diags).error());
+      return kExitFailure;
+    }
+    for (const ProjectPlugin &p : project.plugins)
+      options.preferredOrder.push_back(p.name);
+  }
   bool json = args.flag("json"), quiet = args.flag("quiet");
   CliReporter reporter(quiet || json);
   auto report = installArchives(prefix->path, args.positional, options, reporter);

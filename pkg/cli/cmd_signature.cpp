@@ -1,7 +1,192 @@
-//===- cmd_signature.cpp - key generate, sign, signature verify (in progress)
-#include "command.h"
+//===- cmd_signature.cpp - key generate, sign, signature verify -----------===//
+//
+// The minisign-compatible signing commands: `ireepkg key generate` writes a
+// key pair, `ireepkg sign` writes <file>.minisig beside each file, and
+// `ireepkg signature verify` checks one. The work is in
+// ireepkg/signature.h; this file reads options and reports.
+//
+//===----------------------------------------------------------------------===//
+#include "output.h"
+
+#include "ireepkg/signature.h"
+
+#include <cstdio>
+#include <ctime>
+#include <optional>
+#include <string>
+
 namespace ireepkg::cli {
-int runKeyGenerate(const Command &, const ParsedArgs &) { printError("'key generate' is being written"); return kExitFailure; }
-int runSign(const Command &, const ParsedArgs &) { printError("'sign' is being written"); return kExitFailure; }
-int runSignatureVerify(const Command &, const ParsedArgs &) { printError("'signature verify' is being written"); return kExitFailure; }
+
+int printFailure(const Error &e, bool json);
+
+namespace {
+
+using namespace ireepkg::signing;
+
+std::string helpHint(const Command &self) {
+  return "see `ireepkg " + self.name + " --help`";
+}
+
+/// A comment option must be one line that fits a minisign file; a bad one
+/// is a usage error.
+bool checkCommentOption(const Command &self, const char *option,
+                        const std::string &text, size_t maxBytes) {
+  if (text.find_first_of("\r\n") != std::string::npos) {
+    printError(std::string("--") + option + " must be a single line",
+               helpHint(self));
+    return false;
+  }
+  if (text.size() > maxBytes) {
+    printError(std::string("--") + option + " is " +
+                   std::to_string(text.size()) + " bytes; at most " +
+                   std::to_string(maxBytes) + " fit in a minisign file",
+               helpHint(self));
+    return false;
+  }
+  return true;
+}
+
+/// The password from --password-file, if given; false after printing an
+/// error.
+bool passwordOption(const ParsedArgs &args, std::optional<std::string> &out) {
+  auto file = args.value("password-file");
+  if (!file)
+    return true;
+  auto password = readPasswordFile(*file);
+  if (!password) {
+    printError(password.error());
+    return false;
+  }
+  out = std::move(*password);
+  return true;
+}
+
+} // namespace
+
+int runKeyGenerate(const Command &self, const ParsedArgs &args) {
+  auto base = args.value("output");
+  if (!base || base->empty()) {
+    printError("'key generate' needs -o <base> (writes <base>.pub and "
+               "<base>.key)",
+               helpHint(self));
+    return kExitUsage;
+  }
+  WriteKeyPairOptions options;
+  options.comment = args.value("comment").value_or("");
+  if (!checkCommentOption(self, "comment", options.comment,
+                          kMaxUntrustedComment))
+    return kExitUsage;
+  options.force = args.flag("force");
+  if (!passwordOption(args, options.password))
+    return kExitFailure;
+
+  KeyPair pair = generateKeyPair();
+  auto paths = writeKeyPair(pair, *base, options);
+  if (!paths) {
+    printError(paths.error());
+    return kExitFailure;
+  }
+  std::printf("wrote %s: public key %s (key id %s)\n",
+              paths->publicKey.c_str(),
+              publicKeyBase64(pair.publicKey).c_str(),
+              keyIdHex(pair.publicKey).c_str());
+  std::printf("wrote %s: secret key, %s\n", paths->secretKey.c_str(),
+              options.password ? "encrypted with the password"
+                               : "unencrypted (keep it secret)");
+  return kExitOk;
+}
+
+int runSign(const Command &self, const ParsedArgs &args) {
+  auto keyPath = args.value("key");
+  if (!keyPath) {
+    printError("'sign' needs --key <secret key>", helpHint(self));
+    return kExitUsage;
+  }
+  auto trusted = args.value("trusted-comment");
+  if (trusted && !checkCommentOption(self, "trusted-comment", *trusted,
+                                     kMaxTrustedComment))
+    return kExitUsage;
+
+  auto keyFile = readSecretKeyFile(*keyPath);
+  if (!keyFile) {
+    printError(keyFile.error());
+    return kExitFailure;
+  }
+  std::optional<std::string> password;
+  if (!passwordOption(args, password))
+    return kExitFailure;
+  if (keyFile->encrypted && !password) {
+    printError(*keyPath + ": the secret key is encrypted; its password is "
+                          "needed",
+               "give it with --password-file FILE");
+    return kExitUsage;
+  }
+  if (!keyFile->encrypted && password)
+    printWarning(*keyPath + " is not encrypted; ignoring --password-file");
+  std::optional<std::string_view> passwordView;
+  if (password && keyFile->encrypted)
+    passwordView = *password;
+  auto key = unlockSecretKey(*keyFile, passwordView);
+  if (!key) {
+    printError(key.error());
+    return kExitFailure;
+  }
+
+  bool failed = false;
+  for (const std::string &file : args.positional) {
+    SignOptions options;
+    options.trustedComment =
+        trusted ? *trusted
+                : defaultTrustedComment(file,
+                                        static_cast<int64_t>(std::time(nullptr)));
+    auto sig = signFile(*key, file, options);
+    const std::string sigPath = file + ".minisig";
+    Status written = sig ? writeSignatureFile(*sig, sigPath)
+                         : Status(Unexpected(sig.error()));
+    if (!written) {
+      printError(written.error());
+      failed = true;
+      continue;
+    }
+    std::printf("signed %s -> %s (key id %s)\n", file.c_str(), sigPath.c_str(),
+                keyIdHex(key->keyId).c_str());
+  }
+  return failed ? kExitFailure : kExitOk;
+}
+
+int runSignatureVerify(const Command &self, const ParsedArgs &args) {
+  const std::string &file = args.positional[0];
+  bool json = args.flag("json");
+  auto keyText = args.value("public-key");
+  if (!keyText) {
+    printError("'signature verify' needs --public-key <key|file>",
+               helpHint(self));
+    return kExitUsage;
+  }
+  auto key = loadPublicKey(*keyText);
+  if (!key)
+    return printFailure(key.error(), json);
+  const std::string sigPath = args.value("signature").value_or(file + ".minisig");
+  auto verified = verifyFile(*key, file, sigPath);
+  if (!verified)
+    return printFailure(verified.error(), json);
+  if (json) {
+    std::printf("%s\n", nlohmann::json({{"ok", true},
+                                        {"file", file},
+                                        {"signature", sigPath},
+                                        {"key_id", keyIdHex(verified->keyId)},
+                                        {"prehashed", verified->prehashed},
+                                        {"trusted_comment",
+                                         verified->trustedComment}})
+                            .dump(2)
+                            .c_str());
+    return kExitOk;
+  }
+  std::printf("signature ok: %s (key id %s%s)\n", file.c_str(),
+              keyIdHex(verified->keyId).c_str(),
+              verified->prehashed ? "" : ", legacy format");
+  std::printf("trusted comment: %s\n", verified->trustedComment.c_str());
+  return kExitOk;
+}
+
 } // namespace ireepkg::cli

@@ -89,6 +89,10 @@ int runFatelfSplit(const Command &, const ParsedArgs &);
 int runFatelfSelect(const Command &, const ParsedArgs &);
 int runFatelfDump(const Command &, const ParsedArgs &);
 int runKeyGenerate(const Command &, const ParsedArgs &);
+int runFlags(const Command &, const ParsedArgs &);
+int runEnv(const Command &, const ParsedArgs &);
+int runExec(const Command &, const ParsedArgs &);
+int runDoctor(const Command &, const ParsedArgs &);
 int runSign(const Command &, const ParsedArgs &);
 int runSignatureVerify(const Command &, const ParsedArgs &);
 

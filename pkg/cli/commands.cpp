@@ -251,6 +251,85 @@ const std::vector<Command> &commandTable() {
           runFatelfDump,
       },
       {
+          "flags",
+          "runtime|compiler [--format args|flagfile|json] [--platform OS-ARCH]",
+          "print the IREE flags that activate the prefix's plugins",
+          "`flags runtime` prints one --executable_plugin= per runtime plugin "
+          "of the prefix, in activation order (IREE checks the last one "
+          "first, so later packages override earlier ones), for the host or "
+          "for --platform. `flags compiler` prints the compiler flags of the "
+          "active compiler plugins and hooks. Read-only and fast: it reads "
+          "the prefix's precomputed activation index and nothing else.",
+          {{"format", 0, "FORMAT",
+            "args (one flag per line, the default), flagfile (with a "
+            "comment header, for --flagfile=) or json"},
+           {"platform", 0, "OS-ARCH",
+            "the target (default: the host); runtime only"},
+           {"tool", 0, "TOOL",
+            "compiler only: iree-compile (default), iree-opt or mlir-opt"},
+           {"check-files", 0, "", "fail if a listed file is missing"},
+           kPrefix},
+          {"ireepkg flags runtime", "ireepkg flags runtime --format json",
+           "ireepkg flags runtime --platform linux-aarch64"},
+          1,
+          1,
+          false,
+          runFlags,
+      },
+      {
+          "env",
+          "[--shell sh|fish|pwsh]",
+          "print shell commands that point IREE at the prefix's plugins",
+          "Prints exports for the current prefix: IREEPKG_PREFIX, and "
+          "IREE_PY_RUNTIME_FLAGS holding the runtime flags, so that Python's "
+          "iree.runtime picks the plugins up when it is imported. Apply them "
+          "with `eval \"$(ireepkg env)\"` (sh, bash, zsh), `ireepkg env "
+          "--shell fish | source`, or `ireepkg env --shell pwsh | "
+          "Invoke-Expression`.",
+          {{"shell", 0, "SHELL", "sh (default), fish or pwsh"}, kPrefix},
+          {"eval \"$(ireepkg env)\""},
+          0,
+          0,
+          false,
+          runEnv,
+      },
+      {
+          "exec",
+          "[--prefix DIR] -- <tool> [<args>...]",
+          "run an IREE tool with the prefix's plugins activated",
+          "Runs <tool> with --flagfile=<prefix>/state/runtime.flags (runtime "
+          "tools: iree-run-module, iree-benchmark-module, ...) inserted "
+          "before your arguments, so that your own flags still win. The tool "
+          "is found on PATH, then in the active Python virtual environment.",
+          {kPrefix},
+          {"ireepkg exec -- iree-run-module --device=local-sync "
+           "--module=m.vmfb --function=main --input=4xf32=1"},
+          0,
+          0,
+          true,
+          runExec,
+      },
+      {
+          "doctor",
+          "[--prefix DIR] [--json]",
+          "check the IREE tools and load every runtime plugin in isolation",
+          "Finds the IREE tools (PATH, the active virtual environment) and "
+          "reports their versions; then loads every installed runtime plugin "
+          "for the host in a separate process through IREE's executable "
+          "plugin ABI (query, version check, load with a host allocator, "
+          "resolve every declared import, unload) and reports crashes, "
+          "version or sanitizer mismatches, and any difference between the "
+          "manifest's imports and what the library really resolves. A "
+          "crashing plugin cannot crash doctor. Exit status 1 if any plugin "
+          "has a problem.",
+          {kPrefix, kJson},
+          {"ireepkg doctor", "ireepkg doctor --json"},
+          0,
+          0,
+          false,
+          runDoctor,
+      },
+      {
           "key generate",
           "-o <base> [--password-file FILE] [--comment TEXT]",
           "make a minisign-compatible Ed25519 key pair for signing",

@@ -216,13 +216,21 @@ Expected<InstallReport> installArchives(const std::string &prefix,
   bool anyChange = std::any_of(incoming.begin(), incoming.end(),
                                [](const Incoming &i) { return !i.unchanged; });
   if (!anyChange && state.packages.size() && !incoming.empty()) {
-    // Everything requested is already there; only explicitness may change.
+    // Everything requested is already there; only explicitness or the
+    // project's activation order may change.
     bool flagChange = false;
     for (InstalledPackage &p : state.packages)
       if (byName.count(p.name) && !p.explicitlyInstalled)
         flagChange = true;
-    if (!flagChange)
+    std::vector<size_t> order =
+        activationOrder(state.packages, options.preferredOrder);
+    bool reordered = false;
+    for (size_t i = 0; i < order.size(); ++i)
+      reordered |= order[i] != i;
+    if (!flagChange && !reordered)
       return report;
+    if (reordered)
+      report.reordered = true;
   }
 
   std::optional<PackageCache> cache;

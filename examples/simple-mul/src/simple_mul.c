@@ -39,6 +39,13 @@
 // workgroup count is ceildiv(dim, SIMPLE_MUL_TILE_SIZE).
 #define SIMPLE_MUL_TILE_SIZE 64
 
+// The scale used when the host passes no `scale` parameter. Builds with
+// another default are how the tests make two plugins that provide the same
+// import with different results.
+#if !defined(SIMPLE_MUL_DEFAULT_SCALE)
+#define SIMPLE_MUL_DEFAULT_SCALE 1
+#endif
+
 typedef ireepkg_hal_executable_plugin_status_t status_t;
 
 static status_t status_code(ireepkg_hal_executable_plugin_status_code_t code) {
@@ -179,7 +186,7 @@ static status_t simple_mul_load(
     void **out_self) {
   *out_self = NULL;
 
-  float scale = 1.0f;
+  float scale = (float)SIMPLE_MUL_DEFAULT_SCALE;
   for (size_t i = 0; i < param_count; ++i) {
     if (!ireepkg_hal_executable_plugin_string_view_equal(params[i].key,
                                                          "scale"))

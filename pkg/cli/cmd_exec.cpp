@@ -1,0 +1,120 @@
+//===- cmd_exec.cpp - `ireepkg exec` -------------------------------------===//
+//
+// Replaces itself with the tool, with the prefix's flagfile inserted before
+// the user's arguments (IREE flags given later win, so the user's own flags
+// still override what the prefix contributes).
+//
+//===----------------------------------------------------------------------===//
+#include "output.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ireepkg::cli {
+
+namespace {
+
+bool isExecutable(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         ::access(path.c_str(), X_OK) == 0;
+}
+
+/// PATH, then the active virtual environment's bin/.
+std::string findTool(const std::string &tool) {
+  if (tool.find('/') != std::string::npos)
+    return isExecutable(tool) ? tool : std::string();
+  if (const char *path = std::getenv("PATH")) {
+    std::string p = path;
+    size_t start = 0;
+    while (start <= p.size()) {
+      size_t colon = p.find(':', start);
+      std::string dir = p.substr(start, colon == std::string::npos
+                                            ? std::string::npos
+                                            : colon - start);
+      std::string cand = (dir.empty() ? "." : dir) + "/" + tool;
+      if (isExecutable(cand))
+        return cand;
+      if (colon == std::string::npos)
+        break;
+      start = colon + 1;
+    }
+  }
+  if (const char *venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
+    std::string cand = std::string(venv) + "/bin/" + tool;
+    if (isExecutable(cand))
+      return cand;
+  }
+  return {};
+}
+
+/// Which flagfile a tool takes: runtime tools the runtime flags, IREE's
+/// compiler tools the compiler flags.
+enum class ToolKind { Runtime, Compiler, Mlir };
+
+ToolKind classify(const std::string &tool) {
+  std::string base = tool.substr(tool.rfind('/') + 1);
+  if (base.rfind("iree-compile", 0) == 0 || base.rfind("iree-opt", 0) == 0)
+    return ToolKind::Compiler;
+  if (base.rfind("mlir-opt", 0) == 0)
+    return ToolKind::Mlir;
+  return ToolKind::Runtime;
+}
+
+} // namespace
+
+int runExec(const Command &, const ParsedArgs &args) {
+  if (args.passthrough.empty()) {
+    printError("'exec' needs a tool to run after --",
+               "e.g. ireepkg exec -- iree-run-module --module=m.vmfb ...");
+    return kExitUsage;
+  }
+  auto prefix = choosePrefix(args);
+  if (!prefix)
+    return kExitUsage;
+  const std::string &tool = args.passthrough[0];
+  ToolKind kind = classify(tool);
+  if (kind == ToolKind::Mlir) {
+    printError("'" + tool + "' is an MLIR tool; ireepkg exec supports IREE "
+               "runtime tools and iree-compile / iree-opt",
+               "run MLIR tools with the flags of `ireepkg flags compiler "
+               "--tool mlir-opt`");
+    return kExitUsage;
+  }
+  std::string flagfile = prefix->path + "/state/" +
+                         (kind == ToolKind::Compiler ? "compiler.flags"
+                                                     : "runtime.flags");
+  struct stat st;
+  if (::stat(flagfile.c_str(), &st) != 0) {
+    printError("no plugins are installed in " + prefix->path + " (" +
+                   flagfile + " does not exist)",
+               "install packages first, or choose another prefix with "
+               "--prefix");
+    return kExitFailure;
+  }
+  std::string resolved = findTool(tool);
+  if (resolved.empty()) {
+    printError("cannot find '" + tool + "' on PATH" +
+                   (std::getenv("VIRTUAL_ENV") ? " or in $VIRTUAL_ENV/bin"
+                                               : ""),
+               "install IREE's tools (pip install iree-base-runtime "
+               "iree-base-compiler) or activate their virtual environment");
+    return kExitFailure;
+  }
+  std::vector<std::string> argv = {tool, "--flagfile=" + flagfile};
+  argv.insert(argv.end(), args.passthrough.begin() + 1, args.passthrough.end());
+  std::vector<char *> cargv;
+  for (std::string &a : argv)
+    cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::execv(resolved.c_str(), cargv.data());
+  printError("cannot run '" + resolved + "': " + std::strerror(errno));
+  return kExitFailure;
+}
+
+} // namespace ireepkg::cli
