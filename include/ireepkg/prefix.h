@@ -25,9 +25,12 @@
 #include "ireepkg/formats.h"
 #include "ireepkg/package.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace ireepkg {
 
@@ -78,9 +81,20 @@ struct InstalledPackage {
   uint64_t installedSize = 0;
 };
 
+/// What a project file says about compiler configuration (kept in the
+/// prefix so every regeneration of the state files agrees).
+struct ProjectSettings {
+  /// package -> option flag -> value (plugins.json "options")
+  std::map<std::string, std::map<std::string, nlohmann::json>> values;
+  /// hook point -> package (plugins.json "choose")
+  std::map<std::string, std::string> choose;
+  bool operator==(const ProjectSettings &) const = default;
+};
+
 struct InstalledState {
   int schemaVersion = kSchemaVersion;
   std::string platform; ///< the prefix's target, e.g. linux-x86_64
+  ProjectSettings project;
   /// In activation order: dependencies before dependents, otherwise the
   /// project file's order, otherwise install order.
   std::vector<InstalledPackage> packages;
@@ -118,6 +132,8 @@ struct InstallOptions {
   ArchiveLimits limits;
   /// Activation order preferred by a project (package names).
   std::vector<std::string> preferredOrder;
+  /// A project's compiler settings; replaces the prefix's when set.
+  std::optional<ProjectSettings> project;
   bool useCache = true;
 };
 

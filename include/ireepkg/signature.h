@@ -25,7 +25,7 @@
 //                           signature[64] || trusted comment text.
 //
 // A key id is 8 random bytes, shown (as minisign shows it) as the
-// upper-case hex of its little-endian 64-bit value.
+// upper-case hex of its little-endian 64-bit value, without leading zeros.
 //
 // Verification checks, in order: the key id, the signature over the file,
 // and the global signature over the trusted comment. Every failure is an
@@ -50,14 +50,17 @@ inline constexpr size_t kKeyIdSize = 8;
 inline constexpr size_t kPublicKeySize = 32;
 inline constexpr size_t kSecretKeySize = 64; ///< Ed25519 seed + public key
 inline constexpr size_t kSignatureSize = 64;
-/// Longest comments minisign reads back (its line buffers, less the prefix).
+/// Longest comments ireepkg writes. minisign reads lines into 1024- and
+/// 8192-byte buffers with their prefixes; these lengths are tested against
+/// it.
 inline constexpr size_t kMaxUntrustedComment = 1000;
 inline constexpr size_t kMaxTrustedComment = 8000;
 
 using KeyId = std::array<uint8_t, kKeyIdSize>;
 using SignatureBytes = std::array<uint8_t, kSignatureSize>;
 
-/// "B2D0957CE2F0A4D7": the key id as minisign prints it.
+/// "B2D0957CE2F0A4D7": the key id as minisign prints it (upper-case hex of
+/// the little-endian value, no leading zeros: "A9B8AB30AD22616").
 std::string keyIdHex(const KeyId &id);
 
 //===----------------------------------------------------------------------===//
@@ -154,11 +157,9 @@ Expected<SecretKey> loadSecretKey(const std::string &path,
 
 /// A whole .key file, encrypted with `password` (fresh salt) or unencrypted
 /// when there is none. An empty comment means minisign's default.
-Expected<std::string>
-serializeSecretKey(const SecretKey &key,
-                   std::optional<std::string_view> password,
-                   KdfLimits limits = kMinisignKdfLimits,
-                   std::string_view comment = {});
+Expected<std::string> serializeSecretKey(
+    const SecretKey &key, std::optional<std::string_view> password,
+    KdfLimits limits = kMinisignKdfLimits, std::string_view comment = {});
 
 //===----------------------------------------------------------------------===//
 // Key pairs

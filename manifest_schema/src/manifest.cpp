@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "checker.h"
 #include "option_schema.h"
+#include "ireepkg/pipeline.h"
 
 #include <array>
 #include <set>
@@ -251,6 +252,18 @@ static void parseCompilerPlugin(Checker &checker, const json &value,
   r.finish();
 }
 
+/// Reports a pass pipeline that is not MLIR textual pipeline syntax at the
+/// pipeline's string value, with the column within the pipeline text.
+static void checkPipelineSyntax(Checker &checker, const std::string &pipeline,
+                                const std::string &ptr) {
+  auto parsed = parsePassPipeline(pipeline);
+  if (!parsed)
+    checker.error(ptr, "invalid pass pipeline: " + parsed.error().str(),
+                  "write MLIR's textual pass pipeline syntax, as in "
+                  "func.func(canonicalize,cse) or "
+                  "builtin.module(my-pass{key=value other='a b'})");
+}
+
 static void parseHook(Checker &checker, const json &value,
                       const std::string &ptr, Hook &out, bool &ok) {
   ObjectReader r(checker, value, ptr);
@@ -276,8 +289,10 @@ static void parseHook(Checker &checker, const json &value,
   case HookPoint::Preprocessing:
   case HookPoint::MlirPipeline:
     allowed = {"pipeline"};
-    if (auto p = r.string("pipeline", Need::Required))
+    if (auto p = r.string("pipeline", Need::Required)) {
       out.pipeline = *p;
+      checkPipelineSyntax(checker, *p, r.child("pipeline"));
+    }
     break;
   case HookPoint::ExecutablePreprocessing: {
     allowed = {"pipeline", "tool"};
@@ -291,8 +306,10 @@ static void parseHook(Checker &checker, const json &value,
       checker.error(ptr, "missing required field \"pipeline\" or \"tool\"",
                     "give a pass pipeline, or a tool in the package that "
                     "reads an executable on stdin and writes it to stdout");
-    if (p)
+    if (p) {
       out.pipeline = *p;
+      checkPipelineSyntax(checker, *p, r.child("pipeline"));
+    }
     if (t && checker.packagePath(*t, r.child("tool")))
       out.tool = *t;
     break;

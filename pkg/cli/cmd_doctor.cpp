@@ -1,11 +1,927 @@
-//===- cmd_doctor.cpp - `ireepkg doctor` (in progress) ---------------------------===//
-#include "command.h"
+//===- cmd_doctor.cpp - `ireepkg doctor` ----------------------------------===//
+//
+// Checks what a user of the prefix will run into:
+//
+//  1. the IREE tools (iree-compile, iree-run-module, iree-benchmark-module)
+//     on PATH, then in $VIRTUAL_ENV/bin, with their versions;
+//  2. every installed runtime plugin for the host, each loaded in a child
+//     process (ireepkg-plugin-probe, see pkg/probe/main.cpp) that drives it
+//     through IREE's executable plugin ABI. Crashes, hangs and exit() in a
+//     plugin end the child, never doctor; the child reports the stage it
+//     was in through a pipe, so a crash is blamed on the right call.
+//
+// What a plugin resolves is compared with its manifest's `imports`. Extra
+// imports can only be found by asking for them by name: each plugin is
+// asked for the imports the OTHER plugins of its package declare, and for
+// one name no plugin declares (a plugin that resolves anything is wrong).
+//
+// Environment: IREEPKG_PROBE (the probe binary; default: beside this
+// executable), IREEPKG_DOCTOR_TIMEOUT (seconds per plugin, default 30).
+//
+//===----------------------------------------------------------------------===//
+#include "output.h"
+
+#include "../src/state.h"
+#include "ireepkg/fatelf.h"
+#include "ireepkg/platform.h"
+#include "ireepkg/prefix.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
 
 namespace ireepkg::cli {
 
-int runDoctor(const Command &, const ParsedArgs &) {
-  printError("'doctor' is being written");
-  return kExitFailure;
+int printFailure(const Error &e, bool json);
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+constexpr double kToolTimeoutSeconds = 20;
+constexpr double kDefaultPluginTimeoutSeconds = 30;
+/// A name no plugin should resolve.
+constexpr const char *kUnknownImport = "ireepkg_doctor_unknown_import";
+constexpr const char *kToolNames[] = {"iree-compile", "iree-run-module",
+                                      "iree-benchmark-module"};
+
+//===----------------------------------------------------------------------===//
+// Child processes
+//===----------------------------------------------------------------------===//
+
+struct ChildResult {
+  enum class End { Exited, Signaled, TimedOut, NotStarted };
+  End end = End::NotStarted;
+  int exitCode = 0;
+  int signal = 0;
+  std::string out, err;
+  /// What the child wrote to descriptor 3 (the probe's stage lines).
+  std::string progress;
+  std::string startError;
+};
+
+/// A pipe whose ends are above the standard descriptors and 3 (so that the
+/// dup2 in the child never maps an fd onto itself) and close on exec.
+bool makePipe(int fds[2]) {
+  int raw[2];
+  if (::pipe(raw) != 0)
+    return false;
+  for (int i = 0; i < 2; ++i) {
+    fds[i] = ::fcntl(raw[i], F_DUPFD_CLOEXEC, 10);
+    ::close(raw[i]);
+  }
+  if (fds[0] < 0 || fds[1] < 0) {
+    if (fds[0] >= 0)
+      ::close(fds[0]);
+    if (fds[1] >= 0)
+      ::close(fds[1]);
+    return false;
+  }
+  return true;
+}
+
+/// Runs `argv` (argv[0] a path) with stdin from /dev/null, capturing stdout,
+/// stderr and, with `progressFd`, descriptor 3. The child gets its own
+/// process group; at `timeoutSeconds` the whole group is killed.
+ChildResult runChild(const std::vector<std::string> &argv,
+                     double timeoutSeconds, bool progressFd) {
+  ChildResult result;
+  constexpr size_t kMaxCapture = 1 << 20;
+  int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+  int pipeCount = progressFd ? 3 : 2;
+  for (int i = 0; i < pipeCount; ++i)
+    if (!makePipe(pipes[i])) {
+      result.startError = std::string("pipe: ") + std::strerror(errno);
+      for (int k = 0; k < i; ++k) {
+        ::close(pipes[k][0]);
+        ::close(pipes[k][1]);
+      }
+      return result;
+    }
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
+                                   O_RDONLY, 0);
+  for (int i = 0; i < pipeCount; ++i)
+    posix_spawn_file_actions_adddup2(&actions, pipes[i][1], i + 1);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD})
+    sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+                                      POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+  std::vector<char *> args;
+  for (const std::string &a : argv)
+    args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  for (int i = 0; i < pipeCount; ++i)
+    ::close(pipes[i][1]);
+  if (rc != 0) {
+    result.startError = argv[0] + ": " + std::strerror(rc);
+    for (int i = 0; i < pipeCount; ++i)
+      ::close(pipes[i][0]);
+    return result;
+  }
+
+  std::string *sinks[3] = {&result.out, &result.err, &result.progress};
+  std::vector<pollfd> open;
+  std::vector<std::string *> openSinks;
+  for (int i = 0; i < pipeCount; ++i) {
+    open.push_back({pipes[i][0], POLLIN, 0});
+    openSinks.push_back(sinks[i]);
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto deadline =
+      Clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
+  std::optional<Clock::time_point> exitedAt;
+  int status = 0;
+  bool exited = false;
+  for (;;) {
+    if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      exitedAt = Clock::now();
+    }
+    auto now = Clock::now();
+    // Descendants may keep the pipes open after the child itself is gone:
+    // give them a moment, then stop reading.
+    if (exited &&
+        (open.empty() || now - *exitedAt > std::chrono::milliseconds(500)))
+      break;
+    if (!exited && now >= deadline) {
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      result.end = ChildResult::End::TimedOut;
+      break;
+    }
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)
+            .count();
+    int wait = static_cast<int>(std::clamp<int64_t>(left, 1, 50));
+    int ready = ::poll(open.data(), open.size(), wait);
+    if (ready <= 0)
+      continue;
+    for (size_t i = 0; i < open.size();) {
+      if (!open[i].revents) {
+        ++i;
+        continue;
+      }
+      char buffer[16384];
+      ssize_t n = ::read(open[i].fd, buffer, sizeof buffer);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+        ++i;
+        continue;
+      }
+      if (n <= 0) {
+        ::close(open[i].fd);
+        open.erase(open.begin() + static_cast<ptrdiff_t>(i));
+        openSinks.erase(openSinks.begin() + static_cast<ptrdiff_t>(i));
+        continue;
+      }
+      std::string &sink = *openSinks[i];
+      if (sink.size() < kMaxCapture)
+        sink.append(buffer, std::min(static_cast<size_t>(n),
+                                     kMaxCapture - sink.size()));
+      ++i;
+    }
+  }
+  for (const pollfd &p : open)
+    ::close(p.fd);
+  // Whatever the child left running in its group goes with it.
+  ::kill(-pid, SIGKILL);
+  if (result.end == ChildResult::End::TimedOut)
+    return result;
+  if (WIFSIGNALED(status)) {
+    result.end = ChildResult::End::Signaled;
+    result.signal = WTERMSIG(status);
+  } else {
+    result.end = ChildResult::End::Exited;
+    result.exitCode = WEXITSTATUS(status);
+  }
+  return result;
+}
+
+/// "SIGSEGV", or "signal 42" for one without a well-known name.
+std::string signalName(int sig) {
+  static const std::map<int, const char *> names = {
+      {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},
+      {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},
+      {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"},
+      {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+      {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+      {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
+  };
+  auto it = names.find(sig);
+  return it != names.end() ? it->second : "signal " + std::to_string(sig);
+}
+
+std::string formatSeconds(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", seconds);
+  return buf;
+}
+
+/// JSON text that never throws on bytes that are not UTF-8 (paths, plugin
+/// strings, child output).
+std::string dumpJson(const json &j) {
+  return j.dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+//===----------------------------------------------------------------------===//
+// IREE tools
+//===----------------------------------------------------------------------===//
+
+bool isExecutableFile(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string absolutePath(const std::string &path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+/// First executable `name` on PATH, then in $VIRTUAL_ENV/bin.
+std::pair<std::string, std::string> findTool(const std::string &name) {
+  if (const char *path = std::getenv("PATH")) {
+    std::string dirs = path;
+    size_t start = 0;
+    while (start <= dirs.size()) {
+      size_t end = dirs.find(':', start);
+      if (end == std::string::npos)
+        end = dirs.size();
+      std::string dir = dirs.substr(start, end - start);
+      std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+      if (isExecutableFile(candidate))
+        return {absolutePath(candidate), "PATH"};
+      start = end + 1;
+    }
+  }
+  if (const char *venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
+    std::string candidate = std::string(venv) + "/bin/" + name;
+    if (isExecutableFile(candidate))
+      return {absolutePath(candidate), "VIRTUAL_ENV"};
+  }
+  return {};
+}
+
+std::string trim(std::string_view text) {
+  size_t b = text.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos)
+    return "";
+  size_t e = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(b, e - b + 1));
+}
+
+/// The first line of `text` containing `needle`, trimmed ("" if none).
+std::string lineContaining(const std::string &text, std::string_view needle) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(needle) != std::string::npos)
+      return trim(line);
+  return "";
+}
+
+/// The first non-empty line of `text`, trimmed.
+std::string firstLine(const std::string &text) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (!trim(line).empty())
+      return trim(line);
+  return "";
+}
+
+/// The Python distribution that installed a console script, e.g.
+/// "iree-base-runtime 3.13.0": its RECORD lists `../../../bin/<tool>`.
+std::string wheelOf(const std::string &toolPath) {
+  std::error_code ec;
+  fs::path bin = fs::path(toolPath).parent_path();
+  fs::path lib = bin.parent_path() / "lib";
+  if (!fs::is_directory(lib, ec))
+    return "";
+  const std::string entry =
+      "../../../bin/" + fs::path(toolPath).filename().string() + ",";
+  for (const auto &python : fs::directory_iterator(lib, ec)) {
+    if (python.path().filename().string().rfind("python", 0) != 0)
+      continue;
+    fs::path site = python.path() / "site-packages";
+    for (const auto &dist : fs::directory_iterator(site, ec)) {
+      std::string dir = dist.path().filename().string();
+      const std::string suffix = ".dist-info";
+      if (dir.size() <= suffix.size() ||
+          dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) != 0)
+        continue;
+      std::string lower = dir;
+      std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+      if (lower.rfind("iree", 0) != 0)
+        continue;
+      std::ifstream record(dist.path() / "RECORD");
+      std::string line;
+      while (std::getline(record, line)) {
+        if (line.rfind(entry, 0) != 0)
+          continue;
+        std::string stem = dir.substr(0, dir.size() - suffix.size());
+        size_t dash = stem.find('-');
+        std::string project = stem.substr(0, dash);
+        std::replace(project.begin(), project.end(), '_', '-');
+        return dash == std::string::npos
+                   ? project
+                   : project + " " + stem.substr(dash + 1);
+      }
+    }
+  }
+  return "";
+}
+
+json checkTool(const std::string &name) {
+  json j = {{"name", name}};
+  auto [path, source] = findTool(name);
+  if (path.empty()) {
+    j["found"] = false;
+    j["path"] = nullptr;
+    j["version"] = nullptr;
+    j["problem"] = "not found on PATH or in $VIRTUAL_ENV/bin";
+    return j;
+  }
+  j["found"] = true;
+  j["path"] = path;
+  j["source"] = source;
+  ChildResult r = runChild({path, "--version"}, kToolTimeoutSeconds, false);
+  std::string output = r.out + "\n" + r.err;
+  std::string version;
+  switch (r.end) {
+  case ChildResult::End::NotStarted:
+    j["problem"] = "cannot run it: " + r.startError;
+    break;
+  case ChildResult::End::TimedOut:
+    j["problem"] = "`" + name + " --version` did not finish within " +
+                   formatSeconds(kToolTimeoutSeconds) + " s (killed)";
+    break;
+  case ChildResult::End::Signaled:
+    j["problem"] =
+        "`" + name + " --version` was killed by " + signalName(r.signal);
+    break;
+  case ChildResult::End::Exited:
+    if (name == "iree-compile") {
+      version = lineContaining(output, "IREE compiler version");
+    } else if (r.exitCode == 0) {
+      version = lineContaining(output, "version");
+      if (version.empty())
+        version = firstLine(r.out);
+    }
+    break;
+  }
+  j["version"] = version.empty() ? "present" : version;
+  std::string wheel = wheelOf(path);
+  j["package"] = wheel.empty() ? json(nullptr) : json(wheel);
+  return j;
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime plugins
+//===----------------------------------------------------------------------===//
+
+struct PluginCheck {
+  std::string package, version, plugin, format;
+  std::string path;    ///< the installed library (absolute); "" if none
+  std::string image;   ///< for a FatELF file: the architecture extracted
+  std::string skipped; ///< why it was not checked ("" = checked)
+  std::vector<std::string> declared, probed;
+  std::vector<std::string> problems;
+  json probe = nullptr;   ///< the probe's report, when it finished
+  json process = nullptr; ///< how the probe process ended
+};
+
+/// The last stage the probe named before it ended ("" if none).
+std::string lastStage(const std::string &progress) {
+  std::string stage;
+  std::istringstream in(progress);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty())
+      stage = line;
+  return stage;
+}
+
+/// Where a crash or timeout happened, for messages.
+std::string stageText(const std::string &stage) {
+  static const std::map<std::string, std::string> names = {
+      {"dlopen", "while loading the library (dlopen)"},
+      {"query", "in iree_hal_executable_plugin_query"},
+      {"header", "while reading the plugin header"},
+      {"load", "in load"},
+      {"resolve", "in resolve"},
+      {"resolve-undeclared", "in resolve (asked for undeclared imports)"},
+      {"unload", "in unload"},
+      {"dlclose", "while unloading the library (dlclose)"},
+      {"report", "after the checks"},
+      {"done", "after the checks"},
+  };
+  auto it = names.find(stage);
+  return it != names.end() ? it->second : "before loading the library";
+}
+
+std::string str(const json &j, const char *key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::vector<std::string> strs(const json &j, const char *key) {
+  std::vector<std::string> out;
+  auto it = j.find(key);
+  if (it != j.end() && it->is_array())
+    for (const json &v : *it)
+      if (v.is_string())
+        out.push_back(v.get<std::string>());
+  return out;
+}
+
+bool isFalse(const json &j, const char *key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && !it->get<bool>();
+}
+
+uint64_t num(const json &j, const char *key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
+
+std::string hex32(uint64_t value) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08llx",
+                static_cast<unsigned long long>(value));
+  return buf;
+}
+
+/// Turns the probe's report into problems.
+void interpretReport(const json &report, PluginCheck &check) {
+  auto problem = [&](const std::string &text) {
+    check.problems.push_back(text);
+  };
+  std::string dlopen = str(report, "dlopen");
+  if (dlopen != "ok") {
+    problem("could not be loaded: " +
+            (dlopen.empty() ? std::string("dlopen failed") : dlopen));
+    return;
+  }
+  std::string query = str(report, "query");
+  if (query == "missing symbol") {
+    problem("does not export iree_hal_executable_plugin_query");
+    return;
+  }
+  if (query == "returned null") {
+    problem("iree_hal_executable_plugin_query returned NULL for ABI "
+            "version 0.1");
+    return;
+  }
+  std::string interface = str(report, "interface");
+  if (interface == "NULL header") {
+    problem("the plugin interface has a NULL header");
+    return;
+  }
+  if (isFalse(report, "version_ok"))
+    problem("ABI version mismatch: the plugin declares version " +
+            hex32(num(report, "version")) + "; IREE's runtime supports " +
+            hex32(num(report, "host_version")) + " (v0.1)");
+  if (isFalse(report, "features_ok"))
+    problem("declares the FULL_STATUS feature, which IREE runtimes built "
+            "without full status support (such as the released tools) "
+            "refuse");
+  if (isFalse(report, "sanitizer_ok")) {
+    std::string sanitizer = str(report, "sanitizer");
+    if (sanitizer == "address" || sanitizer == "thread")
+      problem("sanitizer mismatch: the plugin was built with the " + sanitizer +
+              " sanitizer and the runtime with " +
+              str(report, "host_sanitizer"));
+    else
+      problem("sanitizer mismatch: the plugin was built with the " + sanitizer +
+              " sanitizer, which IREE's runtime never accepts");
+  }
+  if (!interface.empty() && interface != "ok")
+    problem("the plugin interface has a " + interface);
+  std::vector<std::string> features = strs(report, "features");
+  if (check.format == "embedded-elf" && report.contains("features") &&
+      report["features"].is_array() &&
+      std::find(features.begin(), features.end(), "STANDALONE") ==
+          features.end())
+    problem("embedded-elf plugin does not declare the STANDALONE feature, "
+            "which IREE's embedded-ELF loader requires");
+
+  std::string load = str(report, "load");
+  bool loaded = load == "ok";
+  if (!loaded && load != "not attempted" && !load.empty())
+    problem("load failed: " + load);
+  if (loaded) {
+    std::vector<std::string> missing = strs(report, "missing_required");
+    for (const std::string &name : missing)
+      problem("does not resolve declared import \"" + name + "\"");
+    std::string resolve = str(report, "resolve");
+    if (!check.declared.empty()) {
+      if (missing.empty() && resolve != "ok")
+        problem("resolve returned " + resolve +
+                " although every declared import was resolved");
+      else if (!missing.empty() && resolve == "ok")
+        problem("resolve returned OK although declared imports are missing "
+                "(the ABI requires NOT_FOUND)");
+      else if (!missing.empty() && resolve != "NOT_FOUND")
+        problem("resolve failed: " + resolve);
+    }
+    for (const std::string &name : strs(report, "undeclared_resolved"))
+      problem("resolves \"" + name + "\", which its manifest does not declare");
+    std::string dlclose = str(report, "dlclose");
+    if (!dlclose.empty() && dlclose != "ok")
+      problem("dlclose failed: " + dlclose);
+  }
+  uint64_t leaked = num(report, "leaked_allocations");
+  if (leaked > 0)
+    problem("leaked " + std::to_string(leaked) +
+            (leaked == 1 ? " allocation (" : " allocations (") +
+            std::to_string(num(report, "leaked_bytes")) + " bytes) " +
+            (loaded ? "after unload" : "after its failed load"));
+  for (const std::string &text : strs(report, "allocator_errors"))
+    problem("misused the host allocator: " + text);
+}
+
+/// Reads a whole file; nullopt if it cannot.
+std::optional<std::string> readWholeFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return std::nullopt;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad())
+    return std::nullopt;
+  return buffer.str();
+}
+
+/// Writes `bytes` to a new temporary file; "" on failure.
+std::string writeTempFile(std::string_view bytes, std::string &error) {
+  const char *tmp = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/ireepkg-doctor-XXXXXX.so";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  int fd = ::mkstemps(name.data(), 3);
+  if (fd < 0) {
+    error = pattern + ": " + std::strerror(errno);
+    return "";
+  }
+  const char *p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      error = std::string(name.data()) + ": " + std::strerror(errno);
+      ::close(fd);
+      ::unlink(name.data());
+      return "";
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return name.data();
+}
+
+/// Runs the probe on one plugin and records what it found.
+void probePlugin(PluginCheck &check, const RuntimePlugin &plugin,
+                 const std::string &probe, double timeoutSeconds) {
+  std::string library = check.path;
+  std::string temporary;
+  if (plugin.format == RuntimeFormat::EmbeddedElf) {
+    auto data = readWholeFile(check.path);
+    if (!data) {
+      check.problems.push_back("cannot read the library " + check.path);
+      return;
+    }
+    if (fatelf::isFatElf(*data)) {
+      Arch host = hostPlatform().arch;
+      auto records = fatelf::parse(*data, check.path);
+      if (!records) {
+        check.problems.push_back("invalid FatELF file: " +
+                                 records.error().message);
+        return;
+      }
+      auto record = fatelf::select(*records, host, check.path);
+      if (!record) {
+        check.problems.push_back(record.error().message);
+        return;
+      }
+      std::string error;
+      temporary = writeTempFile(
+          std::string_view(*data).substr(record->offset, record->size), error);
+      if (temporary.empty()) {
+        check.problems.push_back("cannot extract the " +
+                                 std::string(archName(host)) +
+                                 " image: " + error);
+        return;
+      }
+      check.image = std::string(archName(host));
+      library = temporary;
+    }
+  }
+
+  std::vector<std::string> argv = {probe, library, "--progress-fd", "3"};
+  for (const std::string &name : check.declared)
+    argv.insert(argv.end(), {"--import", name});
+  for (const std::string &name : check.probed)
+    argv.insert(argv.end(), {"--probe-import", name});
+  for (const auto &[key, value] : plugin.parameters)
+    argv.insert(argv.end(), {"--param", key + "=" + value});
+  ChildResult r = runChild(argv, timeoutSeconds, true);
+  if (!temporary.empty())
+    ::unlink(temporary.c_str());
+
+  std::string stage = lastStage(r.progress);
+  std::string where = stageText(stage);
+  std::string tail =
+      r.err.size() > 4000 ? r.err.substr(r.err.size() - 4000) : r.err;
+  check.process = {{"stage", stage.empty() ? json(nullptr) : json(stage)},
+                   {"stderr", tail}};
+  switch (r.end) {
+  case ChildResult::End::NotStarted:
+    check.process["end"] = "not started";
+    check.problems.push_back("could not be checked: cannot run the plugin "
+                             "probe: " +
+                             r.startError);
+    return;
+  case ChildResult::End::TimedOut:
+    check.process["end"] = "timed out";
+    check.process["timeout_seconds"] = timeoutSeconds;
+    check.problems.push_back("timed out " + where + " after " +
+                             formatSeconds(timeoutSeconds) + " s (killed)");
+    return;
+  case ChildResult::End::Signaled:
+    check.process["end"] = "signaled";
+    check.process["signal"] = r.signal;
+    check.process["signal_name"] = signalName(r.signal);
+    check.problems.push_back("crashed " + where + ": killed by " +
+                             signalName(r.signal) + " (signal " +
+                             std::to_string(r.signal) + ")");
+    return;
+  case ChildResult::End::Exited:
+    check.process["end"] = "exited";
+    check.process["exit_code"] = r.exitCode;
+    break;
+  }
+  json report = json::parse(r.out, nullptr, false);
+  bool finished = stage == "done" || stage == "report";
+  if (!finished || report.is_discarded() || !report.is_object()) {
+    check.problems.push_back("the probe exited with status " +
+                             std::to_string(r.exitCode) + " " + where +
+                             " without a report (did the plugin call exit()?)");
+    return;
+  }
+  check.probe = report;
+  interpretReport(report, check);
+}
+
+/// The probe binary: $IREEPKG_PROBE, else beside this executable.
+std::string findProbe() {
+  if (const char *env = std::getenv("IREEPKG_PROBE"); env && *env)
+    return absolutePath(env);
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    return "ireepkg-plugin-probe";
+  self[n] = '\0';
+  return (fs::path(self).parent_path() / "ireepkg-plugin-probe").string();
+}
+
+/// IREEPKG_DOCTOR_TIMEOUT, seconds per plugin.
+double pluginTimeout() {
+  const char *env = std::getenv("IREEPKG_DOCTOR_TIMEOUT");
+  if (!env || !*env)
+    return kDefaultPluginTimeoutSeconds;
+  char *end = nullptr;
+  double value = std::strtod(env, &end);
+  if (*end || !std::isfinite(value) || value <= 0 || value > 86400) {
+    printWarning(std::string("IREEPKG_DOCTOR_TIMEOUT=\"") + env +
+                 "\" is not a number of seconds; using " +
+                 formatSeconds(kDefaultPluginTimeoutSeconds));
+    return kDefaultPluginTimeoutSeconds;
+  }
+  return value;
+}
+
+json checkToJson(const PluginCheck &c) {
+  json j;
+  j["package"] = c.package;
+  j["version"] = c.version;
+  j["plugin"] = c.plugin.empty() ? json(nullptr) : json(c.plugin);
+  j["format"] = c.format.empty() ? json(nullptr) : json(c.format);
+  j["path"] = c.path.empty() ? json(nullptr) : json(c.path);
+  if (!c.image.empty())
+    j["fatelf_image"] = c.image;
+  j["ok"] = c.problems.empty();
+  j["skipped"] = c.skipped.empty() ? json(nullptr) : json(c.skipped);
+  j["problems"] = c.problems;
+  j["imports"] = c.declared;
+  j["undeclared_checked"] = c.probed;
+  j["probe"] = c.probe;
+  j["process"] = c.process;
+  return j;
+}
+
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string out;
+  for (const std::string &n : names)
+    out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+} // namespace
+
+int runDoctor(const Command &, const ParsedArgs &args) {
+  auto prefix = choosePrefix(args);
+  if (!prefix)
+    return kExitUsage;
+  bool jsonOutput = args.flag("json");
+  CliReporter reporter(jsonOutput);
+  auto state = readInstalledState(prefix->path, reporter);
+  if (!state)
+    return printFailure(state.error(), jsonOutput);
+
+  json tools = json::array();
+  for (const char *name : kToolNames)
+    tools.push_back(checkTool(name));
+
+  Platform host = hostPlatform();
+  Platform platform = state->platform.empty()
+                          ? host
+                          : Platform::parse(state->platform).value_or(host);
+  std::string probe = findProbe();
+  bool probeFound = isExecutableFile(probe);
+  double timeout = pluginTimeout();
+
+  std::vector<PluginCheck> checks;
+  for (const InstalledPackage &package : state->packages) {
+    auto manifest = readInstalledManifest(prefix->path, package, reporter);
+    if (!manifest) {
+      PluginCheck c;
+      c.package = package.name;
+      c.version = package.version.str();
+      c.problems.push_back("cannot read the installed manifest: " +
+                           manifest.error().message);
+      checks.push_back(std::move(c));
+      continue;
+    }
+    std::string dir = packageDir(prefix->path, package.name, package.version);
+    for (const RuntimePlugin &plugin : manifest->runtimePlugins) {
+      PluginCheck c;
+      c.package = package.name;
+      c.version = package.version.str();
+      c.plugin = plugin.name;
+      c.format = std::string(runtimeFormatName(plugin.format));
+      c.declared = plugin.imports;
+      std::sort(c.declared.begin(), c.declared.end());
+      std::set<std::string> others = {kUnknownImport};
+      for (const RuntimePlugin &other : manifest->runtimePlugins)
+        for (const std::string &name : other.imports)
+          others.insert(name);
+      for (const std::string &name : others)
+        if (!std::binary_search(c.declared.begin(), c.declared.end(), name))
+          c.probed.push_back(name);
+      bool embedded = false;
+      std::string rel = runtimeLibraryFor(plugin, platform, embedded);
+      if (!rel.empty())
+        c.path = dir + "/" + rel;
+      if (platform != host) {
+        c.skipped = "the prefix targets " + platform.str() +
+                    "; only plugins for this host (" + host.str() +
+                    ") can be loaded";
+      } else if (rel.empty()) {
+        c.skipped = "no build for " + platform.str();
+      } else if (!fs::exists(fs::path(c.path))) {
+        c.problems.push_back("the library " + rel +
+                             " is missing from the installed package");
+      } else if (!probeFound) {
+        c.problems.push_back("could not be checked: the plugin probe " + probe +
+                             " was not found (set IREEPKG_PROBE)");
+      } else {
+        probePlugin(c, plugin, probe, timeout);
+      }
+      checks.push_back(std::move(c));
+    }
+  }
+
+  size_t failed = 0, skipped = 0;
+  for (const PluginCheck &c : checks) {
+    if (!c.problems.empty())
+      ++failed;
+    else if (!c.skipped.empty())
+      ++skipped;
+  }
+  bool ok = failed == 0;
+
+  if (jsonOutput) {
+    json plugins = json::array();
+    for (const PluginCheck &c : checks)
+      plugins.push_back(checkToJson(c));
+    json out = {{"prefix", prefix->path},     {"platform", platform.str()},
+                {"host", host.str()},         {"probe_path", probe},
+                {"timeout_seconds", timeout}, {"tools", tools},
+                {"plugins", plugins},         {"ok", ok}};
+    std::printf("%s\n", dumpJson(out).c_str());
+    return ok ? kExitOk : kExitFailure;
+  }
+
+  std::string text = "IREE tools:\n";
+  size_t width = 0;
+  for (const char *name : kToolNames)
+    width = std::max(width, std::strlen(name));
+  for (const json &t : tools) {
+    std::string name = str(t, "name");
+    std::string line = "  " + name + std::string(width + 2 - name.size(), ' ');
+    if (!t.value("found", false)) {
+      line += str(t, "problem");
+    } else {
+      line += str(t, "path") + " — " + str(t, "version");
+      if (std::string wheel = str(t, "package"); !wheel.empty())
+        line += " (" + wheel + ")";
+      if (std::string problem = str(t, "problem"); !problem.empty())
+        line += "; " + problem;
+    }
+    text += line + "\n";
+  }
+  text +=
+      "\nRuntime plugins in " + prefix->path + " (" + platform.str() + "):\n";
+  if (checks.empty())
+    text += "  none installed\n";
+  for (const PluginCheck &c : checks) {
+    std::string who = c.package + " " + c.version;
+    if (!c.plugin.empty())
+      who += " " + c.plugin + " (" + c.format + ")";
+    if (!c.problems.empty()) {
+      for (const std::string &problem : c.problems)
+        text += "FAIL  " + who + ": " + problem + "\n";
+    } else if (!c.skipped.empty()) {
+      text += "skip  " + who + " — " + c.skipped + "\n";
+    } else {
+      text += "ok    " + who + " — " +
+              (c.declared.empty() ? std::string("no imports declared")
+                                  : "resolves " + joinNames(c.declared)) +
+              "\n";
+    }
+  }
+  if (!checks.empty()) {
+    size_t checked = checks.size() - skipped;
+    text += "\n" + std::to_string(checked) +
+            (checked == 1 ? " plugin" : " plugins") +
+            " checked: " + std::to_string(checked - failed) + " ok, " +
+            std::to_string(failed) + " with problems";
+    if (skipped)
+      text += ", " + std::to_string(skipped) + " skipped";
+    text += "\n";
+    if (checked > 0)
+      text += "Undeclared imports are found by name only: each plugin was "
+              "asked for the imports the other plugins of its package "
+              "declare and for \"" +
+              std::string(kUnknownImport) + "\".\n";
+  }
+  std::fputs(text.c_str(), stdout);
+  return ok ? kExitOk : kExitFailure;
 }
 
 } // namespace ireepkg::cli

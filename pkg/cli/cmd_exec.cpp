@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
+#include "ireepkg/compiler_config.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -66,6 +68,10 @@ ToolKind classify(const std::string &tool) {
 
 } // namespace
 
+Expected<CompilerConfig> prefixCompilerConfig(const PrefixLocation &prefix,
+                                              CompilerConfigRequest request,
+                                              Reporter &reporter);
+
 int runExec(const Command &, const ParsedArgs &args) {
   if (args.passthrough.empty()) {
     printError("'exec' needs a tool to run after --",
@@ -77,13 +83,6 @@ int runExec(const Command &, const ParsedArgs &args) {
     return kExitUsage;
   const std::string &tool = args.passthrough[0];
   ToolKind kind = classify(tool);
-  if (kind == ToolKind::Mlir) {
-    printError("'" + tool + "' is an MLIR tool; ireepkg exec supports IREE "
-               "runtime tools and iree-compile / iree-opt",
-               "run MLIR tools with the flags of `ireepkg flags compiler "
-               "--tool mlir-opt`");
-    return kExitUsage;
-  }
   std::string flagfile = prefix->path + "/state/" +
                          (kind == ToolKind::Compiler ? "compiler.flags"
                                                      : "runtime.flags");
@@ -104,7 +103,37 @@ int runExec(const Command &, const ParsedArgs &args) {
                "iree-base-compiler) or activate their virtual environment");
     return kExitFailure;
   }
-  std::vector<std::string> argv = {tool, "--flagfile=" + flagfile};
+  std::vector<std::string> argv = {tool};
+  if (kind == ToolKind::Runtime) {
+    argv.push_back("--flagfile=" + flagfile);
+  } else {
+    // Compiler tools: the configuration is checked (option values, hook
+    // conflicts, what this compiler can load) before the compiler runs.
+    CompilerConfigRequest request;
+    request.tool = kind == ToolKind::Mlir ? CompilerTool::MlirOpt
+                   : parseCompilerTool(tool).value_or(CompilerTool::IreeCompile);
+    if (kind == ToolKind::Compiler)
+      if (auto caps = probeCompiler(resolved))
+        request.compiler = *caps;
+    CliReporter reporter;
+    auto config = prefixCompilerConfig(*prefix, request, reporter);
+    if (!config) {
+      printError(config.error());
+      return kExitFailure;
+    }
+    if (kind == ToolKind::Mlir) {
+      // MLIR tools take the flags as arguments.
+      for (const CompilerFlag &f : config->flags)
+        argv.push_back(f.text());
+    } else {
+      // IREE's compiler tools read the prefix's flagfile; what only a known
+      // compiler allows (dynamically loaded plugins) follows it.
+      argv.push_back("--flagfile=" + flagfile);
+      for (const CompilerFlag &f : config->flags)
+        if (f.name == "iree-load-plugin")
+          argv.push_back(f.text());
+    }
+  }
   argv.insert(argv.end(), args.passthrough.begin() + 1, args.passthrough.end());
   std::vector<char *> cargv;
   for (std::string &a : argv)

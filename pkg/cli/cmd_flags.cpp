@@ -1,11 +1,243 @@
-//===- cmd_flags.cpp - `ireepkg flags` (in progress) ---------------------------===//
-#include "command.h"
+//===- cmd_flags.cpp - `ireepkg flags runtime|compiler` ------------------===//
+//
+// `flags runtime` goes through libireepkg_runtime, the discovery library
+// applications use (one mapped index, nothing parsed or scanned), so what
+// the CLI prints is what embedders get. `flags compiler` builds the
+// compiler configuration from the installed manifests and plugins.json.
+//
+//===----------------------------------------------------------------------===//
+#include "output.h"
+
+#include "ireepkg/compiler_config.h"
+#include "ireepkg/runtime.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace ireepkg::cli {
 
-int runFlags(const Command &, const ParsedArgs &) {
-  printError("'flags' is being written");
-  return kExitFailure;
+int printFailure(const Error &e, bool json);
+
+namespace {
+
+int runtimeFlags(const ParsedArgs &args, const PrefixLocation &prefix,
+                 const std::string &format) {
+  ireepkg_runtime_error_t *error = nullptr;
+  ireepkg_runtime_index_t *index = nullptr;
+  auto fail = [&](ireepkg_runtime_error_t *e) {
+    printError(ireepkg_runtime_error_message(e),
+               ireepkg_runtime_error_hint(e) ? ireepkg_runtime_error_hint(e)
+                                             : "");
+    ireepkg_runtime_free_error(e);
+    return kExitFailure;
+  };
+  if (ireepkg_runtime_open(prefix.path.c_str(), 0, &index, &error) !=
+      IREEPKG_RUNTIME_OK)
+    return fail(error);
+  std::string target = args.value("platform").value_or("host");
+  ireepkg_runtime_plugin_list_t *list = nullptr;
+  uint32_t flags = args.flag("check-files") ? IREEPKG_RUNTIME_LIST_CHECK_FILES : 0;
+  if (ireepkg_runtime_list_plugins(index, target.c_str(), flags, &list,
+                                   &error) != IREEPKG_RUNTIME_OK) {
+    ireepkg_runtime_close(index);
+    return fail(error);
+  }
+  int rc = kExitOk;
+  if (format == "json") {
+    nlohmann::json plugins = nlohmann::json::array(),
+                   skipped = nlohmann::json::array();
+    auto describe = [](const ireepkg_runtime_plugin_t &p) {
+      nlohmann::json j = {{"name", p.name},
+                          {"package", p.package},
+                          {"version", p.package_version},
+                          {"format", p.format}};
+      if (p.path) {
+        j["library_key"] = p.library_key;
+        j["path"] = p.path;
+        j["spec"] = p.spec;
+      }
+      j["imports"] = nlohmann::json::array();
+      for (size_t i = 0; i < p.import_count; ++i)
+        j["imports"].push_back(p.imports[i]);
+      j["parameters"] = nlohmann::json::object();
+      for (size_t i = 0; i < p.parameter_count; ++i)
+        j["parameters"][p.parameters[i].key] = p.parameters[i].value;
+      return j;
+    };
+    nlohmann::json flagList = nlohmann::json::array();
+    for (size_t i = 0; i < list->count; ++i) {
+      plugins.push_back(describe(list->plugins[i]));
+      flagList.push_back(std::string("--executable_plugin=") +
+                         list->plugins[i].spec);
+    }
+    for (size_t i = 0; i < list->skipped_count; ++i)
+      skipped.push_back(describe(list->skipped[i]));
+    std::printf("%s\n", nlohmann::json({{"prefix", list->prefix},
+                                        {"platform", list->target_platform},
+                                        {"flags", flagList},
+                                        {"plugins", plugins},
+                                        {"skipped", skipped}})
+                            .dump(2)
+                            .c_str());
+  } else {
+    char *text = nullptr;
+    size_t size = 0;
+    if (ireepkg_runtime_format_flags(list,
+                                     format == "flagfile"
+                                         ? IREEPKG_RUNTIME_FLAGS_FLAGFILE
+                                         : IREEPKG_RUNTIME_FLAGS_LINES,
+                                     &text, &size, &error) != IREEPKG_RUNTIME_OK)
+      rc = fail(error);
+    else
+      std::fwrite(text, 1, size, stdout);
+    ireepkg_runtime_free_string(text);
+  }
+  ireepkg_runtime_free_plugin_list(list);
+  ireepkg_runtime_close(index);
+  return rc;
+}
+
+/// PATH, then the active virtual environment.
+std::string findOnPath(const std::string &tool) {
+  std::vector<std::string> dirs;
+  if (const char *path = std::getenv("PATH")) {
+    std::string p = path;
+    for (size_t start = 0; start <= p.size();) {
+      size_t colon = p.find(':', start);
+      dirs.push_back(p.substr(start, colon == std::string::npos
+                                          ? std::string::npos
+                                          : colon - start));
+      if (colon == std::string::npos)
+        break;
+      start = colon + 1;
+    }
+  }
+  if (const char *venv = std::getenv("VIRTUAL_ENV"); venv && *venv)
+    dirs.push_back(std::string(venv) + "/bin");
+  for (const std::string &d : dirs) {
+    std::string cand = (d.empty() ? "." : d) + "/" + tool;
+    if (::access(cand.c_str(), X_OK) == 0)
+      return cand;
+  }
+  return {};
+}
+
+} // namespace
+
+/// The compiler configuration of a prefix (shared with `exec`).
+Expected<CompilerConfig> prefixCompilerConfig(const PrefixLocation &prefix,
+                                              CompilerConfigRequest request,
+                                              Reporter &reporter) {
+  auto state = readInstalledState(prefix.path, reporter);
+  if (!state)
+    return Unexpected(state.error());
+  std::vector<Manifest> manifests;
+  manifests.reserve(state->packages.size());
+  for (const InstalledPackage &p : state->packages) {
+    auto m = readInstalledManifest(prefix.path, p, reporter);
+    if (!m)
+      return Unexpected(m.error());
+    manifests.push_back(std::move(*m));
+  }
+  std::vector<ActivatedPackage> active;
+  for (size_t i = 0; i < state->packages.size(); ++i)
+    active.push_back({state->packages[i].name, state->packages[i].version,
+                      packageDir(prefix.path, state->packages[i].name,
+                                 state->packages[i].version),
+                      &manifests[i]});
+  if (!state->platform.empty())
+    if (auto p = Platform::parse(state->platform))
+      request.platform = *p;
+  request.projectValues = state->project.values;
+  request.choose = state->project.choose;
+  // The compiler is probed only when a package needs it (iree-dynamic).
+  bool needsCompiler = false;
+  for (const Manifest &m : manifests)
+    for (const CompilerPlugin &cp : m.compilerPlugins)
+      needsCompiler |= cp.kind == CompilerPluginKind::IreeDynamic;
+  if (needsCompiler && !request.compiler.known &&
+      request.tool != CompilerTool::MlirOpt) {
+    std::string tool = findOnPath(std::string(compilerToolName(request.tool)));
+    if (!tool.empty())
+      if (auto caps = probeCompiler(tool))
+        request.compiler = *caps;
+  }
+  return buildCompilerConfig(active, request);
+}
+
+int runFlags(const Command &, const ParsedArgs &args) {
+  const std::string &which = args.positional[0];
+  std::string format = args.value("format").value_or("args");
+  if (format != "args" && format != "flagfile" && format != "json") {
+    printError("unknown format '" + format + "'" +
+                   didYouMean(format, std::vector<std::string_view>{
+                                          "args", "flagfile", "json"}),
+               "formats are args, flagfile and json");
+    return kExitUsage;
+  }
+  if (which != "runtime" && which != "compiler") {
+    printError("'flags' takes runtime or compiler, not '" + which + "'" +
+                   didYouMean(which, std::vector<std::string_view>{
+                                         "runtime", "compiler"}));
+    return kExitUsage;
+  }
+  auto prefix = choosePrefix(args);
+  if (!prefix)
+    return kExitUsage;
+  if (which == "runtime") {
+    if (args.value("tool")) {
+      printError("--tool applies to 'flags compiler'");
+      return kExitUsage;
+    }
+    return runtimeFlags(args, *prefix, format);
+  }
+  CompilerConfigRequest request;
+  if (auto tool = args.value("tool")) {
+    auto t = parseCompilerTool(*tool);
+    if (!t) {
+      printError("unknown tool '" + *tool + "'",
+                 "tools are iree-compile, iree-opt and mlir-opt");
+      return kExitUsage;
+    }
+    request.tool = *t;
+  }
+  for (const std::string &set : args.all("set")) {
+    size_t eq = set.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      printError("--set takes flag=value, not '" + set + "'");
+      return kExitUsage;
+    }
+    request.sets.emplace_back(set.substr(0, eq), set.substr(eq + 1));
+  }
+  CliReporter reporter(format == "json");
+  auto config = prefixCompilerConfig(*prefix, request, reporter);
+  if (!config)
+    return printFailure(config.error(), format == "json");
+  for (const Diagnostic &d : config->notes)
+    reporter.warning(d);
+  if (format == "json") {
+    nlohmann::json flags = nlohmann::json::array();
+    for (const CompilerFlag &f : config->flags)
+      flags.push_back({{"flag", f.text()},
+                       {"package", f.package},
+                       {"global", f.global}});
+    std::printf("%s\n", nlohmann::json({{"prefix", prefix->path},
+                                        {"tool", std::string(compilerToolName(
+                                                     request.tool))},
+                                        {"flags", flags}})
+                            .dump(2)
+                            .c_str());
+    return kExitOk;
+  }
+  if (format == "flagfile")
+    std::printf("# %s flags for the ireepkg prefix %s\n",
+                std::string(compilerToolName(request.tool)).c_str(),
+                prefix->path.c_str());
+  for (const CompilerFlag &f : config->flags)
+    std::printf("%s\n", f.text().c_str());
+  return kExitOk;
 }
 
 } // namespace ireepkg::cli

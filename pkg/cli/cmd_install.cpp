@@ -86,8 +86,14 @@ int runInstall(const Command &, const ParsedArgs &args) {
       printError(makeError(ErrorCode::Invalid, diags).error());
       return kExitFailure;
     }
-    for (const ProjectPlugin &p : project.plugins)
+    ProjectSettings settings;
+    for (const ProjectPlugin &p : project.plugins) {
       options.preferredOrder.push_back(p.name);
+      if (!p.options.empty())
+        settings.values[p.name] = p.options;
+    }
+    settings.choose = project.choose;
+    options.project = settings;
   }
   bool json = args.flag("json"), quiet = args.flag("quiet");
   CliReporter reporter(quiet || json);

@@ -86,8 +86,7 @@ int runKeyGenerate(const Command &self, const ParsedArgs &args) {
     printError(paths.error());
     return kExitFailure;
   }
-  std::printf("wrote %s: public key %s (key id %s)\n",
-              paths->publicKey.c_str(),
+  std::printf("wrote %s: public key %s (key id %s)\n", paths->publicKey.c_str(),
               publicKeyBase64(pair.publicKey).c_str(),
               keyIdHex(pair.publicKey).c_str());
   std::printf("wrote %s: secret key, %s\n", paths->secretKey.c_str(),
@@ -137,8 +136,8 @@ int runSign(const Command &self, const ParsedArgs &args) {
     SignOptions options;
     options.trustedComment =
         trusted ? *trusted
-                : defaultTrustedComment(file,
-                                        static_cast<int64_t>(std::time(nullptr)));
+                : defaultTrustedComment(
+                      file, static_cast<int64_t>(std::time(nullptr)));
     auto sig = signFile(*key, file, options);
     const std::string sigPath = file + ".minisig";
     Status written = sig ? writeSignatureFile(*sig, sigPath)
@@ -166,20 +165,21 @@ int runSignatureVerify(const Command &self, const ParsedArgs &args) {
   auto key = loadPublicKey(*keyText);
   if (!key)
     return printFailure(key.error(), json);
-  const std::string sigPath = args.value("signature").value_or(file + ".minisig");
+  const std::string sigPath =
+      args.value("signature").value_or(file + ".minisig");
   auto verified = verifyFile(*key, file, sigPath);
   if (!verified)
     return printFailure(verified.error(), json);
   if (json) {
-    std::printf("%s\n", nlohmann::json({{"ok", true},
-                                        {"file", file},
-                                        {"signature", sigPath},
-                                        {"key_id", keyIdHex(verified->keyId)},
-                                        {"prehashed", verified->prehashed},
-                                        {"trusted_comment",
-                                         verified->trustedComment}})
-                            .dump(2)
-                            .c_str());
+    std::printf("%s\n",
+                nlohmann::json({{"ok", true},
+                                {"file", file},
+                                {"signature", sigPath},
+                                {"key_id", keyIdHex(verified->keyId)},
+                                {"prehashed", verified->prehashed},
+                                {"trusted_comment", verified->trustedComment}})
+                    .dump(2)
+                    .c_str());
     return kExitOk;
   }
   std::printf("signature ok: %s (key id %s%s)\n", file.c_str(),

@@ -267,7 +267,12 @@ const std::vector<Command> &commandTable() {
             "the target (default: the host); runtime only"},
            {"tool", 0, "TOOL",
             "compiler only: iree-compile (default), iree-opt or mlir-opt"},
-           {"check-files", 0, "", "fail if a listed file is missing"},
+           {"set", 0, "FLAG=VALUE",
+            "compiler only: set a plugin option (checked against its "
+            "schema)",
+            true},
+           {"check-files", 0, "", "runtime only: fail if a listed file is "
+                                  "missing"},
            kPrefix},
           {"ireepkg flags runtime", "ireepkg flags runtime --format json",
            "ireepkg flags runtime --platform linux-aarch64"},

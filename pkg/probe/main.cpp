@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -329,9 +330,9 @@ public:
   }
 
 private:
-  static status_t
-  ctl(void *self, ireepkg_hal_executable_plugin_allocator_command_t command,
-      const void *params, void **inout_ptr) {
+  static status_t ctl(void *self,
+                      ireepkg_hal_executable_plugin_allocator_command_t command,
+                      const void *params, void **inout_ptr) {
     return static_cast<TrackingAllocator *>(self)->control(command, params,
                                                            inout_ptr);
   }
@@ -353,9 +354,8 @@ private:
       error("allocator called with a NULL pointer argument");
       return code(IREEPKG_HAL_EXECUTABLE_PLUGIN_STATUS_INVALID_ARGUMENT);
     }
-    const auto *alloc =
-        static_cast<const ireepkg_hal_executable_plugin_allocator_alloc_params_t
-                        *>(params);
+    const auto *alloc = static_cast<
+        const ireepkg_hal_executable_plugin_allocator_alloc_params_t *>(params);
     switch (command) {
     case IREEPKG_HAL_EXECUTABLE_PLUGIN_ALLOCATOR_COMMAND_MALLOC:
     case IREEPKG_HAL_EXECUTABLE_PLUGIN_ALLOCATOR_COMMAND_CALLOC: {
@@ -453,8 +453,7 @@ Resolution resolveAll(const ireepkg_hal_executable_plugin_v0_t *plugin,
   for (size_t i = 0; i < names.size(); ++i) {
     if (fns[i])
       out.resolved.push_back(names[i]);
-    else if (ireepkg_hal_executable_plugin_import_is_optional(
-                 names[i].c_str()))
+    else if (ireepkg_hal_executable_plugin_import_is_optional(names[i].c_str()))
       out.optionalMissing.push_back(names[i]);
     else
       out.missingRequired.push_back(names[i]);
@@ -591,8 +590,7 @@ void probe(const Options &options, Report &report,
 
   enterStage("query");
   ::dlerror();
-  void *symbol =
-      ::dlsym(library, IREEPKG_HAL_EXECUTABLE_PLUGIN_EXPORT_NAME);
+  void *symbol = ::dlsym(library, IREEPKG_HAL_EXECUTABLE_PLUGIN_EXPORT_NAME);
   if (!symbol) {
     report.string("query", "missing symbol");
     return;
@@ -616,8 +614,9 @@ void probe(const Options &options, Report &report,
     return;
   }
   report.number("version", header->version);
-  bool versionOk = header->version >= IREEPKG_HAL_EXECUTABLE_PLUGIN_VERSION_0_1 &&
-                   header->version <= hostVersion;
+  bool versionOk =
+      header->version >= IREEPKG_HAL_EXECUTABLE_PLUGIN_VERSION_0_1 &&
+      header->version <= hostVersion;
   report.boolean("version_ok", versionOk);
   report.number("host_version", hostVersion);
   if (auto name = boundedString(header->name))
@@ -654,9 +653,9 @@ void probe(const Options &options, Report &report,
   for (const auto &[key, value] : options.params)
     params.push_back({{key.data(), key.size()}, {value.data(), value.size()}});
   void *self = nullptr;
-  status_t status = plugin->load(&environment, params.size(),
-                                 params.empty() ? nullptr : params.data(),
-                                 &self);
+  status_t status =
+      plugin->load(&environment, params.size(),
+                   params.empty() ? nullptr : params.data(), &self);
   report.string("load", statusText(status));
   if (!ireepkg_hal_executable_plugin_status_is_ok(status))
     return; // IREE does not unload a plugin whose load failed.
@@ -711,6 +710,10 @@ int main(int argc, char **argv) {
   ::setrlimit(RLIMIT_CORE, &noCore);
 #if defined(__linux__)
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // Runs in its own process group: if doctor is interrupted, a plugin that
+  // hangs must not outlive it.
+  if (gProgressFd >= 0)
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 #endif
 
   // Keep stdout for the report; whatever the plugin prints goes to stderr.
@@ -730,13 +733,34 @@ int main(int argc, char **argv) {
     paramText.push_back(key + "=" + value);
   report.strings("params", paramText);
   // Every field, in order; what is not reached stays null.
-  for (const char *key :
-       {"dlopen", "query", "interface", "version", "version_ok",
-        "host_version", "name", "description", "features", "features_ok",
-        "sanitizer", "host_sanitizer", "sanitizer_ok", "load", "resolve",
-        "resolution", "resolved", "missing_required", "optional_missing",
-        "probed", "probe_resolve", "undeclared_resolved", "unload", "dlclose",
-        "allocations", "leaked_allocations", "leaked_bytes"})
+  static const char *const kFields[] = {"dlopen",
+                                        "query",
+                                        "interface",
+                                        "version",
+                                        "version_ok",
+                                        "host_version",
+                                        "name",
+                                        "description",
+                                        "features",
+                                        "features_ok",
+                                        "sanitizer",
+                                        "host_sanitizer",
+                                        "sanitizer_ok",
+                                        "load",
+                                        "resolve",
+                                        "resolution",
+                                        "resolved",
+                                        "missing_required",
+                                        "optional_missing",
+                                        "probed",
+                                        "probe_resolve",
+                                        "undeclared_resolved",
+                                        "unload",
+                                        "dlclose",
+                                        "allocations",
+                                        "leaked_allocations",
+                                        "leaked_bytes"};
+  for (const char *key : kFields)
     report.null(key);
 
   TrackingAllocator allocator;

@@ -139,6 +139,16 @@ static Status place(const std::string &from, const std::string &to,
   return ok();
 }
 
+/// A blob is usable only while it is still read-only and of the recorded
+/// size: hard links share the inode with installed files, so a file made
+/// writable (or changed) in a prefix changes its blob too.
+static bool blobIntact(const std::string &blob, const RecordEntry &e) {
+  struct stat st;
+  return ::stat(blob.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         (st.st_mode & 0222) == 0 &&
+         static_cast<uint64_t>(st.st_size) == e.size;
+}
+
 Status PackageCache::materialize(const Record &record,
                                  const std::string &destDir) const {
   auto fail = [&](Error e) -> Status {
@@ -159,12 +169,19 @@ Status PackageCache::materialize(const Record &record,
       lastDir = dir;
     }
   }
-  // One link (or clone) per file is all the work left; spread it over the
-  // cores, since each call mostly waits on directory locks and the journal.
-  if (Status s = place(blobPath(record.files.front()),
-                       destDir + "/" + record.files.front().path,
-                       record.files.front().executable);
-      !s) // the first alone settles whether reflinks work here
+  // One check and one link (or clone) per file is all the work left;
+  // spread it over the cores, since each call mostly waits on directory
+  // locks and the journal.
+  auto placeChecked = [&](const RecordEntry &e) -> Status {
+    std::string blob = blobPath(e);
+    if (!blobIntact(blob, e))
+      return makeError(ErrorCode::Integrity,
+                       "cached file is missing or was changed",
+                       Location{blob, 0, 0, "", "", e.path});
+    return place(blob, destDir + "/" + e.path, e.executable);
+  };
+  // The first alone settles whether reflinks work here.
+  if (Status s = placeChecked(record.files.front()); !s)
     return fail(s.error());
   size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
   if (record.files.size() < 64)
@@ -175,8 +192,7 @@ Status PackageCache::materialize(const Record &record,
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < record.files.size();) {
       const RecordEntry &e = record.files[i];
-      if (Status s = place(blobPath(e), destDir + "/" + e.path, e.executable);
-          !s) {
+      if (Status s = placeChecked(e); !s) {
         std::lock_guard<std::mutex> lock(errorMutex);
         if (!firstError)
           firstError = s.error();
@@ -209,8 +225,8 @@ Status PackageCache::store(const std::string &archivePath,
                            const std::string &extractedDir) const {
   for (const RecordEntry &e : record.files) {
     std::string blob = blobPath(e);
-    if (fsutil::exists(blob))
-      continue;
+    if (blobIntact(blob, e))
+      continue; // a changed blob is replaced by the verified file below
     if (Status s = fsutil::makeDirs(root_ + "/files/" + e.sha256.substr(0, 2));
         !s)
       return s;

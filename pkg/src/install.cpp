@@ -85,11 +85,13 @@ void stageStateFiles(Transaction &tx, const std::string &prefix,
   for (const InstalledPackage &p : state.packages)
     active.push_back({&p, manifests.at(p.name),
                       packageDir(prefix, p.name, p.version)});
-  GeneratedState gen = generateState(prefix, state.platform, active);
+  GeneratedState gen =
+      generateState(prefix, state.platform, active, state.project);
   for (const Diagnostic &d : gen.warnings)
     reporter.warning(d);
   tx.setStateFile(kInstalledFile, serializeInstalled(state));
   tx.setStateFile(kActivationFile, gen.activationJson);
+  tx.setStateFile(kRuntimeIndexBinary, gen.runtimeIndex);
   tx.setStateFile(kRuntimeFlagsFile, gen.runtimeFlags);
   tx.setStateFile(kCompilerFlagsFile, gen.compilerFlags);
 }
@@ -129,6 +131,8 @@ Expected<InstallReport> installArchives(const std::string &prefix,
                      Location{prefix, 0, 0, "", "", ""},
                      "use a separate prefix for each platform");
   state.platform = platform.str();
+  if (options.project)
+    state.project = *options.project;
 
   // Read every archive's manifest and RECORD before changing anything.
   struct Incoming {
@@ -227,7 +231,8 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     bool reordered = false;
     for (size_t i = 0; i < order.size(); ++i)
       reordered |= order[i] != i;
-    if (!flagChange && !reordered)
+    bool settingsChanged = options.project && *options.project != state.project;
+    if (!flagChange && !reordered && !settingsChanged)
       return report;
     if (reordered)
       report.reordered = true;
@@ -492,9 +497,11 @@ Expected<VerifyReport> verifyPrefix(const std::string &prefix,
       active.push_back({&p, &it->second, packageDir(prefix, p.name, p.version)});
     }
     if (complete) {
-      GeneratedState gen = generateState(prefix, st->platform, active);
+      GeneratedState gen =
+          generateState(prefix, st->platform, active, st->project);
       for (const auto &[file, want] :
            {std::pair{kActivationFile, gen.activationJson},
+            {kRuntimeIndexBinary, gen.runtimeIndex},
             {kRuntimeFlagsFile, gen.runtimeFlags},
             {kCompilerFlagsFile, gen.compilerFlags}}) {
         auto have = fsutil::readFile(prefix + "/state/" + file, 64u << 20);

@@ -27,8 +27,14 @@
 // incompatibility whose range runs from the first such version (unbounded if
 // it is the oldest) to just below the next version that differs (unbounded
 // if none does), as pub does; unusable versions (yanked, wrong IREE, no
-// build for a platform) are grouped the same way. A run of one version
-// prints as that version.
+// build for a platform) are grouped the same way, and print as the version
+// itself when the run has one.
+//
+// VersionSet keeps the pre-releases of X between "<X" and ">=X". Where X is
+// published, none of them is (or the run would end there), so derived
+// ranges are normalised to give each such sliver to both neighbours or
+// neither: "foo <1.1.0" and "foo >=1.1.0" then make "foo", not
+// "foo <1.1.0 || >=1.1.0", and need no "no versions" step between them.
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/resolver.h"
@@ -58,25 +64,23 @@ namespace {
 
 /// A set of a package's versions: bit i is its i-th version in ascending
 /// precedence. Binary operations take operands of the same package. Up to
-/// 128 versions need no allocation.
+/// 64 versions need no allocation.
 class Bits {
 public:
-  Bits() = default;
-  explicit Bits(uint32_t size) : size_(size) {
-    if (words() > kInline)
-      heap_ = std::make_unique<uint64_t[]>(words()); // zeroed
+  Bits() : word_(0) {}
+  explicit Bits(uint32_t size) : size_(size), word_(0) {
+    if (big())
+      heap_ = new uint64_t[words()]();
   }
-  Bits(const Bits &other) : size_(other.size_) {
-    std::copy(other.inline_, other.inline_ + kInline, inline_);
-    if (other.heap_) {
-      heap_ = std::make_unique_for_overwrite<uint64_t[]>(words());
-      std::copy_n(other.heap_.get(), words(), heap_.get());
+  Bits(const Bits &other) : size_(other.size_), word_(other.word_) {
+    if (big()) {
+      heap_ = new uint64_t[words()];
+      std::copy_n(other.heap_, words(), heap_);
     }
   }
-  Bits(Bits &&other) noexcept
-      : size_(other.size_), heap_(std::move(other.heap_)) {
-    std::copy(other.inline_, other.inline_ + kInline, inline_);
+  Bits(Bits &&other) noexcept : size_(other.size_), word_(other.word_) {
     other.size_ = 0;
+    other.word_ = 0;
   }
   Bits &operator=(const Bits &other) {
     if (this != &other)
@@ -84,12 +88,16 @@ public:
     return *this;
   }
   Bits &operator=(Bits &&other) noexcept {
-    size_ = other.size_;
-    heap_ = std::move(other.heap_);
-    std::copy(other.inline_, other.inline_ + kInline, inline_);
-    other.size_ = 0;
+    if (this != &other) {
+      release();
+      size_ = other.size_;
+      word_ = other.word_;
+      other.size_ = 0;
+      other.word_ = 0;
+    }
     return *this;
   }
+  ~Bits() { release(); }
 
   /// Versions lo..hi, both included.
   static Bits range(uint32_t size, uint32_t lo, uint32_t hi) {
@@ -106,18 +114,20 @@ public:
   void set(uint32_t i) { data()[i / 64] |= uint64_t(1) << (i % 64); }
 
   bool none() const {
-    const uint64_t *a = data();
+    if (!big())
+      return word_ == 0;
     for (uint32_t w = 0, n = words(); w < n; ++w)
-      if (a[w])
+      if (heap_[w])
         return false;
     return true;
   }
   /// |this ∩ other|.
   uint32_t countAnd(const Bits &other) const {
-    const uint64_t *a = data(), *b = other.data();
+    if (!big())
+      return uint32_t(std::popcount(word_ & other.word_));
     uint32_t out = 0;
     for (uint32_t w = 0, n = words(); w < n; ++w)
-      out += std::popcount(a[w] & b[w]);
+      out += uint32_t(std::popcount(heap_[w] & other.heap_[w]));
     return out;
   }
   /// The highest index in the set, or -1.
@@ -125,20 +135,22 @@ public:
     const uint64_t *a = data();
     for (uint32_t w = words(); w-- > 0;)
       if (a[w])
-        return int32_t(w * 64 + 63 - std::countl_zero(a[w]));
+        return int32_t(w * 64 + 63 - uint32_t(std::countl_zero(a[w])));
     return -1;
   }
   bool subsetOf(const Bits &other) const {
-    const uint64_t *a = data(), *b = other.data();
+    if (!big())
+      return (word_ & ~other.word_) == 0;
     for (uint32_t w = 0, n = words(); w < n; ++w)
-      if (a[w] & ~b[w])
+      if (heap_[w] & ~other.heap_[w])
         return false;
     return true;
   }
   bool intersects(const Bits &other) const {
-    const uint64_t *a = data(), *b = other.data();
+    if (!big())
+      return (word_ & other.word_) != 0;
     for (uint32_t w = 0, n = words(); w < n; ++w)
-      if (a[w] & b[w])
+      if (heap_[w] & other.heap_[w])
         return true;
     return false;
   }
@@ -155,24 +167,31 @@ public:
   }
 
 private:
-  static constexpr uint32_t kInline = 2;
-
+  bool big() const { return size_ > 64; }
   uint32_t words() const { return (size_ + 63) / 64; }
-  uint64_t *data() { return heap_ ? heap_.get() : inline_; }
-  const uint64_t *data() const { return heap_ ? heap_.get() : inline_; }
+  uint64_t *data() { return big() ? heap_ : &word_; }
+  const uint64_t *data() const { return big() ? heap_ : &word_; }
+  void release() {
+    if (big())
+      delete[] heap_;
+  }
 
   template <typename Op> Bits combine(const Bits &other, Op op) const {
     Bits out(size_);
-    const uint64_t *a = data(), *b = other.data();
-    uint64_t *c = out.data();
+    if (!big()) {
+      out.word_ = op(word_, other.word_);
+      return out;
+    }
     for (uint32_t w = 0, n = words(); w < n; ++w)
-      c[w] = op(a[w], b[w]);
+      out.heap_[w] = op(heap_[w], other.heap_[w]);
     return out;
   }
 
   uint32_t size_ = 0;
-  uint64_t inline_[kInline] = {0, 0};
-  std::unique_ptr<uint64_t[]> heap_;
+  union {
+    uint64_t word_;  ///< size_ <= 64
+    uint64_t *heap_; ///< size_ > 64
+  };
 };
 
 //===----------------------------------------------------------------------===//
@@ -185,7 +204,11 @@ struct Term {
   uint32_t pkg = 0;
   bool positive = true;
   Bits bits;
-  /// The same versions as a range, for explanations.
+};
+
+/// A term with the same versions as a range, for explanations.
+struct ShownTerm {
+  Term term;
   VersionSet set;
 };
 
@@ -232,47 +255,47 @@ void intersectBits(bool &aPositive, Bits &a, bool tPositive, const Bits &t) {
     a = a | t;
 }
 
-/// a := a ∩ t, on version sets.
-void intersectSets(bool aPositive, VersionSet &a, bool tPositive,
-                   const VersionSet &t) {
-  if (aPositive && tPositive)
-    a = a.intersect(t);
-  else if (aPositive)
-    a = a.difference(t);
-  else if (tPositive)
-    a = t.difference(a);
-  else
-    a = a.unionWith(t);
-}
-
-/// a ∩ b, both about the same package.
-Term intersectTerms(const Term &a, const Term &b) {
-  Term out = a;
-  intersectSets(a.positive, out.set, b.positive, b.set);
-  intersectBits(out.positive, out.bits, b.positive, b.bits);
+/// a ∩ b, both about the same package; ranges too when `shown`.
+ShownTerm intersectTerms(const ShownTerm &a, const ShownTerm &b, bool shown) {
+  ShownTerm out = a;
+  bool ap = a.term.positive, bp = b.term.positive;
+  if (shown) {
+    if (ap && bp)
+      out.set = a.set.intersect(b.set);
+    else if (ap)
+      out.set = a.set.difference(b.set);
+    else if (bp)
+      out.set = b.set.difference(a.set);
+    else
+      out.set = a.set.unionWith(b.set);
+  }
+  intersectBits(out.term.positive, out.term.bits, bp, b.term.bits);
   return out;
 }
 
-/// a ∪ b, both about the same package.
-Term unionTerms(const Term &a, const Term &b) {
-  Term out;
-  out.pkg = a.pkg;
-  if (a.positive && b.positive) {
-    out.positive = true;
-    out.bits = a.bits | b.bits;
-    out.set = a.set.unionWith(b.set);
-  } else if (a.positive) {
-    out.positive = false;
-    out.bits = b.bits.minus(a.bits);
-    out.set = b.set.difference(a.set);
-  } else if (b.positive) {
-    out.positive = false;
-    out.bits = a.bits.minus(b.bits);
-    out.set = a.set.difference(b.set);
+/// a ∪ b, both about the same package; ranges too when `shown`.
+ShownTerm unionTerms(const ShownTerm &a, const ShownTerm &b, bool shown) {
+  ShownTerm out;
+  out.term.pkg = a.term.pkg;
+  const Bits &x = a.term.bits, &y = b.term.bits;
+  bool ap = a.term.positive, bp = b.term.positive;
+  out.term.positive = ap && bp;
+  if (ap && bp) {
+    out.term.bits = x | y;
+    if (shown)
+      out.set = a.set.unionWith(b.set);
+  } else if (ap) {
+    out.term.bits = y.minus(x);
+    if (shown)
+      out.set = b.set.difference(a.set);
+  } else if (bp) {
+    out.term.bits = x.minus(y);
+    if (shown)
+      out.set = a.set.difference(b.set);
   } else {
-    out.positive = false;
-    out.bits = a.bits & b.bits;
-    out.set = a.set.intersect(b.set);
+    out.term.bits = x & y;
+    if (shown)
+      out.set = a.set.intersect(b.set);
   }
   return out;
 }
@@ -295,8 +318,10 @@ struct Incompat {
   Kind kind = Kind::Derived;
   /// At most one term per package.
   std::vector<Term> terms;
-  /// Whether every term's `set` is filled in.
-  bool setsReady = false;
+  /// The terms' ranges, for explanations: empty until needed.
+  std::vector<VersionSet> sets;
+  /// Derived: the package the two causes were resolved on.
+  uint32_t pivot = 0;
 
   uint32_t pkg = 0;
   uint32_t lo = 0, hi = 0;
@@ -320,10 +345,30 @@ struct Assignment {
   int32_t prev = -1;  ///< the previous assignment about pkg
 };
 
+/// What the partial solution says about a package now; kept apart from
+/// Package so that unit propagation reads little memory.
+struct State {
+  int32_t last = -1;     ///< the latest assignment about it, or -1
+  int32_t decision = -1; ///< the decided version, or -1
+  bool positive = true;  ///< with acc: everything known, when last >= 0
+  bool queued = false;
+  Bits acc;
+};
+
+/// An incompatibility that has a term about a package: which term, and a
+/// copy of it, so that propagation can often skip the incompatibility
+/// without reading it.
+struct Use {
+  uint32_t id;
+  uint32_t term;
+  bool positive;
+  Bits bits;
+};
+
 /// Why a version may not be chosen.
 enum class Unusable : uint8_t { None, Iree, NoBuild, Yanked };
 
-constexpr int32_t kUnset = -1; ///< dependency not yet turned into a fact
+constexpr int32_t kUnset = -1;   ///< dependency not yet turned into a fact
 constexpr int32_t kVacuous = -2; ///< dependency that forbids nothing
 
 struct VersionInfo {
@@ -336,22 +381,29 @@ struct VersionInfo {
   int32_t unusableIncompat = -1;
 };
 
+/// The unpublished pre-releases [X-0, X) of a published release X.
+struct Sliver {
+  Version release;              ///< X
+  std::optional<Version> below; ///< the version just below X-0
+  VersionSet set;               ///< [X-0, X)
+  Version first;                ///< X-0
+};
+
 struct Package {
   std::string name;
   bool loaded = false;
   bool exists = true;
-  uint32_t size = 0; ///< number of versions
+  uint32_t size = 0;                      ///< number of versions
   std::vector<CandidateVersion> versions; ///< ascending precedence
   std::vector<VersionInfo> info;
   Bits usable;
   int32_t preferred = -1;
   /// Constraint text -> the versions it matches.
   std::unordered_map<std::string, Bits> matchCache;
+  /// Computed on first use.
+  std::optional<std::vector<Sliver>> slivers;
   /// Every registered incompatibility with a term about this package.
-  std::vector<uint32_t> incompats;
-  int32_t last = -1;     ///< the latest assignment about it, or -1
-  int32_t decision = -1; ///< the decided version, or -1
-  bool queued = false;
+  std::vector<Use> uses;
 };
 
 std::string joinList(const std::vector<std::string> &items,
@@ -393,16 +445,21 @@ private:
   Status load(uint32_t id);
   const Bits &matching(uint32_t id, const Constraint &c);
   VersionSet runSet(uint32_t id, uint32_t lo, uint32_t hi) const;
+  void normalize(uint32_t id, VersionSet &set);
 
   // Incompatibilities.
   uint32_t add(Incompat incompat);
   uint32_t registerIncompat(uint32_t id);
-  uint32_t addDerived(std::vector<Term> terms, uint32_t cause1,
-                      uint32_t cause2);
+  uint32_t addDerived(std::vector<ShownTerm> terms, uint32_t cause1,
+                      uint32_t cause2, uint32_t pivot, bool shown);
+  std::vector<ShownTerm> resolvent(uint32_t a, uint32_t b, uint32_t pivot,
+                                   bool shown,
+                                   std::optional<ShownTerm> *united);
+  void showDerived(uint32_t id);
   uint32_t addNoVersions(uint32_t pkg, VersionSet range);
   Expected<int32_t> addDependency(uint32_t pkg, uint32_t lo, uint32_t hi,
                                   uint32_t dep, const Constraint &c);
-  uint32_t unusableIncompat(uint32_t pkg, uint32_t v);
+  void unusableIncompat(uint32_t pkg, uint32_t v);
   void ensureSets(uint32_t id);
   bool isTerminal(const Incompat &incompat) const;
 
@@ -410,6 +467,7 @@ private:
   Relation relation(const Term &t) const;
   void addAssignment(uint32_t pkg, bool positive, Bits bits, int32_t cause);
   void backtrack(uint32_t level);
+  void deriveFrom(uint32_t id);
   void enqueue(uint32_t pkg);
   void pushCandidate(uint32_t pkg);
   std::optional<uint32_t> pick();
@@ -426,13 +484,15 @@ private:
   // Explanations.
   std::string explain(uint32_t terminal);
   std::string describe(uint32_t id) const;
-  std::string termText(const Term &t) const;
+  std::string termText(const Term &t, const VersionSet &set) const;
   std::string rangeText(uint32_t pkg, uint32_t lo, uint32_t hi,
                         bool everyVersion) const;
+  std::string unusableText(const Incompat &in) const;
 
   const ResolveRequest &request_;
   PackageSource &source_;
   std::deque<Package> packages_; ///< [0] is the root
+  std::vector<State> states_;    ///< by package
   std::unordered_map<std::string, uint32_t> ids_;
   std::deque<Incompat> incompats_;
   std::vector<Assignment> assignments_;
@@ -448,8 +508,10 @@ private:
 
 uint32_t Solver::intern(const std::string &name) {
   auto [it, inserted] = ids_.try_emplace(name, uint32_t(packages_.size()));
-  if (inserted)
+  if (inserted) {
     packages_.emplace_back().name = name;
+    states_.emplace_back();
+  }
   return it->second;
 }
 
@@ -475,12 +537,12 @@ Status Solver::load(uint32_t id) {
       out += id + ".";
     return out;
   };
-  std::stable_sort(vs.begin(), vs.end(),
-                   [&](const CandidateVersion &a, const CandidateVersion &b) {
-                     if (int c = compare(a.version, b.version))
-                       return c < 0;
-                     return buildText(a.version) < buildText(b.version);
-                   });
+  std::sort(vs.begin(), vs.end(),
+            [&](const CandidateVersion &a, const CandidateVersion &b) {
+              if (int c = compare(a.version, b.version))
+                return c < 0;
+              return buildText(a.version) < buildText(b.version);
+            });
   vs.erase(std::unique(vs.begin(), vs.end(),
                        [](const CandidateVersion &a,
                           const CandidateVersion &b) {
@@ -537,15 +599,12 @@ const Bits &Solver::matching(uint32_t id, const Constraint &c) {
   return it->second;
 }
 
-/// Versions lo..hi as a range: one version prints as itself; otherwise from
-/// the first (unbounded if the oldest) to just below the next version
-/// (unbounded if hi is the newest).
+/// Versions lo..hi as a range: from the first (unbounded if it is the
+/// oldest) to just below the next version (unbounded if hi is the newest).
 VersionSet Solver::runSet(uint32_t id, uint32_t lo, uint32_t hi) const {
   const Package &p = packages_[id];
   if (id == 0)
     return VersionSet::any();
-  if (lo == hi)
-    return VersionSet::exactly(p.versions[lo].version);
   VersionSet out = VersionSet::any();
   if (lo > 0)
     out = VersionSet::atLeast(p.versions[lo].version);
@@ -555,25 +614,87 @@ VersionSet Solver::runSet(uint32_t id, uint32_t lo, uint32_t hi) const {
   return out;
 }
 
+/// The version just below the first pre-release of release x, if any.
+std::optional<Version> belowFirstPrerelease(const Version &x) {
+  constexpr uint64_t kMax = UINT64_MAX;
+  Version out;
+  if (x.patch > 0) {
+    out.major = x.major;
+    out.minor = x.minor;
+    out.patch = x.patch - 1;
+  } else if (x.minor > 0) {
+    out.major = x.major;
+    out.minor = x.minor - 1;
+    out.patch = kMax;
+  } else if (x.major > 0) {
+    out.major = x.major - 1;
+    out.minor = kMax;
+    out.patch = kMax;
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+/// Gives every unpublished pre-release sliver of a published release to the
+/// set when the set holds both of its neighbours, and takes it away
+/// otherwise. Changes no published version.
+void Solver::normalize(uint32_t id, VersionSet &set) {
+  if (id == 0)
+    return;
+  Package &p = packages_[id];
+  if (!p.slivers) {
+    p.slivers.emplace();
+    for (uint32_t i = 0; i < p.size; ++i) {
+      const Version &x = p.versions[i].version;
+      if (x.isPrerelease())
+        continue;
+      Version first = justBelow(x);
+      if (i > 0 && compare(p.versions[i - 1].version, first) >= 0)
+        continue; // a pre-release of x is published
+      Sliver s;
+      s.release = x;
+      s.release.build.clear();
+      s.below = belowFirstPrerelease(x);
+      s.set = VersionSet::atLeast(first).intersect(VersionSet::lessThan(x));
+      s.first = std::move(first);
+      p.slivers->push_back(std::move(s));
+    }
+  }
+  for (const Sliver &s : *p.slivers) {
+    bool want = set.contains(s.release) && s.below && set.contains(*s.below);
+    if (want != set.contains(s.first))
+      set = want ? set.unionWith(s.set) : set.difference(s.set);
+  }
+}
+
 uint32_t Solver::add(Incompat incompat) {
   incompats_.push_back(std::move(incompat));
   return uint32_t(incompats_.size() - 1);
 }
 
 uint32_t Solver::registerIncompat(uint32_t id) {
-  for (const Term &t : incompats_[id].terms)
-    packages_[t.pkg].incompats.push_back(id);
+  const std::vector<Term> &terms = incompats_[id].terms;
+  for (uint32_t i = 0; i < terms.size(); ++i)
+    packages_[terms[i].pkg].uses.push_back(
+        Use{id, i, terms[i].positive, terms[i].bits});
   return id;
 }
 
-uint32_t Solver::addDerived(std::vector<Term> terms, uint32_t cause1,
-                            uint32_t cause2) {
+/// A derived incompatibility; with ranges if `terms` have them (`shown`),
+/// otherwise they are worked out when an explanation needs them.
+uint32_t Solver::addDerived(std::vector<ShownTerm> terms, uint32_t cause1,
+                            uint32_t cause2, uint32_t pivot, bool shown) {
   Incompat out;
   out.kind = Kind::Derived;
-  out.terms = std::move(terms);
-  out.setsReady = true;
+  for (ShownTerm &t : terms) {
+    out.terms.push_back(std::move(t.term));
+    if (shown)
+      out.sets.push_back(std::move(t.set));
+  }
   out.cause1 = int32_t(cause1);
   out.cause2 = int32_t(cause2);
+  out.pivot = pivot;
   return add(std::move(out));
 }
 
@@ -581,9 +702,9 @@ uint32_t Solver::addNoVersions(uint32_t pkg, VersionSet range) {
   Incompat out;
   out.kind = Kind::NoVersions;
   out.pkg = pkg;
-  out.terms.push_back(Term{pkg, true, Bits(packages_[pkg].size), range});
+  out.terms.push_back(Term{pkg, true, Bits(packages_[pkg].size)});
+  out.sets.push_back(range);
   out.range = std::move(range);
-  out.setsReady = true;
   return add(std::move(out));
 }
 
@@ -608,12 +729,12 @@ Expected<int32_t> Solver::addDependency(uint32_t pkg, uint32_t lo, uint32_t hi,
     Bits left = run.minus(wanted);
     if (left.none())
       return kVacuous;
-    fact.terms.push_back(Term{pkg, true, std::move(left), {}});
+    fact.terms.push_back(Term{pkg, true, std::move(left)});
     return int32_t(registerIncompat(add(std::move(fact))));
   }
   bool satisfiable = !wanted.none();
-  fact.terms.push_back(Term{pkg, true, run, {}});
-  fact.terms.push_back(Term{dep, false, std::move(wanted), {}});
+  fact.terms.push_back(Term{pkg, true, run});
+  fact.terms.push_back(Term{dep, false, std::move(wanted)});
   if (satisfiable)
     return int32_t(registerIncompat(add(std::move(fact))));
 
@@ -627,21 +748,22 @@ Expected<int32_t> Solver::addDependency(uint32_t pkg, uint32_t lo, uint32_t hi,
     Incompat missing;
     missing.kind = Kind::NotFound;
     missing.pkg = dep;
-    missing.terms.push_back(Term{dep, true, Bits(0), VersionSet::any()});
-    missing.setsReady = true;
+    missing.terms.push_back(Term{dep, true, Bits(0)});
+    missing.sets.push_back(VersionSet::any());
     none = add(std::move(missing));
   }
-  std::vector<Term> terms;
-  terms.push_back(Term{pkg, true, std::move(run), runSet(pkg, lo, hi)});
-  return int32_t(registerIncompat(addDerived(std::move(terms), factId, none)));
+  std::vector<ShownTerm> terms;
+  terms.push_back(ShownTerm{Term{pkg, true, std::move(run)}, {}});
+  return int32_t(registerIncompat(
+      addDerived(std::move(terms), factId, none, dep, false)));
 }
 
-/// The incompatibility that forbids unusable version v of pkg and the
-/// adjacent versions unusable for the same reason; registered on first use.
-uint32_t Solver::unusableIncompat(uint32_t pkg, uint32_t v) {
+/// Registers the incompatibility that forbids unusable version v of pkg and
+/// the adjacent versions unusable for the same reason, once.
+void Solver::unusableIncompat(uint32_t pkg, uint32_t v) {
   Package &p = packages_[pkg];
   if (p.info[v].unusableIncompat >= 0)
-    return uint32_t(p.info[v].unusableIncompat);
+    return;
   auto same = [&](uint32_t i) {
     const VersionInfo &a = p.info[i], &b = p.info[v];
     if (a.unusable != b.unusable)
@@ -676,29 +798,27 @@ uint32_t Solver::unusableIncompat(uint32_t pkg, uint32_t v) {
     out.kind = Kind::Yanked;
     break;
   }
-  out.terms.push_back(Term{pkg, true, Bits::range(p.size, lo, hi), {}});
+  out.terms.push_back(Term{pkg, true, Bits::range(p.size, lo, hi)});
   uint32_t id = registerIncompat(add(std::move(out)));
   for (uint32_t i = lo; i <= hi; ++i)
     p.info[i].unusableIncompat = int32_t(id);
-  return id;
 }
 
+/// Fills in the ranges of an external incompatibility.
 void Solver::ensureSets(uint32_t id) {
   Incompat &in = incompats_[id];
-  if (in.setsReady)
+  if (!in.sets.empty() || in.kind == Kind::Derived)
     return;
-  in.setsReady = true;
   VersionSet run = runSet(in.pkg, in.lo, in.hi);
   if (in.kind != Kind::Dependency) {
-    in.terms[0].set = std::move(run);
-    return;
+    in.sets.push_back(std::move(run));
+  } else if (in.terms.size() == 1) { // a self-dependency
+    in.sets.push_back(run.difference(in.constraint->set()));
+    normalize(in.pkg, in.sets[0]);
+  } else {
+    in.sets.push_back(std::move(run));
+    in.sets.push_back(in.constraint->set());
   }
-  if (in.terms.size() == 1) { // a self-dependency
-    in.terms[0].set = run.difference(in.constraint->set());
-    return;
-  }
-  in.terms[0].set = std::move(run);
-  in.terms[1].set = in.constraint->set();
 }
 
 bool Solver::isTerminal(const Incompat &in) const {
@@ -712,37 +832,27 @@ bool Solver::isTerminal(const Incompat &in) const {
 //===----------------------------------------------------------------------===//
 
 Relation Solver::relation(const Term &t) const {
-  int32_t last = packages_[t.pkg].last;
-  if (last < 0)
-    return relate(false, true, t.bits, t.positive, t.bits);
-  const Assignment &a = assignments_[size_t(last)];
-  return relate(true, a.accPositive, a.acc, t.positive, t.bits);
+  const State &s = states_[t.pkg];
+  return relate(s.last >= 0, s.positive, s.acc, t.positive, t.bits);
 }
 
 void Solver::addAssignment(uint32_t pkg, bool positive, Bits bits,
                            int32_t cause) {
-  Package &p = packages_[pkg];
-  Assignment a;
-  a.pkg = pkg;
-  a.positive = positive;
-  a.accPositive = positive;
-  a.acc = bits;
-  if (p.last >= 0) {
-    const Assignment &prev = assignments_[size_t(p.last)];
-    a.accPositive = prev.accPositive;
-    a.acc = prev.acc;
-    intersectBits(a.accPositive, a.acc, positive, bits);
+  State &st = states_[pkg];
+  if (st.last >= 0) {
+    intersectBits(st.positive, st.acc, positive, bits);
+  } else {
+    st.positive = positive;
+    st.acc = bits;
   }
-  a.bits = std::move(bits);
   if (cause < 0) {
     ++level_;
-    p.decision = a.acc.highest();
+    st.decision = st.acc.highest();
   }
-  a.level = level_;
-  a.cause = cause;
-  a.prev = p.last;
-  p.last = int32_t(assignments_.size());
-  assignments_.push_back(std::move(a));
+  assignments_.push_back(Assignment{pkg, positive, std::move(bits),
+                                    st.positive, st.acc, level_, cause,
+                                    st.last});
+  st.last = int32_t(assignments_.size() - 1);
   enqueue(pkg);
   pushCandidate(pkg);
 }
@@ -751,10 +861,15 @@ void Solver::backtrack(uint32_t level) {
   std::vector<uint32_t> touched;
   while (assignments_.back().level > level) {
     const Assignment &a = assignments_.back();
-    Package &p = packages_[a.pkg];
-    p.last = a.prev;
+    State &st = states_[a.pkg];
+    st.last = a.prev;
     if (a.cause < 0)
-      p.decision = -1;
+      st.decision = -1;
+    if (a.prev >= 0) {
+      const Assignment &prev = assignments_[size_t(a.prev)];
+      st.positive = prev.accPositive;
+      st.acc = prev.acc;
+    }
     touched.push_back(a.pkg);
     assignments_.pop_back();
   }
@@ -763,10 +878,34 @@ void Solver::backtrack(uint32_t level) {
     pushCandidate(pkg);
 }
 
+/// Derives from incompatibility id if the partial solution almost satisfies
+/// it; queues its packages if it satisfies it.
+void Solver::deriveFrom(uint32_t id) {
+  const Incompat &in = incompats_[id];
+  int32_t open = -1;
+  for (size_t i = 0; i < in.terms.size(); ++i) {
+    Relation r = relation(in.terms[i]);
+    if (r == Relation::Contradicted)
+      return;
+    if (r == Relation::Inconclusive) {
+      if (open >= 0)
+        return;
+      open = int32_t(i);
+    }
+  }
+  if (open < 0) {
+    for (const Term &t : in.terms)
+      enqueue(t.pkg);
+    return;
+  }
+  const Term &t = in.terms[size_t(open)];
+  addAssignment(t.pkg, !t.positive, t.bits, int32_t(id));
+}
+
 void Solver::enqueue(uint32_t pkg) {
-  Package &p = packages_[pkg];
-  if (!p.queued) {
-    p.queued = true;
+  State &st = states_[pkg];
+  if (!st.queued) {
+    st.queued = true;
     queue_.push_back(pkg);
   }
 }
@@ -774,12 +913,9 @@ void Solver::enqueue(uint32_t pkg) {
 /// Records pkg as a package to decide if it is one: selected (a positive
 /// term), not decided, not the root.
 void Solver::pushCandidate(uint32_t pkg) {
-  const Package &p = packages_[pkg];
-  if (pkg == 0 || p.decision >= 0 || p.last < 0)
-    return;
-  const Assignment &a = assignments_[size_t(p.last)];
-  if (a.accPositive)
-    candidates_.emplace(a.acc.countAnd(p.usable), pkg);
+  const State &st = states_[pkg];
+  if (pkg != 0 && st.decision < 0 && st.last >= 0 && st.positive)
+    candidates_.emplace(st.acc.countAnd(packages_[pkg].usable), pkg);
 }
 
 /// The package to decide next: fewest usable candidates left, then first
@@ -787,12 +923,10 @@ void Solver::pushCandidate(uint32_t pkg) {
 std::optional<uint32_t> Solver::pick() {
   while (!candidates_.empty()) {
     auto [count, pkg] = candidates_.top();
-    const Package &p = packages_[pkg];
-    if (p.decision < 0 && p.last >= 0) {
-      const Assignment &a = assignments_[size_t(p.last)];
-      if (a.accPositive && a.acc.countAnd(p.usable) == count)
-        return pkg;
-    }
+    const State &st = states_[pkg];
+    if (st.decision < 0 && st.last >= 0 && st.positive &&
+        st.acc.countAnd(packages_[pkg].usable) == count)
+      return pkg;
     candidates_.pop();
   }
   return std::nullopt;
@@ -801,7 +935,7 @@ std::optional<uint32_t> Solver::pick() {
 /// The earliest assignment after which t is satisfied; t must be.
 int32_t Solver::earliestSatisfier(const Term &t) const {
   int32_t found = -1;
-  for (int32_t i = packages_[t.pkg].last; i >= 0;
+  for (int32_t i = states_[t.pkg].last; i >= 0;
        i = assignments_[size_t(i)].prev) {
     const Assignment &a = assignments_[size_t(i)];
     if (relate(true, a.accPositive, a.acc, t.positive, t.bits) !=
@@ -822,14 +956,23 @@ bool Solver::propagate() {
   while (!queue_.empty()) {
     uint32_t pkg = queue_.front();
     queue_.pop_front();
-    packages_[pkg].queued = false;
+    states_[pkg].queued = false;
     // Newest first: learned incompatibilities are the most general.
-    for (size_t k = packages_[pkg].incompats.size(); k-- > 0;) {
-      uint32_t id = packages_[pkg].incompats[k];
+    const State &st = states_[pkg];
+    for (size_t k = packages_[pkg].uses.size(); k-- > 0;) {
+      const Use &use = packages_[pkg].uses[k];
+      // The term about pkg first: it is the one that changed.
+      Relation own = relate(st.last >= 0, st.positive, st.acc, use.positive,
+                            use.bits);
+      if (own == Relation::Contradicted)
+        continue;
+      uint32_t id = use.id, term = use.term;
       const Incompat &in = incompats_[id];
-      int32_t open = -1;
+      int32_t open = own == Relation::Inconclusive ? int32_t(term) : -1;
       bool skip = false;
-      for (size_t i = 0; i < in.terms.size() && !skip; ++i) {
+      for (uint32_t i = 0; i < in.terms.size() && !skip; ++i) {
+        if (i == term)
+          continue;
         switch (relation(in.terms[i])) {
         case Relation::Satisfied:
           break;
@@ -856,20 +999,9 @@ bool Solver::propagate() {
       if (!learned)
         return false;
       for (uint32_t q : queue_)
-        packages_[q].queued = false;
+        states_[q].queued = false;
       queue_.clear();
-      const Incompat &l = incompats_[*learned];
-      open = -1;
-      for (size_t i = 0; i < l.terms.size(); ++i)
-        if (relation(l.terms[i]) == Relation::Inconclusive)
-          open = int32_t(i);
-      if (open >= 0) {
-        const Term &t = l.terms[size_t(open)];
-        addAssignment(t.pkg, !t.positive, t.bits, int32_t(*learned));
-      } else {
-        for (const Term &t : l.terms)
-          enqueue(t.pkg);
-      }
+      deriveFrom(*learned);
       break;
     }
   }
@@ -897,6 +1029,10 @@ std::optional<uint32_t> Solver::resolveConflict(uint32_t id) {
         satisfier = earliest[i];
         satisfied = i;
       }
+    }
+    if (satisfier < 0) { // cannot happen: only terminal ones need nothing
+      terminal_ = current;
+      return std::nullopt;
     }
     const Assignment &s = assignments_[size_t(satisfier)];
     const Term &term = in.terms[satisfied];
@@ -928,54 +1064,81 @@ std::optional<uint32_t> Solver::resolveConflict(uint32_t id) {
     if (s.cause < 0 || previousLevel != s.level) {
       if (current != id)
         registerIncompat(current);
-      backtrack(previousLevel);
+      backtrack(s.level - previousLevel > 100 ? s.level - 1 : previousLevel);
       return current;
     }
     current = priorCause(current, uint32_t(s.cause), s.pkg);
   }
 }
 
-/// The resolvent of `id` and `cause` on package `pkg`: {q, r, t1 ∪ t2} for
-/// {t1, q} and {t2, r}, without the pkg term when it allows everything.
-uint32_t Solver::priorCause(uint32_t id, uint32_t cause, uint32_t pkg) {
-  ensureSets(id);
-  ensureSets(cause);
-  std::vector<Term> terms;
-  const Term *mine = nullptr, *theirs = nullptr;
-  auto merge = [&](const Term &t) {
-    for (Term &e : terms)
-      if (e.pkg == t.pkg) {
-        e = intersectTerms(e, t);
-        return;
+/// The terms of the resolvent of incompatibilities a and b on package
+/// `pivot`: {q, r, t1 ∪ t2} for {t1, q} and {t2, r}, without the pivot
+/// term when it allows everything. With `shown`, a and b must have their
+/// ranges and the result has them too; `united` receives t1 ∪ t2.
+std::vector<ShownTerm> Solver::resolvent(uint32_t a, uint32_t b,
+                                         uint32_t pivot, bool shown,
+                                         std::optional<ShownTerm> *united) {
+  std::vector<ShownTerm> terms;
+  std::optional<ShownTerm> mine, theirs;
+  for (uint32_t from : {a, b}) {
+    const Incompat &in = incompats_[from];
+    for (size_t i = 0; i < in.terms.size(); ++i) {
+      ShownTerm t{in.terms[i], shown ? in.sets[i] : VersionSet()};
+      if (t.term.pkg == pivot) {
+        (from == a ? mine : theirs) = std::move(t);
+        continue;
       }
-    terms.push_back(t);
-  };
-  for (const Term &t : incompats_[id].terms)
-    if (t.pkg == pkg)
-      mine = &t;
-    else
-      merge(t);
-  for (const Term &t : incompats_[cause].terms)
-    if (t.pkg == pkg)
-      theirs = &t;
-    else
-      merge(t);
-
-  Term both = unionTerms(*mine, *theirs);
-  if (both.positive || !both.bits.none()) {
-    terms.push_back(std::move(both));
-    return addDerived(std::move(terms), id, cause);
+      auto same = std::find_if(terms.begin(), terms.end(), [&](auto &e) {
+        return e.term.pkg == t.term.pkg;
+      });
+      if (same != terms.end())
+        *same = intersectTerms(*same, t, shown);
+      else
+        terms.push_back(std::move(t));
+    }
   }
-  if (both.set.isEmpty())
-    return addDerived(std::move(terms), id, cause);
-  // Together the two terms cover every published version but not every
-  // version: say what the missing range lacks.
-  VersionSet gap = both.set;
-  std::vector<Term> withGap = terms;
-  withGap.push_back(std::move(both));
-  uint32_t step = addDerived(std::move(withGap), id, cause);
-  uint32_t none = addNoVersions(pkg, std::move(gap));
-  return addDerived(std::move(terms), step, none);
+  ShownTerm both = unionTerms(*mine, *theirs, shown);
+  if (shown) {
+    for (ShownTerm &t : terms)
+      normalize(t.term.pkg, t.set);
+    normalize(pivot, both.set);
+  }
+  if (both.term.positive || !both.term.bits.none())
+    terms.push_back(both);
+  if (united)
+    *united = std::move(both);
+  return terms;
+}
+
+/// Prior cause of `id` through the satisfier's cause, on package pkg.
+uint32_t Solver::priorCause(uint32_t id, uint32_t cause, uint32_t pkg) {
+  return addDerived(resolvent(id, cause, pkg, false, nullptr), id, cause,
+                    pkg, false);
+}
+
+/// Works out the ranges of derived incompatibility id, whose causes have
+/// theirs. Where the two causes' ranges for the pivot leave out versions
+/// that no published version is in, the step becomes two: the resolvent
+/// keeping that range, then "no versions of X match" it.
+void Solver::showDerived(uint32_t id) {
+  uint32_t c1 = uint32_t(incompats_[id].cause1);
+  uint32_t c2 = uint32_t(incompats_[id].cause2);
+  uint32_t pivot = incompats_[id].pivot;
+  std::optional<ShownTerm> both;
+  std::vector<ShownTerm> terms = resolvent(c1, c2, pivot, true, &both);
+  if (!both->term.positive && both->term.bits.none() &&
+      !both->set.isEmpty()) {
+    std::vector<ShownTerm> withGap = terms;
+    withGap.push_back(*both);
+    uint32_t step = addDerived(std::move(withGap), c1, c2, pivot, true);
+    uint32_t none = addNoVersions(pivot, both->set);
+    incompats_[id].cause1 = int32_t(step);
+    incompats_[id].cause2 = int32_t(none);
+  }
+  Incompat &in = incompats_[id];
+  in.sets.clear();
+  for (size_t i = 0; i < in.terms.size(); ++i)
+    in.sets.push_back(i < terms.size() ? terms[i].set : VersionSet::any());
 }
 
 /// Whether deciding pkg = v would satisfy incompatibility id.
@@ -996,7 +1159,7 @@ bool Solver::wouldConflict(uint32_t id, uint32_t pkg, uint32_t v) const {
 /// propagation either way.
 Status Solver::decide(uint32_t pkg) {
   Package &p = packages_[pkg];
-  Bits allowed = assignments_[size_t(p.last)].acc;
+  Bits allowed = states_[pkg].acc;
   Bits usable = allowed & p.usable;
   if (usable.none()) {
     // Only unusable versions are left: state why the newest is.
@@ -1048,10 +1211,11 @@ Status Solver::decide(uint32_t pkg) {
 Resolution Solver::solution() const {
   Resolution out;
   for (uint32_t id = 1; id < packages_.size(); ++id) {
-    const Package &p = packages_[id];
-    if (p.decision < 0)
+    int32_t v = states_[id].decision;
+    if (v < 0)
       continue;
-    const CandidateVersion &cv = p.versions[size_t(p.decision)];
+    const Package &p = packages_[id];
+    const CandidateVersion &cv = p.versions[size_t(v)];
     out.versions.emplace(p.name, cv.version);
     std::vector<std::string> &deps = out.dependencies[p.name];
     for (const auto &dep : cv.dependencies)
@@ -1066,10 +1230,10 @@ Expected<Resolution> Solver::run() {
   root.loaded = true;
   root.size = 1;
   root.usable = Bits::all(1);
-  assignments_.push_back(Assignment{0, true, Bits::all(1), true, Bits::all(1),
-                                    0, -1, -1});
-  root.last = 0;
-  root.decision = 0;
+  states_.emplace_back();
+  addAssignment(0, true, Bits::all(1), -1); // the root is level 0
+  level_ = 0;
+  assignments_[0].level = 0;
 
   for (const auto &[name, constraint] : request_.roots) {
     Expected<int32_t> id = addDependency(0, 0, 0, intern(name), constraint);
@@ -1078,7 +1242,6 @@ Expected<Resolution> Solver::run() {
     if (*id >= 0 && isTerminal(incompats_[size_t(*id)]))
       return makeError(ErrorCode::Conflict, explain(uint32_t(*id)));
   }
-  enqueue(0);
   for (;;) {
     if (!propagate())
       return makeError(ErrorCode::Conflict, explain(terminal_));
@@ -1094,15 +1257,15 @@ Expected<Resolution> Solver::run() {
 // Explanations
 //===----------------------------------------------------------------------===//
 
-std::string Solver::termText(const Term &t) const {
+std::string Solver::termText(const Term &t, const VersionSet &set) const {
   if (t.pkg == 0)
     return request_.rootName;
   const std::string &name = packages_[t.pkg].name;
-  return t.set.isAny() ? name : name + " " + t.set.str();
+  return set.isAny() ? name : name + " " + set.str();
 }
 
-/// "X 1.0.0", "X >=1.0.0, <2.0.0", or for all versions "every version of X"
-/// (or "X" when !everyVersion).
+/// "X >=1.0.0, <2.0.0", or for all versions "every version of X" (or "X"
+/// when !everyVersion).
 std::string Solver::rangeText(uint32_t pkg, uint32_t lo, uint32_t hi,
                               bool everyVersion) const {
   if (pkg == 0)
@@ -1112,6 +1275,15 @@ std::string Solver::rangeText(uint32_t pkg, uint32_t lo, uint32_t hi,
   if (set.isAny())
     return everyVersion ? "every version of " + name : name;
   return name + " " + set.str();
+}
+
+/// The versions an unusable-version fact is about: the version itself when
+/// it is one.
+std::string Solver::unusableText(const Incompat &in) const {
+  if (in.lo == in.hi)
+    return packages_[in.pkg].name + " " +
+           packages_[in.pkg].versions[in.lo].version.str();
+  return rangeText(in.pkg, in.lo, in.hi, true);
 }
 
 /// One incompatibility as a clause.
@@ -1130,13 +1302,12 @@ std::string Solver::describe(uint32_t id) const {
   case Kind::NotFound:
     return name + " does not exist";
   case Kind::Yanked:
-    return rangeText(in.pkg, in.lo, in.hi, true) + " is yanked";
+    return unusableText(in) + " is yanked";
   case Kind::Iree:
-    return rangeText(in.pkg, in.lo, in.hi, true) + " requires IREE " +
-           in.constraint->str() + ", but IREE " +
-           request_.ireeVersion->str() + " is in use";
+    return unusableText(in) + " requires IREE " + in.constraint->str() +
+           ", but IREE " + request_.ireeVersion->str() + " is in use";
   case Kind::NoBuild:
-    return rangeText(in.pkg, in.lo, in.hi, true) + " has no build for " +
+    return unusableText(in) + " has no build for " +
            request_.platforms[in.platform].str();
   case Kind::Derived:
     break;
@@ -1144,11 +1315,12 @@ std::string Solver::describe(uint32_t id) const {
 
   std::vector<std::string> positive, negative;
   bool root = false;
-  for (const Term &t : in.terms) {
+  for (size_t i = 0; i < in.terms.size(); ++i) {
+    const Term &t = in.terms[i];
     if (t.pkg == 0 && t.positive)
       root = true;
     else
-      (t.positive ? positive : negative).push_back(termText(t));
+      (t.positive ? positive : negative).push_back(termText(t, in.sets[i]));
   }
   if (positive.empty() && negative.empty())
     return "version solving failed";
@@ -1173,6 +1345,14 @@ std::string Solver::describe(uint32_t id) const {
 std::string Solver::explain(uint32_t terminal) {
   auto derived = [&](int32_t id) {
     return incompats_[size_t(id)].kind == Kind::Derived;
+  };
+  // Two facts joined by "and": dependencies first, so that a fact with a
+  // comma of its own ("..., but IREE 3.13.0 is in use") ends the clause.
+  auto both = [&](uint32_t a, uint32_t b) {
+    if (incompats_[a].kind != Kind::Dependency &&
+        incompats_[b].kind == Kind::Dependency)
+      std::swap(a, b);
+    return describe(a) + " and " + describe(b);
   };
   // How many derived incompatibilities each one causes.
   std::unordered_map<uint32_t, int> uses;
@@ -1260,19 +1440,45 @@ std::string Solver::explain(uint32_t terminal) {
         uint32_t priorExternal =
             uint32_t(prior == uint32_t(d.cause1) ? d.cause2 : d.cause1);
         visit(prior);
-        write("And because " + describe(priorExternal) + " and " +
-              describe(external) + ", " + conclusion);
+        write("And because " + both(priorExternal, external) + ", " +
+              conclusion);
       } else {
         visit(inner);
         write("And because " + describe(external) + ", " + conclusion);
       }
     } else {
-      write("Because " + describe(c1) + " and " + describe(c2) + ", " +
-            conclusion);
+      write("Because " + both(c1, c2) + ", " + conclusion);
     }
     if (uses[id] >= 2)
       number(id);
   };
+  if (!derived(int32_t(terminal))) {
+    ensureSets(terminal);
+    return describe(terminal) + ".";
+  }
+  // Ranges for every incompatibility of the derivation, causes first.
+  {
+    std::vector<std::pair<uint32_t, bool>> stack{{terminal, false}};
+    std::vector<bool> done(incompats_.size());
+    while (!stack.empty()) {
+      auto [id, expanded] = stack.back();
+      stack.pop_back();
+      if (id < done.size() && done[id])
+        continue;
+      const Incompat &in = incompats_[id];
+      if (in.kind != Kind::Derived) {
+        ensureSets(id);
+        done[id] = true;
+      } else if (expanded) {
+        showDerived(id);
+        done[id] = true;
+      } else {
+        stack.push_back({id, true});
+        stack.push_back({uint32_t(in.cause2), false});
+        stack.push_back({uint32_t(in.cause1), false});
+      }
+    }
+  }
   visit(terminal);
 
   size_t width = 0;

@@ -15,8 +15,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fcntl.h>
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -67,9 +67,8 @@ Location at(const std::string &file, uint32_t line = 0) {
 
 std::string base64Encode(const uint8_t *data, size_t size) {
   initSodium();
-  std::string out(sodium_base64_ENCODED_LEN(size,
-                                            sodium_base64_VARIANT_ORIGINAL),
-                  '\0');
+  std::string out(
+      sodium_base64_ENCODED_LEN(size, sodium_base64_VARIANT_ORIGINAL), '\0');
   sodium_bin2base64(out.data(), out.size(), data, size,
                     sodium_base64_VARIANT_ORIGINAL);
   out.resize(std::strlen(out.c_str()));
@@ -159,14 +158,13 @@ Status checkComment(std::string_view comment, size_t maxBytes,
                     const char *what) {
   if (comment.find_first_of("\r\n") != std::string_view::npos)
     return makeError(ErrorCode::Invalid,
-                     std::string(what) + " must be a single line",
-                     Location{}, "remove the line breaks");
+                     std::string(what) + " must be a single line", Location{},
+                     "remove the line breaks");
   if (comment.size() > maxBytes)
     return makeError(ErrorCode::Invalid,
                      std::string(what) + " is " +
-                         std::to_string(comment.size()) +
-                         " bytes; at most " + std::to_string(maxBytes) +
-                         " fit in a minisign file");
+                         std::to_string(comment.size()) + " bytes; at most " +
+                         std::to_string(maxBytes) + " fit in a minisign file");
   if (comment.find('\0') != std::string_view::npos)
     return makeError(ErrorCode::Invalid,
                      std::string(what) + " must not contain NUL bytes");
@@ -177,8 +175,7 @@ void checksum(const KeyId &id, const std::array<uint8_t, kSecretKeySize> &sk,
               uint8_t out[kChecksumSize]) {
   crypto_generichash_state st;
   crypto_generichash_init(&st, nullptr, 0, kChecksumSize);
-  crypto_generichash_update(&st, reinterpret_cast<const uint8_t *>(kAlgEd),
-                            2);
+  crypto_generichash_update(&st, reinterpret_cast<const uint8_t *>(kAlgEd), 2);
   crypto_generichash_update(&st, id.data(), id.size());
   crypto_generichash_update(&st, sk.data(), sk.size());
   crypto_generichash_final(&st, out, kChecksumSize);
@@ -193,7 +190,8 @@ Status deriveStream(std::string_view password, const uint8_t *salt,
     return makeError(
         ErrorCode::Unsupported,
         "secret key asks for scrypt limits beyond what ireepkg accepts "
-        "(opslimit " + std::to_string(limits.opsLimit) + ", memlimit " +
+        "(opslimit " +
+            std::to_string(limits.opsLimit) + ", memlimit " +
             std::to_string(limits.memLimit) + ")",
         at(origin), "the file is probably corrupted");
   if (crypto_pwhash_scryptsalsa208sha256(
@@ -201,8 +199,9 @@ Status deriveStream(std::string_view password, const uint8_t *salt,
           limits.opsLimit, static_cast<size_t>(limits.memLimit)) != 0)
     return makeError(ErrorCode::Io,
                      "cannot derive the key from the password (scrypt with "
-                     "opslimit " + std::to_string(limits.opsLimit) +
-                         ", memlimit " + std::to_string(limits.memLimit) +
+                     "opslimit " +
+                         std::to_string(limits.opsLimit) + ", memlimit " +
+                         std::to_string(limits.memLimit) +
                          " failed: " + std::strerror(errno) + ")",
                      at(origin));
   return ok();
@@ -366,8 +365,8 @@ Status installNoReplace(const std::string &tmp, const std::string &path) {
 
 std::string tempPathFor(const std::string &path) {
   std::filesystem::path p(path);
-  return (p.parent_path() / ("." + p.filename().string() + ".tmp." +
-                             std::to_string(::getpid())))
+  return (p.parent_path() /
+          ("." + p.filename().string() + ".tmp." + std::to_string(::getpid())))
       .string();
 }
 
@@ -379,7 +378,7 @@ std::string tempPathFor(const std::string &path) {
 
 std::string keyIdHex(const KeyId &id) {
   char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llX",
+  std::snprintf(buf, sizeof buf, "%llX",
                 static_cast<unsigned long long>(readLe64(id.data())));
   return buf;
 }
@@ -432,8 +431,8 @@ Expected<PublicKey> parsePublicKey(std::string_view text,
   Location where = at(origin, lines.size() >= 2 ? keyLine : 0);
   auto blob = base64Decode(b64);
   if (!blob)
-    return makeError(ErrorCode::Parse,
-                     "malformed public key: not valid base64", where, hint);
+    return makeError(ErrorCode::Parse, "malformed public key: not valid base64",
+                     where, hint);
   if (blob->size() != kPublicKeyBlobSize)
     return makeError(ErrorCode::Parse,
                      "malformed public key: it decodes to " +
@@ -461,11 +460,10 @@ Expected<PublicKey> loadPublicKey(const std::string &keyOrPath) {
   struct stat st;
   if (::stat(keyOrPath.c_str(), &st) != 0) {
     int e = errno;
-    bool looksLikeBase64 =
-        keyOrPath.size() >= 40 &&
-        keyOrPath.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
-                                    "qrstuvwxyz0123456789+/=") ==
-            std::string::npos;
+    bool looksLikeBase64 = keyOrPath.size() >= 40 &&
+                           keyOrPath.find_first_not_of(
+                               "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                               "qrstuvwxyz0123456789+/=") == std::string::npos;
     if (looksLikeBase64)
       return parsePublicKey(keyOrPath);
     if (e == ENOENT)
@@ -541,8 +539,7 @@ Expected<SecretKeyFile> parseSecretKeyFile(std::string_view text,
   if (!encrypted && std::memcmp(p + 2, kKdfNone, 2) != 0)
     return makeError(ErrorCode::Unsupported,
                      "secret key has unknown key derivation algorithm \"" +
-                         showAlgorithm(p + 2) +
-                         "\" (expected \"Sc\" or none)",
+                         showAlgorithm(p + 2) + "\" (expected \"Sc\" or none)",
                      at(origin, 2));
   if (std::memcmp(p + 4, kChecksumBlake2b, 2) != 0)
     return makeError(ErrorCode::Unsupported,
@@ -600,8 +597,8 @@ Expected<SecretKey> unlockSecretKey(const SecretKeyFile &file,
   checksum(key.keyId, key.key, expected);
   // minisign 0.11 writes an all-zero checksum into unencrypted keys.
   static const uint8_t zeros[kChecksumSize] = {};
-  bool unchecked = !file.encrypted &&
-                   std::memcmp(stored, zeros, kChecksumSize) == 0;
+  bool unchecked =
+      !file.encrypted && std::memcmp(stored, zeros, kChecksumSize) == 0;
   if (!unchecked && sodium_memcmp(stored, expected, kChecksumSize) != 0)
     return makeError(ErrorCode::Integrity,
                      file.encrypted ? "wrong password or corrupted secret key "
@@ -630,8 +627,8 @@ Expected<std::string> readPasswordFile(const std::string &path) {
   if (!password.empty() && password.back() == '\r')
     password.pop_back();
   if (password.empty())
-    return makeError(ErrorCode::Invalid, "the password file is empty",
-                     at(path), "put the password on the file's first line");
+    return makeError(ErrorCode::Invalid, "the password file is empty", at(path),
+                     "put the password on the file's first line");
   return password;
 }
 
@@ -675,8 +672,7 @@ serializeSecretKey(const SecretKey &key,
     writeLe64(p + 6 + kSaltSize + 8, limits.memLimit);
     std::array<uint8_t, kSealedSize> stream;
     Wipe wipeStream{stream.data(), stream.size()};
-    if (Status s = deriveStream(*password, salt, limits, stream.data(), {});
-        !s)
+    if (Status s = deriveStream(*password, salt, limits, stream.data(), {}); !s)
       return Unexpected(s.error());
     for (size_t i = 0; i < kSealedSize; ++i)
       sealed[i] ^= stream[i];
@@ -727,12 +723,11 @@ Expected<KeyPairPaths> writeKeyPair(const KeyPair &pair,
   std::optional<std::string_view> password;
   if (options.password)
     password = *options.password;
-  auto secretText = serializeSecretKey(pair.secretKey, password,
-                                       options.limits, options.comment);
+  auto secretText = serializeSecretKey(pair.secretKey, password, options.limits,
+                                       options.comment);
   if (!secretText)
     return Unexpected(secretText.error());
-  std::string publicText =
-      serializePublicKey(pair.publicKey, options.comment);
+  std::string publicText = serializePublicKey(pair.publicKey, options.comment);
 
   // The secret key first: a public key without its secret is useless, but
   // harmless.
@@ -833,8 +828,8 @@ Expected<Signature> parseSignature(std::string_view text,
     return malformed("line 4 (the global signature) is not valid base64", 4);
   if (global->size() != kSignatureSize)
     return malformed("line 4 (the global signature) decodes to " +
-                         std::to_string(global->size()) +
-                         " bytes, expected " + std::to_string(kSignatureSize),
+                         std::to_string(global->size()) + " bytes, expected " +
+                         std::to_string(kSignatureSize),
                      4);
   std::memcpy(sig.globalSignature.data(), global->data(), kSignatureSize);
   sig.untrustedComment = std::string(lines[0].substr(kUntrustedPrefixLen));
@@ -856,8 +851,8 @@ std::string serializeSignature(const Signature &sig) {
 
 std::string defaultTrustedComment(const std::string &path, int64_t unixTime,
                                   bool prehashed) {
-  return "timestamp:" + std::to_string(unixTime) + "\tfile:" +
-         std::filesystem::path(path).filename().string() +
+  return "timestamp:" + std::to_string(unixTime) +
+         "\tfile:" + std::filesystem::path(path).filename().string() +
          (prehashed ? "\thashed" : "");
 }
 
@@ -895,8 +890,7 @@ Expected<Signature> signFile(const SecretKey &key, const std::string &path,
       options);
 }
 
-Status writeSignatureFile(const Signature &signature,
-                          const std::string &path) {
+Status writeSignatureFile(const Signature &signature, const std::string &path) {
   return fsutil::writeFileAtomic(path, serializeSignature(signature), 0644);
 }
 
@@ -931,8 +925,7 @@ Expected<Verified> verifyBuffer(const PublicKey &key, std::string_view data,
   initSodium();
   Prehash h = blake2b512(data);
   return verifyMessage(
-      key,
-      std::string_view(reinterpret_cast<const char *>(h.data()), h.size()),
+      key, std::string_view(reinterpret_cast<const char *>(h.data()), h.size()),
       signature, dataName, signatureName);
 }
 

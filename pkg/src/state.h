@@ -12,14 +12,18 @@
 
 #include "ireepkg/prefix.h"
 
+#include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace ireepkg {
 
 inline constexpr const char *kInstalledFile = "installed.json";
 inline constexpr const char *kActivationFile = "activation.json";
 inline constexpr const char *kRuntimeFlagsFile = "runtime.flags";
+inline constexpr const char *kRuntimeIndexBinary = "runtime.index";
 inline constexpr const char *kCompilerFlagsFile = "compiler.flags";
 
 std::string serializeInstalled(const InstalledState &state);
@@ -44,6 +48,7 @@ struct ActivePackage {
 
 struct GeneratedState {
   std::string activationJson;
+  std::string runtimeIndex; ///< state/runtime.index (binary)
   std::string runtimeFlags;
   std::string compilerFlags;
   std::vector<Diagnostic> warnings; ///< plugins without a build, conflicts
@@ -52,7 +57,8 @@ struct GeneratedState {
 /// Builds the activation index and flagfiles for `platform`.
 GeneratedState generateState(const std::string &prefix,
                              const std::string &platform,
-                             const std::vector<ActivePackage> &active);
+                             const std::vector<ActivePackage> &active,
+                             const ProjectSettings &project = {});
 
 /// The runtime library path a plugin uses on `platform` ("" if none), and
 /// whether it is an embedded ELF (needs `embedded:`).

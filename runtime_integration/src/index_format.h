@@ -31,7 +31,9 @@
  * system-library plugins. Paths are absolute. The path of an embedded-elf
  * library is stored preceded by the 9 bytes `embedded:`, so that the IREE
  * spec (`--executable_plugin=embedded:<path>`) is the string that starts 9
- * bytes before the path; the reader checks this when it opens the file.
+ * bytes before the path. (Readers check that those 9 bytes lie inside the
+ * string table; their content is covered by the checksum.) Sections start
+ * after the header and end inside the file.
  *
  * Versioning. Bytes 0..11 (magic, major, minor) keep their meaning in every
  * version. A reader refuses a major version it does not know (the layout

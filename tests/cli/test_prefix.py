@@ -319,3 +319,20 @@ def test_cache_is_not_used_for_a_changed_archive(tmp_path, prefix, example_archi
     r = run("install", copy, "--prefix", prefix, env=env)
     assert r.code == 1
     assert not (prefix / "packages" / "simple-mul").exists()
+
+
+def test_a_changed_cache_blob_is_not_linked(tmp_path, prefix, example_archives):
+    """Hard links share the inode: making an installed file writable also
+    makes its cache blob writable. Such a blob is no longer trusted."""
+    cache = tmp_path / "cache"
+    env = {"IREEPKG_CACHE_DIR": str(cache)}
+    sm = example_archives["simple-mul"]
+    assert run("install", sm, "--prefix", prefix, env=env).code == 0
+    f = prefix / "packages" / "simple-mul" / "1.2.0" / "ireeplugin.json"
+    os.chmod(f, 0o644)  # what a user editing an installed file would do
+    other = tmp_path / "other"
+    assert run("install", sm, "--prefix", other, env=env).code == 0
+    g = other / "packages" / "simple-mul" / "1.2.0" / "ireeplugin.json"
+    assert g.stat().st_ino != f.stat().st_ino  # extracted again, not linked
+    assert stat.S_IMODE(g.stat().st_mode) == 0o444
+    assert run("verify", "--prefix", other, env=env).code == 0

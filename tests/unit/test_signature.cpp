@@ -160,7 +160,10 @@ TEST_CASE("public key: minisign's file and base64 line") {
 TEST_CASE("public key: key id is little-endian hex") {
   KeyId id = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0xab};
   CHECK(keyIdHex(id) == "AB07060504030201");
-  CHECK(keyIdHex(KeyId{}) == "0000000000000000");
+  // No leading zeros, like minisign's "%" PRIX64.
+  CHECK(keyIdHex(KeyId{0x16, 0x26, 0xd2, 0x0a, 0xb3, 0x8a, 0x9b, 0x0a}) ==
+        "A9B8AB30AD22616");
+  CHECK(keyIdHex(KeyId{}) == "0");
 }
 
 TEST_CASE("public key: round trip of a generated key") {
@@ -270,9 +273,8 @@ TEST_CASE("secret key: unencrypted round trip writes the checksum") {
   CHECK(back.keyId == pair.secretKey.keyId);
   CHECK(back.key == pair.secretKey.key);
 
-  std::string commented =
-      must(serializeSecretKey(pair.secretKey, std::nullopt,
-                              kMinisignKdfLimits, "release key"));
+  std::string commented = must(serializeSecretKey(
+      pair.secretKey, std::nullopt, kMinisignKdfLimits, "release key"));
   CHECK(must(parseSecretKeyFile(commented)).comment == "release key");
 }
 
@@ -380,8 +382,8 @@ TEST_CASE("secret key: corruption is detected") {
 
   // Absurd scrypt limits are refused before any work.
   KeyPair other = generateKeyPair();
-  SecretKeyFile enc = must(parseSecretKeyFile(must(serializeSecretKey(
-      other.secretKey, "pw", kInteractiveKdfLimits))));
+  SecretKeyFile enc = must(parseSecretKeyFile(
+      must(serializeSecretKey(other.secretKey, "pw", kInteractiveKdfLimits))));
   enc.limits.memLimit = uint64_t(1) << 40;
   e = failure(unlockSecretKey(enc, "pw"));
   CHECK(e.code == ErrorCode::Unsupported);
@@ -495,8 +497,8 @@ TEST_CASE("signature: minisign's signatures verify") {
 
   VerifyOptions strict;
   strict.requirePrehashed = true;
-  Error e = failure(verifyBuffer(key, kMessage, legacy, "v.txt", "v.sig",
-                                 strict));
+  Error e =
+      failure(verifyBuffer(key, kMessage, legacy, "v.txt", "v.sig", strict));
   CHECK(e.code == ErrorCode::Integrity);
   CHECK(e.message == "signature is in the legacy (non-prehashed) format, and "
                      "only prehashed signatures are accepted");
@@ -577,8 +579,8 @@ TEST_CASE("signature: each failed check has its own message") {
   // Same key id, another key: nothing verifies.
   PublicKey impostor = other.publicKey;
   impostor.keyId = key.keyId;
-  CHECK(err(impostor, kMessage, good).message.rfind("signature is corrupted",
-                                                    0) == 0);
+  CHECK(err(impostor, kMessage, good)
+            .message.rfind("signature is corrupted", 0) == 0);
 
   // Prehashed flag flipped: the signature no longer covers the data.
   Signature flag = good;
@@ -696,8 +698,8 @@ TEST_CASE("signature: files, streamed") {
 
   Verified v = must(verifyFile(pair.publicKey, path));
   CHECK(v.trustedComment == "timestamp:42\tfile:big.bin\thashed");
-  CHECK(must(verifyBuffer(pair.publicKey, big, must(readSignatureFile(
-                                                    path + ".minisig"))))
+  CHECK(must(verifyBuffer(pair.publicKey, big,
+                          must(readSignatureFile(path + ".minisig"))))
             .prehashed);
 
   // Legacy signature of a file, and --signature elsewhere.

@@ -309,7 +309,9 @@ typedef struct ireepkg_runtime_plugin_list_t {
  * embedded-elf plugins use the architecture's own file if the package has
  * one, else its "fat" FatELF file; system-library plugins use the
  * platform's file. Errors: INVALID_ARGUMENT (unknown architecture or
- * operating system, unknown flag bits), FILE_MISSING, IO, OUT_OF_MEMORY. */
+ * operating system, unknown flag bits), FILE_MISSING, IO, OUT_OF_MEMORY,
+ * CORRUPT_INDEX (an embedded-elf path the index stores without its
+ * "embedded:" spec, which only the list computes). */
 IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
     const ireepkg_runtime_index_t *index, const char *target, uint32_t flags,
     ireepkg_runtime_plugin_list_t **out_list,

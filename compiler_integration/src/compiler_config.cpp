@@ -1,0 +1,544 @@
+//===- compiler_config.cpp - Compiler configuration ----------------------===//
+//
+// See compiler_config.h. No MLIR here: composing flags needs none, and the
+// read-only commands that use this must start fast.
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/compiler_config.h"
+
+#include "ireepkg/hash.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <set>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace ireepkg {
+
+using json = nlohmann::json;
+
+std::optional<CompilerTool> parseCompilerTool(std::string_view name) {
+  std::string_view base = name.substr(name.rfind('/') + 1);
+  if (base.rfind("iree-compile", 0) == 0)
+    return CompilerTool::IreeCompile;
+  if (base.rfind("iree-opt", 0) == 0)
+    return CompilerTool::IreeOpt;
+  if (base.rfind("mlir-opt", 0) == 0)
+    return CompilerTool::MlirOpt;
+  return std::nullopt;
+}
+
+std::string_view compilerToolName(CompilerTool tool) {
+  switch (tool) {
+  case CompilerTool::IreeCompile:
+    return "iree-compile";
+  case CompilerTool::IreeOpt:
+    return "iree-opt";
+  case CompilerTool::MlirOpt:
+    return "mlir-opt";
+  }
+  return "iree-compile";
+}
+
+bool isGlobalCompilerFlag(std::string_view name) {
+  return name == "iree-hal-executable-object-search-path" ||
+         name == "iree-hal-preprocess-executables-with" ||
+         name.rfind("iree-hal-substitute-executable-", 0) == 0 ||
+         name == "iree-codegen-transform-dialect-library";
+}
+
+//===----------------------------------------------------------------------===//
+// Probing a compiler
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Runs a command and returns its combined output (bounded).
+Expected<std::string> capture(const std::vector<std::string> &argv) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return makeError(ErrorCode::Io, std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  std::vector<char *> args;
+  for (const std::string &a : argv)
+    args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(),
+                       environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    return makeError(ErrorCode::NotFound,
+                     "cannot run " + argv[0] + ": " + std::strerror(rc));
+  }
+  std::string out;
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    if (out.size() < (16u << 20))
+      out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return out;
+}
+
+std::string cachePath() {
+  const char *dir = std::getenv("IREEPKG_CACHE_DIR");
+  std::string root;
+  if (dir && *dir)
+    root = dir;
+  else if (const char *x = std::getenv("XDG_CACHE_HOME"); x && x[0] == '/')
+    root = std::string(x) + "/ireepkg";
+  else if (const char *h = std::getenv("HOME"); h && *h)
+    root = std::string(h) + "/.cache/ireepkg";
+  return root.empty() ? root : root + "/compilers.json";
+}
+
+} // namespace
+
+Expected<CompilerCapabilities> probeCompiler(const std::string &toolPath) {
+  struct stat st;
+  if (::stat(toolPath.c_str(), &st) != 0)
+    return makeError(ErrorCode::NotFound,
+                     "cannot find the compiler " + toolPath);
+  std::string key = toolPath + ":" + std::to_string(st.st_size) + ":" +
+                    std::to_string(st.st_mtim.tv_sec) + "." +
+                    std::to_string(st.st_mtim.tv_nsec);
+  std::string cache = cachePath();
+  json cached = json::object();
+  if (!cache.empty()) {
+    std::ifstream in(cache);
+    std::string text((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+    cached = json::parse(text, nullptr, false);
+    if (!cached.is_object())
+      cached = json::object();
+    if (auto it = cached.find(key); it != cached.end() && it->is_object()) {
+      CompilerCapabilities c;
+      c.known = true;
+      c.path = toolPath;
+      c.version = it->value("version", "");
+      c.loadsPlugins = it->value("loads_plugins", false);
+      c.pluginIdSpelling = it->value("plugin_id_spelling", false);
+      return c;
+    }
+  }
+  auto version = capture({toolPath, "--version"});
+  if (!version)
+    return Unexpected(version.error());
+  auto help = capture({toolPath, "--help-list-hidden"});
+  if (!help || help->find("iree-") == std::string::npos)
+    help = capture({toolPath, "--help"});
+  if (!help)
+    return Unexpected(help.error());
+  CompilerCapabilities c;
+  c.known = true;
+  c.path = toolPath;
+  const std::string marker = "compiler version ";
+  if (size_t at = version->find(marker); at != std::string::npos) {
+    size_t end = version->find_first_of(" \n", at + marker.size());
+    c.version = version->substr(at + marker.size(), end - at - marker.size());
+  }
+  size_t flag = help->find("--iree-load-plugin");
+  c.loadsPlugins = flag != std::string::npos;
+  if (c.loadsPlugins) {
+    size_t eol = help->find('\n', flag);
+    std::string line = help->substr(flag, eol - flag);
+    c.pluginIdSpelling = line.find("<plugin_id>=") != std::string::npos ||
+                         line.find("id>=<path") != std::string::npos;
+  }
+  if (!cache.empty()) {
+    cached[key] = {{"version", c.version},
+                   {"loads_plugins", c.loadsPlugins},
+                   {"plugin_id_spelling", c.pluginIdSpelling}};
+    std::string dir = cache.substr(0, cache.rfind('/'));
+    ::mkdir(dir.c_str(), 0755);
+    std::string tmp = cache + ".tmp." + std::to_string(::getpid());
+    {
+      std::ofstream out(tmp);
+      out << cached.dump(1) << "\n";
+    }
+    if (::rename(tmp.c_str(), cache.c_str()) != 0)
+      ::unlink(tmp.c_str());
+  }
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct DeclaredOption {
+  const ActivatedPackage *package;
+  const CompilerPlugin *plugin;
+  const json *schema;
+};
+
+std::string describeOption(const std::string &flag, const DeclaredOption &d) {
+  return "option --" + flag + " of plugin " + d.plugin->id + " (package " +
+         d.package->name + ")";
+}
+
+/// A `--set` string converted to the option's type.
+std::optional<json> convertValue(const std::string &text, const json &schema,
+                                 std::string &problem) {
+  std::string type = schema.value("type", "string");
+  auto number = [&](bool integer) -> std::optional<json> {
+    const char *s = text.c_str();
+    char *end = nullptr;
+    errno = 0;
+    if (integer) {
+      long long v = std::strtoll(s, &end, 10);
+      if (!text.empty() && *end == '\0' && errno == 0)
+        return json(v);
+    } else {
+      double v = std::strtod(s, &end);
+      if (!text.empty() && *end == '\0' && errno == 0 && std::isfinite(v))
+        return json(v);
+    }
+    problem = "\"" + text + "\" is not " + (integer ? "an integer" : "a number");
+    return std::nullopt;
+  };
+  if (type == "integer")
+    return number(true);
+  if (type == "number")
+    return number(false);
+  if (type == "boolean") {
+    if (text == "true" || text == "1")
+      return json(true);
+    if (text == "false" || text == "0")
+      return json(false);
+    problem = "\"" + text + "\" is not a boolean (true or false)";
+    return std::nullopt;
+  }
+  if (type == "array") {
+    json arr = json::array();
+    json items = schema.value("items", json::object());
+    size_t start = 0;
+    while (!text.empty() && start <= text.size()) {
+      size_t comma = text.find(',', start);
+      std::string item = text.substr(start, comma == std::string::npos
+                                                ? std::string::npos
+                                                : comma - start);
+      auto v = convertValue(item, items, problem);
+      if (!v)
+        return std::nullopt;
+      arr.push_back(*v);
+      if (comma == std::string::npos)
+        break;
+      start = comma + 1;
+    }
+    return arr;
+  }
+  return json(text);
+}
+
+std::string valueText(const json &v) {
+  if (v.is_string())
+    return v.get<std::string>();
+  if (v.is_boolean())
+    return v.get<bool>() ? "true" : "false";
+  return v.dump();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The configuration
+//===----------------------------------------------------------------------===//
+
+/// `builtin.module(a,b)` from fragments, unwrapping fragments that are
+/// already `builtin.module(...)`; anchored fragments such as
+/// `func.func(...)` stay elements.
+static std::string composePipelines(const std::vector<std::string> &fragments) {
+  std::string inner;
+  for (std::string f : fragments) {
+    const std::string wrap = "builtin.module(";
+    while (!f.empty() && std::isspace(static_cast<unsigned char>(f.back())))
+      f.pop_back();
+    if (f.compare(0, wrap.size(), wrap) == 0 && f.back() == ')')
+      f = f.substr(wrap.size(), f.size() - wrap.size() - 1);
+    if (f.empty())
+      continue;
+    inner += (inner.empty() ? "" : ",") + f;
+  }
+  return "builtin.module(" + inner + ")";
+}
+
+Expected<CompilerConfig>
+buildCompilerConfig(const std::vector<ActivatedPackage> &packages,
+                    const CompilerConfigRequest &request) {
+  CompilerConfig config;
+  DiagnosticList errors;
+  bool mlirTool = request.tool == CompilerTool::MlirOpt;
+  auto add = [&](std::string name, std::string value, const std::string &pkg) {
+    bool global = isGlobalCompilerFlag(name);
+    config.flags.push_back({std::move(name), std::move(value), pkg, global});
+  };
+  auto note = [&](const std::string &pkg, const std::string &msg) {
+    config.notes.push_back(Diagnostic{Severity::Warning,
+                                      Location{"", 0, 0, "", pkg, ""}, msg, ""});
+  };
+
+  // Every declared option, by flag.
+  std::map<std::string, DeclaredOption> declared;
+  std::vector<std::string> allFlags;
+  for (const ActivatedPackage &p : packages)
+    for (const CompilerPlugin &cp : p.manifest->compilerPlugins)
+      for (const auto &[flag, schema] : cp.options) {
+        declared.emplace(flag, DeclaredOption{&p, &cp, &schema});
+        allFlags.push_back(flag);
+      }
+
+  // Chosen values: plugins.json, then --set (later wins).
+  std::map<std::string, json> values;
+  for (const auto &[pkg, opts] : request.projectValues) {
+    for (const auto &[flag, value] : opts) {
+      auto it = declared.find(flag);
+      if (it == declared.end() || it->second.package->name != pkg) {
+        std::vector<std::string> own;
+        for (const auto &[f, d] : declared)
+          if (d.package->name == pkg)
+            own.push_back(f);
+        errors.error(Location{"plugins.json", 0, 0, "", pkg, ""},
+                     "package \"" + pkg + "\" has no option \"" + flag + "\"" +
+                         didYouMean(flag, std::span<const std::string>(own)),
+                     own.empty() ? "it declares no options"
+                                 : "see `ireepkg info " + pkg + "`");
+        continue;
+      }
+      std::string problem = optionValueProblem(*it->second.schema, value);
+      if (!problem.empty()) {
+        errors.error(Location{"plugins.json", 0, 0, "", pkg, ""},
+                     describeOption(flag, it->second) + ": " + problem);
+        continue;
+      }
+      values[flag] = value;
+    }
+  }
+  for (const auto &[rawFlag, text] : request.sets) {
+    std::string flag = rawFlag;
+    while (!flag.empty() && flag[0] == '-')
+      flag.erase(0, 1);
+    auto it = declared.find(flag);
+    if (it == declared.end()) {
+      errors.error(Location{},
+                   "no active plugin has an option \"" + flag + "\"" +
+                       didYouMean(flag, std::span<const std::string>(allFlags)),
+                   allFlags.empty()
+                       ? "no active compiler plugin declares options"
+                       : "see `ireepkg info <package>` for each plugin's "
+                         "options");
+      continue;
+    }
+    std::string problem;
+    auto value = convertValue(text, *it->second.schema, problem);
+    if (value)
+      problem = optionValueProblem(*it->second.schema, *value);
+    if (!problem.empty()) {
+      errors.error(Location{"", 0, 0, "", it->second.package->name, ""},
+                   describeOption(flag, it->second) + ": " + problem);
+      continue;
+    }
+    values[flag] = *value;
+  }
+
+  // Plugins and options, in activation order.
+  for (const ActivatedPackage &p : packages) {
+    for (const CompilerPlugin &cp : p.manifest->compilerPlugins) {
+      switch (cp.kind) {
+      case CompilerPluginKind::IreeStatic:
+        if (!mlirTool)
+          add("iree-plugin", cp.id, p.name);
+        break;
+      case CompilerPluginKind::IreeDynamic: {
+        if (mlirTool)
+          break;
+        auto lib = cp.library.find(request.platform.str());
+        if (lib == cp.library.end()) {
+          note(p.name, "iree-dynamic plugin \"" + cp.id + "\" has no build for " +
+                           request.platform.str());
+          break;
+        }
+        std::string path = p.dir + "/" + lib->second;
+        if (!request.compiler.known && request.deferDynamic) {
+          note(p.name, "iree-dynamic plugin \"" + cp.id +
+                           "\" is activated only when the compiler is known "
+                           "(ireepkg exec, ireepkg flags compiler)");
+          break;
+        }
+        if (!request.compiler.loadsPlugins) {
+          errors.error(
+              Location{"", 0, 0, "", p.name, ""},
+              "plugin \"" + cp.id + "\" is a dynamically loaded compiler "
+              "plugin (iree-dynamic), but " +
+                  (request.compiler.known
+                       ? request.compiler.path +
+                             (request.compiler.version.empty()
+                                  ? std::string()
+                                  : " (IREE " + request.compiler.version + ")")
+                       : std::string("the compiler")) +
+                  " cannot load plugins: it has no --iree-load-plugin flag",
+              "use an IREE compiler built with dynamic plugin support, or "
+              "remove the package");
+          break;
+        }
+        add("iree-load-plugin",
+            request.compiler.pluginIdSpelling ? cp.id + "=" + path : path,
+            p.name);
+        break;
+      }
+      case CompilerPluginKind::MlirPassPlugin:
+      case CompilerPluginKind::MlirDialectPlugin: {
+        if (!mlirTool)
+          break;
+        auto lib = cp.library.find(request.platform.str());
+        if (lib == cp.library.end()) {
+          note(p.name, "MLIR plugin \"" + cp.id + "\" has no build for " +
+                           request.platform.str());
+          break;
+        }
+        add(cp.kind == CompilerPluginKind::MlirPassPlugin
+                ? "load-pass-plugin"
+                : "load-dialect-plugin",
+            p.dir + "/" + lib->second, p.name);
+        break;
+      }
+      }
+      if (mlirTool)
+        continue;
+      for (const auto &[flag, schema] : cp.options) {
+        auto v = values.find(flag);
+        const json *value = v != values.end() ? &v->second
+                            : schema.contains("default") ? &schema["default"]
+                                                         : nullptr;
+        if (!value)
+          continue;
+        if (value->is_array())
+          for (const json &item : *value)
+            add(flag, valueText(item), p.name);
+        else
+          add(flag, valueText(*value), p.name);
+      }
+    }
+  }
+
+  // Hooks.
+  std::vector<std::string> preprocessing, mlirPipelines;
+  std::map<std::string, std::vector<std::string>> singleSetters;
+  for (const ActivatedPackage &p : packages)
+    for (const Hook &h : p.manifest->hooks)
+      if (isSingleValued(h.point))
+        singleSetters[std::string(hookPointName(h.point))].push_back(p.name);
+  for (const auto &[point, setters] : singleSetters) {
+    if (setters.size() < 2 || mlirTool)
+      continue;
+    auto chosen = request.choose.find(point);
+    if (chosen != request.choose.end()) {
+      if (std::find(setters.begin(), setters.end(), chosen->second) ==
+          setters.end())
+        errors.error(Location{"plugins.json", 0, 0, "/choose/" + point, "", ""},
+                     "\"choose\" picks \"" + chosen->second + "\" for \"" +
+                         point + "\", but that package does not set it (" +
+                         setters[0] + " and " + setters[1] + " do)");
+      continue;
+    }
+    errors.error(Location{},
+                 "packages \"" + setters[0] + "\" and \"" + setters[1] +
+                     "\" both set \"" + point + "\", which takes one value",
+                 "pick one in plugins.json: \"choose\": {\"" + point +
+                     "\": \"" + setters[0] + "\"}");
+  }
+  for (const ActivatedPackage &p : packages) {
+    for (const Hook &h : p.manifest->hooks) {
+      std::string point(hookPointName(h.point));
+      std::string file = h.file.empty() ? "" : p.dir + "/" + h.file;
+      if (h.point == HookPoint::MlirPipeline) {
+        if (mlirTool)
+          mlirPipelines.push_back(h.pipeline);
+        continue;
+      }
+      if (mlirTool)
+        continue;
+      if (isSingleValued(h.point)) {
+        const auto &setters = singleSetters[point];
+        auto chosen = request.choose.find(point);
+        if (setters.size() > 1 &&
+            (chosen == request.choose.end() || chosen->second != p.name))
+          continue;
+      }
+      switch (h.point) {
+      case HookPoint::Preprocessing:
+        preprocessing.push_back(h.pipeline);
+        break;
+      case HookPoint::ExecutablePreprocessing:
+        add("iree-hal-preprocess-executables-with",
+            h.tool.empty() ? h.pipeline : p.dir + "/" + h.tool, p.name);
+        break;
+      case HookPoint::ExecutableObjects: {
+        auto it = h.paths.find(std::string(archName(request.platform.arch)));
+        if (it == h.paths.end()) {
+          note(p.name, "no executable objects for " +
+                           std::string(archName(request.platform.arch)));
+          break;
+        }
+        add("iree-hal-executable-object-search-path", p.dir + "/" + it->second,
+            p.name);
+        break;
+      }
+      case HookPoint::TransformSpec:
+        add("iree-preprocessing-transform-spec-filename", file, p.name);
+        break;
+      case HookPoint::PdlSpec:
+        add("iree-preprocessing-pdl-spec-filename", file, p.name);
+        break;
+      case HookPoint::TuningSpec:
+        add("iree-codegen-tuning-spec-path", file, p.name);
+        break;
+      case HookPoint::TransformLibrary:
+        add("iree-codegen-transform-dialect-library",
+            file + (h.sequence.empty() ? "" : "@" + h.sequence), p.name);
+        break;
+      case HookPoint::InputType:
+        add("iree-input-type", h.value, p.name);
+        break;
+      case HookPoint::MlirPipeline:
+        break;
+      }
+    }
+  }
+  if (!preprocessing.empty())
+    add("iree-preprocessing-pass-pipeline", composePipelines(preprocessing),
+        "");
+  if (!mlirPipelines.empty())
+    add("pass-pipeline", composePipelines(mlirPipelines), "");
+  if (errors.hasErrors())
+    return makeError(ErrorCode::Invalid, errors);
+  return config;
+}
+
+} // namespace ireepkg
