@@ -410,6 +410,9 @@ buildCompilerConfig(const std::vector<ActivatedPackage> &packages,
         add("iree-load-plugin",
             request.compiler.pluginIdSpelling ? cp.id + "=" + path : path,
             p.name);
+        // Loading registers the plugin; --iree-plugin activates it.
+        if (!request.compiler.pluginIdSpelling)
+          add("iree-plugin", cp.id, p.name);
         break;
       }
       case CompilerPluginKind::MlirPassPlugin:

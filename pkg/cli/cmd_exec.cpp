@@ -126,12 +126,16 @@ int runExec(const Command &, const ParsedArgs &args) {
       for (const CompilerFlag &f : config->flags)
         argv.push_back(f.text());
     } else {
-      // IREE's compiler tools read the prefix's flagfile; what only a known
+      // IREE's compiler tools read the prefix's response file (they take
+      // LLVM's @file, not the runtime's --flagfile); what only a known
       // compiler allows (dynamically loaded plugins) follows it.
-      argv.push_back("--flagfile=" + flagfile);
-      for (const CompilerFlag &f : config->flags)
-        if (f.name == "iree-load-plugin")
+      argv.push_back("@" + flagfile);
+      bool dynamic = false;
+      for (const CompilerFlag &f : config->flags) {
+        dynamic |= f.name == "iree-load-plugin";
+        if (dynamic && (f.name == "iree-load-plugin" || f.name == "iree-plugin"))
           argv.push_back(f.text());
+      }
     }
   }
   argv.insert(argv.end(), args.passthrough.begin() + 1, args.passthrough.end());

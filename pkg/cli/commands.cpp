@@ -302,10 +302,17 @@ const std::vector<Command> &commandTable() {
           "exec",
           "[--prefix DIR] -- <tool> [<args>...]",
           "run an IREE tool with the prefix's plugins activated",
-          "Runs <tool> with --flagfile=<prefix>/state/runtime.flags (runtime "
-          "tools: iree-run-module, iree-benchmark-module, ...) inserted "
-          "before your arguments, so that your own flags still win. The tool "
-          "is found on PATH, then in the active Python virtual environment.",
+          "Runs <tool> with the prefix's configuration inserted before your "
+          "arguments, so that your own flags still win: "
+          "--flagfile=<prefix>/state/runtime.flags for IREE's runtime tools "
+          "(iree-run-module, iree-benchmark-module, ...); the response file "
+          "@<prefix>/state/compiler.flags for iree-compile and iree-opt, "
+          "after checking the configuration (option values, hook conflicts, "
+          "what this compiler can load) so that nothing invalid reaches the "
+          "compiler; the flags themselves (--load-pass-plugin=, "
+          "--load-dialect-plugin=, --pass-pipeline=) for MLIR tools such as "
+          "mlir-opt-22. The tool is found on PATH, then in the active Python "
+          "virtual environment.",
           {kPrefix},
           {"ireepkg exec -- iree-run-module --device=local-sync "
            "--module=m.vmfb --function=main --input=4xf32=1"},

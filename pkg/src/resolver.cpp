@@ -372,9 +372,8 @@ constexpr int32_t kUnset = -1;   ///< dependency not yet turned into a fact
 constexpr int32_t kVacuous = -2; ///< dependency that forbids nothing
 
 struct VersionInfo {
-  /// The version's dependencies by name, pointing into its map.
-  std::vector<std::pair<const std::string *, const Constraint *>> deps;
-  /// For each dependency, its incompatibility, kUnset or kVacuous.
+  /// For each dependency in map order, its incompatibility, kUnset or
+  /// kVacuous; empty until the version or a neighbour is first decided.
   std::vector<int32_t> depIncompat;
   Unusable unusable = Unusable::None;
   uint32_t platform = 0; ///< NoBuild: the first missing platform
@@ -530,6 +529,7 @@ Status Solver::load(uint32_t id) {
 
   // Ascending precedence; among versions of equal precedence (which differ
   // in build metadata only) keep one, chosen independently of the order.
+  // Sources usually list versions in order already: check before moving.
   std::vector<CandidateVersion> vs = std::move(*got);
   auto buildText = [](const Version &v) {
     std::string out;
@@ -537,12 +537,23 @@ Status Solver::load(uint32_t id) {
       out += id + ".";
     return out;
   };
-  std::sort(vs.begin(), vs.end(),
-            [&](const CandidateVersion &a, const CandidateVersion &b) {
-              if (int c = compare(a.version, b.version))
-                return c < 0;
-              return buildText(a.version) < buildText(b.version);
-            });
+  auto before = [&](const CandidateVersion &a, const CandidateVersion &b) {
+    if (int c = compare(a.version, b.version))
+      return c < 0;
+    return !a.version.build.empty() && buildText(a.version) < buildText(b.version);
+  };
+  if (!std::is_sorted(vs.begin(), vs.end(), before)) {
+    std::vector<uint32_t> order(vs.size());
+    for (uint32_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return before(vs[a], vs[b]); });
+    std::vector<CandidateVersion> sorted;
+    sorted.reserve(vs.size());
+    for (uint32_t i : order)
+      sorted.push_back(std::move(vs[i]));
+    vs = std::move(sorted);
+  }
   vs.erase(std::unique(vs.begin(), vs.end(),
                        [](const CandidateVersion &a,
                           const CandidateVersion &b) {
@@ -564,9 +575,6 @@ Status Solver::load(uint32_t id) {
   for (uint32_t i = 0; i < p.size; ++i) {
     const CandidateVersion &cv = p.versions[i];
     VersionInfo &info = p.info[i];
-    for (const auto &[name, constraint] : cv.dependencies)
-      info.deps.emplace_back(&name, &constraint);
-    info.depIncompat.assign(info.deps.size(), kUnset);
 
     if (cv.requiresIree && request_.ireeVersion &&
         !cv.requiresIree->set().contains(*request_.ireeVersion)) {
@@ -1171,12 +1179,17 @@ Status Solver::decide(uint32_t pkg) {
                    ? uint32_t(p.preferred)
                    : uint32_t(usable.highest());
 
+  auto depIncompats = [&](uint32_t i) -> std::vector<int32_t> & {
+    std::vector<int32_t> &out = p.info[i].depIncompat;
+    if (out.empty())
+      out.assign(p.versions[i].dependencies.size(), kUnset);
+    return out;
+  };
   bool conflict = false;
-  for (size_t k = 0; k < p.info[v].deps.size(); ++k) {
-    int32_t id = p.info[v].depIncompat[k];
+  size_t k = 0;
+  for (const auto &[name, c] : p.versions[v].dependencies) {
+    int32_t id = depIncompats(v)[k++];
     if (id == kUnset) {
-      const std::string &name = *p.info[v].deps[k].first;
-      const Constraint &c = *p.info[v].deps[k].second;
       // The run of adjacent versions with the same dependency.
       auto sameDep = [&](uint32_t i) {
         const CandidateVersion &cv = p.versions[i];
@@ -1193,10 +1206,9 @@ Status Solver::decide(uint32_t pkg) {
         return Unexpected(made.error());
       id = *made;
       for (uint32_t i = lo; i <= hi; ++i) {
-        VersionInfo &info = p.info[i];
-        for (size_t j = 0; j < info.deps.size(); ++j)
-          if (*info.deps[j].first == name)
-            info.depIncompat[j] = id;
+        const auto &deps = p.versions[i].dependencies;
+        depIncompats(i)[size_t(
+            std::distance(deps.begin(), deps.find(name)))] = id;
       }
     }
     if (id >= 0 && !conflict && wouldConflict(uint32_t(id), pkg, v))

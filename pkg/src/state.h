@@ -60,6 +60,9 @@ GeneratedState generateState(const std::string &prefix,
                              const std::vector<ActivePackage> &active,
                              const ProjectSettings &project = {});
 
+/// One argument as LLVM's GNU-style response file tokenizer reads it.
+std::string responseFileQuote(const std::string &arg);
+
 /// The runtime library path a plugin uses on `platform` ("" if none), and
 /// whether it is an embedded ELF (needs `embedded:`).
 std::string runtimeLibraryFor(const RuntimePlugin &plugin,

@@ -34,7 +34,7 @@ def test_install_list_info_verify_remove(prefix, example_archives):
     assert listing.splitlines() == [
         f"prefix {prefix} (linux-x86_64), in activation order:",
         "simple-mul    1.2.0       explicit    simple_mul (embedded-elf), simple_mul_system (system-library)",
-        "mul-pipeline  0.3.0       explicit    input_torch (iree-static), hook preprocessing, hook transform-spec",
+        "mul-pipeline  0.3.0       explicit    input_torch (iree-static), hal_target_llvm_cpu (iree-static), hook preprocessing, hook transform-spec",
     ]
     info = json.loads(run("info", "simple-mul", "--json", "--prefix", prefix).out)
     assert info["version"] == "1.2.0" and info["reason"] == "explicit"
@@ -48,6 +48,8 @@ def test_install_list_info_verify_remove(prefix, example_archives):
     assert "mul-pipeline 0.3.0 (installed explicitly)" in text
     assert "dependencies: simple-mul ^1.2" in text
     assert "compiler plugin input_torch (iree-static)" in text
+    assert "option --iree-torch-decompose-complex-ops: boolean (default true) - Decompose complex torch operations" in text
+    assert "option --iree-llvmcpu-distribution-size: integer - Default distribution tile size" in text
     assert "hook preprocessing: func.func(canonicalize)" in text
     assert "hook transform-spec: specs/mul_spec.mlir" in text
     v = run("verify", "--prefix", prefix)
@@ -88,6 +90,8 @@ def test_state_files(prefix, example_archives):
     mp = f"{prefix}/packages/mul-pipeline/0.3.0"
     assert [l for l in comp if not l.startswith("#")] == [
         "--iree-plugin=input_torch",
+        "--iree-torch-decompose-complex-ops=true",
+        "--iree-plugin=hal_target_llvm_cpu",
         f"--iree-preprocessing-transform-spec-filename={mp}/specs/mul_spec.mlir",
         "--iree-preprocessing-pass-pipeline=builtin.module(func.func(canonicalize))",
     ]

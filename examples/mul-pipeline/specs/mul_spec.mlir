@@ -5,7 +5,9 @@
 // IREE runs @__transform_main on the whole input module before dispatch
 // formation. This spec is deliberately conservative: it canonicalizes every
 // function (folding e.g. `x * 1.0`), which never changes a program's meaning,
-// so packages layered on top can rely on it being safe to activate.
+// so packages layered on top can rely on it being safe to activate. It also
+// marks every function it saw with the unit attribute `ireepkg.mul_pipeline`,
+// so that its effect can be seen in the compiled IR (--compile-to=preprocessing).
 
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(
@@ -15,6 +17,7 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %funcs {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    transform.annotate %funcs "ireepkg.mul_pipeline" : !transform.any_op
     transform.yield
   }
 }
