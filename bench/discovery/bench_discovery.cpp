@@ -83,7 +83,8 @@ void makePrefix(const fs::path &prefix, int count, const std::string &host) {
     }
     for (const auto &[key, rel] : files) {
       libs[key] = rel;
-      writeFile(dir / rel, "\x7f" "ELF plugin bytes\n");
+      writeFile(dir / rel, "\x7f"
+                           "ELF plugin bytes\n");
       p.libraries.emplace_back(key, (dir / rel).string());
     }
     p.imports = {plugin + "_workgroup"};
@@ -102,7 +103,8 @@ void makePrefix(const fs::path &prefix, int count, const std::string &host) {
              {"library", libs},
              {"imports", p.imports},
              {"parameters", {{"verbose", "0"}}},
-             {"description", "a runtime plugin of the discovery benchmark"}}}}}}};
+             {"description",
+              "a runtime plugin of the discovery benchmark"}}}}}}};
     writeFile(dir / "ireeplugin.json", manifest.dump(2) + "\n");
     input.plugins.push_back(std::move(p));
   }
@@ -158,13 +160,14 @@ std::vector<Found> discoverNaively(const std::string &prefix,
       nlohmann::json m = nlohmann::json::parse(text, nullptr, false);
       if (m.is_discarded() || !m.contains("runtime"))
         continue;
-      for (const auto &p : m["runtime"].value("plugins", nlohmann::json::array())) {
+      for (const auto &p :
+           m["runtime"].value("plugins", nlohmann::json::array())) {
         const std::string format = p.value("format", "");
         const auto &libs = p["library"];
         std::string rel;
         bool embedded = format == "embedded-elf";
         if (embedded)
-          rel = libs.contains(arch) ? libs[arch].get<std::string>()
+          rel = libs.contains(arch)    ? libs[arch].get<std::string>()
                 : libs.contains("fat") ? libs["fat"].get<std::string>()
                                        : "";
         else if (format == "system-library" && libs.contains(host))
@@ -264,9 +267,8 @@ int main(int argc, char **argv) {
     ireepkg_runtime_index_t *index = nullptr;
     ireepkg_runtime_plugin_list_t *list = nullptr;
     if (ireepkg_runtime_open(p.c_str(), 0, &index, nullptr) ||
-        ireepkg_runtime_list_plugins(index, nullptr,
-                                     IREEPKG_RUNTIME_LIST_CHECK_FILES, &list,
-                                     nullptr))
+        ireepkg_runtime_list_plugins(
+            index, nullptr, IREEPKG_RUNTIME_LIST_CHECK_FILES, &list, nullptr))
       std::exit(1);
     found += list->count;
     ireepkg_runtime_free_plugin_list(list);
@@ -282,21 +284,22 @@ int main(int argc, char **argv) {
     ireepkg_runtime_free_plugin_list(list);
   });
   ireepkg_runtime_close(open);
-  Stats naiveStats = measure(naiveIterations, [&] {
-    found += discoverNaively(p, host).size();
-  });
+  Stats naiveStats = measure(naiveIterations,
+                             [&] { found += discoverNaively(p, host).size(); });
 
-  std::printf("{\"plugins\": %d, \"host\": \"%s\", \"index_bytes\": %ju, "
-              "\"manifest_bytes\": %ju,\n",
-              plugins, host.c_str(),
-              (uintmax_t)fs::file_size(prefix / "state" / "runtime.index"),
-              (uintmax_t)[&] {
-                uintmax_t total = 0;
-                for (const auto &e : fs::recursive_directory_iterator(prefix / "packages"))
-                  if (e.path().filename() == "ireeplugin.json")
-                    total += e.file_size();
-                return total;
-              }());
+  std::printf(
+      "{\"plugins\": %d, \"host\": \"%s\", \"index_bytes\": %ju, "
+      "\"manifest_bytes\": %ju,\n",
+      plugins, host.c_str(),
+      (uintmax_t)fs::file_size(prefix / "state" / "runtime.index"),
+      (uintmax_t)[&] {
+        uintmax_t total = 0;
+        for (const auto &e :
+             fs::recursive_directory_iterator(prefix / "packages"))
+          if (e.path().filename() == "ireeplugin.json")
+            total += e.file_size();
+        return total;
+      }());
   std::printf(" \"index_open_list_close\": %s,\n", json(api).c_str());
   std::printf(" \"index_open_list_check_files_close\": %s,\n",
               json(apiChecked).c_str());

@@ -1188,14 +1188,27 @@ Status Solver::decide(uint32_t pkg) {
   bool conflict = false;
   size_t k = 0;
   for (const auto &[name, c] : p.versions[v].dependencies) {
-    int32_t id = depIncompats(v)[k++];
+    int32_t id = depIncompats(v)[k];
     if (id == kUnset) {
-      // The run of adjacent versions with the same dependency.
+      // The run of adjacent versions with the same dependency, and where
+      // each has it in its map (neighbours mostly list the same ones).
+      std::vector<size_t> at(p.size);
       auto sameDep = [&](uint32_t i) {
-        const CandidateVersion &cv = p.versions[i];
-        auto it = cv.dependencies.find(name);
-        return it != cv.dependencies.end() && it->second.text() == c.text();
+        const auto &deps = p.versions[i].dependencies;
+        auto it = deps.end();
+        if (k < deps.size()) {
+          it = std::next(deps.begin(), ptrdiff_t(k));
+          if (it->first != name)
+            it = deps.end();
+        }
+        if (it == deps.end())
+          it = deps.find(name);
+        if (it == deps.end() || it->second.text() != c.text())
+          return false;
+        at[i] = size_t(std::distance(deps.begin(), it));
+        return true;
       };
+      at[v] = k;
       uint32_t lo = v, hi = v;
       while (lo > 0 && sameDep(lo - 1))
         --lo;
@@ -1205,12 +1218,10 @@ Status Solver::decide(uint32_t pkg) {
       if (!made)
         return Unexpected(made.error());
       id = *made;
-      for (uint32_t i = lo; i <= hi; ++i) {
-        const auto &deps = p.versions[i].dependencies;
-        depIncompats(i)[size_t(
-            std::distance(deps.begin(), deps.find(name)))] = id;
-      }
+      for (uint32_t i = lo; i <= hi; ++i)
+        depIncompats(i)[at[i]] = id;
     }
+    ++k;
     if (id >= 0 && !conflict && wouldConflict(uint32_t(id), pkg, v))
       conflict = true;
   }

@@ -113,16 +113,16 @@ enum ireepkg_index_format_kind_e {
  *===----------------------------------------------------------------------===*/
 
 typedef struct ireepkg_index_header_v1_t {
-  char magic[8];          /*  0: IREEPKG_INDEX_MAGIC */
-  uint16_t version_major; /*  8: IREEPKG_INDEX_VERSION_MAJOR */
-  uint16_t version_minor; /* 10 */
-  uint32_t header_size;   /* 12: bytes of this header as written */
-  uint64_t total_size;    /* 16: bytes of the whole file */
-  uint64_t checksum;      /* 24: of bytes [32, total_size) */
-  uint32_t flags;         /* 32: none defined; readers ignore unknown bits */
-  uint32_t plugin_count;  /* 36 */
-  uint32_t entry_size;    /* 40: bytes of each entry as written */
-  uint32_t ref_count;     /* 44 */
+  char magic[8];           /*  0: IREEPKG_INDEX_MAGIC */
+  uint16_t version_major;  /*  8: IREEPKG_INDEX_VERSION_MAJOR */
+  uint16_t version_minor;  /* 10 */
+  uint32_t header_size;    /* 12: bytes of this header as written */
+  uint64_t total_size;     /* 16: bytes of the whole file */
+  uint64_t checksum;       /* 24: of bytes [32, total_size) */
+  uint32_t flags;          /* 32: none defined; readers ignore unknown bits */
+  uint32_t plugin_count;   /* 36 */
+  uint32_t entry_size;     /* 40: bytes of each entry as written */
+  uint32_t ref_count;      /* 44 */
   uint64_t entries_offset; /* 48 */
   uint64_t refs_offset;    /* 56 */
   uint64_t strings_offset; /* 64 */
@@ -133,16 +133,16 @@ typedef struct ireepkg_index_header_v1_t {
 } ireepkg_index_header_v1_t;
 
 typedef struct ireepkg_index_entry_v1_t {
-  uint32_t name;            /*  0: string: the runtime plugin's name */
-  uint32_t package;         /*  4: string: the package providing it */
-  uint32_t package_version; /*  8: string: "1.2.0" */
-  uint32_t format;          /* 12: string: "embedded-elf", ... */
-  uint32_t format_kind;     /* 16: ireepkg_index_format_kind_e */
-  uint32_t flags;           /* 20: none defined */
-  uint32_t libraries_first; /* 24: first ref of the library records */
-  uint32_t library_count;   /* 28: records of IREEPKG_INDEX_LIBRARY_REFS */
-  uint32_t imports_first;   /* 32 */
-  uint32_t import_count;    /* 36 */
+  uint32_t name;             /*  0: string: the runtime plugin's name */
+  uint32_t package;          /*  4: string: the package providing it */
+  uint32_t package_version;  /*  8: string: "1.2.0" */
+  uint32_t format;           /* 12: string: "embedded-elf", ... */
+  uint32_t format_kind;      /* 16: ireepkg_index_format_kind_e */
+  uint32_t flags;            /* 20: none defined */
+  uint32_t libraries_first;  /* 24: first ref of the library records */
+  uint32_t library_count;    /* 28: records of IREEPKG_INDEX_LIBRARY_REFS */
+  uint32_t imports_first;    /* 32 */
+  uint32_t import_count;     /* 36 */
   uint32_t parameters_first; /* 40 */
   uint32_t parameter_count;  /* 44: records of IREEPKG_INDEX_PARAMETER_REFS */
   /* 48: the library the writer selected for header.platform (the same rule
@@ -175,7 +175,8 @@ IREEPKG_INDEX_STATIC_ASSERT(offsetof(ireepkg_index_entry_v1_t,
 
 #define IREEPKG_INDEX_HEADER_FIELD(field)                                      \
   offsetof(ireepkg_index_header_v1_t, field)
-#define IREEPKG_INDEX_ENTRY_FIELD(field) offsetof(ireepkg_index_entry_v1_t, field)
+#define IREEPKG_INDEX_ENTRY_FIELD(field)                                       \
+  offsetof(ireepkg_index_entry_v1_t, field)
 
 /*===----------------------------------------------------------------------===*
  * Little-endian access

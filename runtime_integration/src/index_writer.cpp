@@ -104,8 +104,7 @@ std::string encodeRuntimeIndex(const RuntimeIndexInput &input) {
   const uint32_t prefix = strings.add(input.prefix);
   const uint32_t platform = strings.add(input.platform);
 
-  std::string entries(input.plugins.size() * IREEPKG_INDEX_ENTRY_SIZE_V1,
-                      '\0');
+  std::string entries(input.plugins.size() * IREEPKG_INDEX_ENTRY_SIZE_V1, '\0');
   std::vector<uint32_t> refs;
   for (size_t i = 0; i < input.plugins.size(); ++i) {
     const RuntimeIndexPlugin &p = input.plugins[i];

@@ -1,4 +1,4 @@
-/*===- runtime.c - libireepkg_runtime ----------------------------------===*
+/*===- runtime.c - libireepkg_runtime --------------------------------------===*
  *
  * The implementation of ireepkg/runtime.h: choosing a prefix with the CLI's
  * rules, mapping and validating <prefix>/state/runtime.index (layout in
@@ -30,6 +30,10 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+
+_Static_assert(IREEPKG_RUNTIME_INDEX_FORMAT_MAJOR ==
+                   IREEPKG_INDEX_VERSION_MAJOR,
+               "runtime.h and index_format.h disagree on the format version");
 
 /*===----------------------------------------------------------------------===*
  * Growing strings
@@ -176,10 +180,10 @@ static ireepkg_runtime_status_t fail(ireepkg_runtime_error_t **out_error,
     hint = "";
   size_t pathSize = strlen(path) + 1, hintSize = strlen(hint) + 1;
   ireepkg_runtime_error_t *error =
-      message.failed ? NULL
-                     : (ireepkg_runtime_error_t *)malloc(
-                           sizeof(*error) + message.size + 1 + pathSize +
-                           hintSize);
+      message.failed
+          ? NULL
+          : (ireepkg_runtime_error_t *)malloc(sizeof(*error) + message.size +
+                                              1 + pathSize + hintSize);
   if (!error) {
     buf_free(&message);
     *out_error = (ireepkg_runtime_error_t *)&kOutOfMemoryError;
@@ -294,8 +298,7 @@ IREEPKG_RUNTIME_API uint32_t ireepkg_runtime_version_number(void) {
 
 static const char *const kArchNames[] = {"x86_64", "aarch64", "riscv64",
                                          "riscv32", "arm"};
-static const char *const kOsNames[] = {"linux", "android", "macos",
-                                       "windows"};
+static const char *const kOsNames[] = {"linux", "android", "macos", "windows"};
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 #if defined(__ANDROID__)
@@ -362,9 +365,9 @@ static char *normal_path(const char *path, ireepkg_runtime_status_t *status,
     char *cwd = getcwd(NULL, 0);
     if (!cwd) {
       int e = errno;
-      *status = e == ENOMEM ? out_of_memory(err)
-                            : io_error(err, "determine", "the current directory",
-                                       e);
+      *status = e == ENOMEM
+                    ? out_of_memory(err)
+                    : io_error(err, "determine", "the current directory", e);
       return NULL;
     }
     buf_str(&joined, cwd);
@@ -416,16 +419,13 @@ static bool is_regular_file(const char *path) {
  * Finding the prefix
  *===----------------------------------------------------------------------===*/
 
-static const char *const kSourceNames[] = {"--prefix", "IREEPKG_PREFIX",
-                                           "project", "XDG_DATA_HOME",
-                                           "default"};
+static const char *const kSourceNames[] = {
+    "--prefix", "IREEPKG_PREFIX", "project", "XDG_DATA_HOME", "default"};
 
 /* Builds the location object from malloc'ed strings (consumed). */
-static ireepkg_runtime_status_t
-make_location(char *path, char *project_file,
-              ireepkg_runtime_prefix_source_t source,
-              ireepkg_runtime_prefix_location_t **out,
-              ireepkg_runtime_error_t **err) {
+static ireepkg_runtime_status_t make_location(
+    char *path, char *project_file, ireepkg_runtime_prefix_source_t source,
+    ireepkg_runtime_prefix_location_t **out, ireepkg_runtime_error_t **err) {
   ireepkg_runtime_status_t status = IREEPKG_RUNTIME_OK;
   if (strchr(path, '\n') || strchr(path, '\r')) {
     status = fail(err, IREEPKG_RUNTIME_ERROR_INVALID_ARGUMENT, path, NULL,
@@ -528,9 +528,8 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_locate_prefix(
         buf_free(&candidate);
         return out_of_memory(out_error);
       }
-      return make_location(prefix.data, project,
-                           IREEPKG_RUNTIME_PREFIX_PROJECT, out_location,
-                           out_error);
+      return make_location(prefix.data, project, IREEPKG_RUNTIME_PREFIX_PROJECT,
+                           out_location, out_error);
     }
     if (n == 1)
       break;
@@ -559,8 +558,7 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_locate_prefix(
                 "pass a prefix or set IREEPKG_PREFIX",
                 "cannot choose a prefix: HOME is not set (or is ignored "
                 "because the process runs set-user-ID or set-group-ID)");
-  char *path = normal_concat(home, "/.local/share/ireepkg", &status,
-                             out_error);
+  char *path = normal_concat(home, "/.local/share/ireepkg", &status, out_error);
   if (!path)
     return status;
   return make_location(path, NULL, IREEPKG_RUNTIME_PREFIX_HOME, out_location,
@@ -586,7 +584,7 @@ struct ireepkg_runtime_index_t {
   uint32_t entry_size;
   uint32_t plugin_count;
   const uint8_t *refs;
-  size_t total_imports;    /* over all entries, to size plugin lists */
+  size_t total_imports; /* over all entries, to size plugin lists */
   size_t total_parameters;
   const char *prefix;
   const char *platform;
@@ -597,8 +595,8 @@ struct ireepkg_runtime_index_t {
 };
 
 static void index_release(ireepkg_runtime_index_t *index) {
-  if (atomic_fetch_sub_explicit(&index->references, 1,
-                                memory_order_acq_rel) != 1)
+  if (atomic_fetch_sub_explicit(&index->references, 1, memory_order_acq_rel) !=
+      1)
     return;
   if (index->mapping)
     munmap(index->mapping, index->mapping_size);
@@ -658,6 +656,8 @@ static ireepkg_runtime_status_t corrupt(ireepkg_runtime_error_t **err,
                                         const char *file, const char *why,
                                         uint64_t a, uint64_t b) {
   /* `why` may use %U twice, for a and b. */
+  if (!err)
+    return IREEPKG_RUNTIME_ERROR_CORRUPT_INDEX;
   buf_t reason = {0};
   const uint64_t values[2] = {a, b};
   int next = 0;
@@ -684,9 +684,10 @@ static ireepkg_runtime_status_t corrupt(ireepkg_runtime_error_t **err,
 
 /* Checks the header, size, checksum and every reference of the mapped file
  * and fills in `index`. */
-static ireepkg_runtime_status_t
-validate_index(const uint8_t *base, uint64_t size, const char *file,
-               ireepkg_runtime_index_t *index, ireepkg_runtime_error_t **err) {
+static ireepkg_runtime_status_t validate_index(const uint8_t *base,
+                                               uint64_t size, const char *file,
+                                               ireepkg_runtime_index_t *index,
+                                               ireepkg_runtime_error_t **err) {
   if (size < 12)
     return corrupt(err, file,
                    "it is %U bytes long, shorter than any index header", size,
@@ -713,10 +714,12 @@ validate_index(const uint8_t *base, uint64_t size, const char *file,
     return corrupt(err, file, "format version 0.%U does not exist", minor, 0);
   if (size < IREEPKG_INDEX_HEADER_SIZE_V1)
     return corrupt(err, file,
-                   "it is %U bytes long, shorter than its %U-byte header",
-                   size, IREEPKG_INDEX_HEADER_SIZE_V1);
-#define H32(field) ireepkg_index_load32(base + IREEPKG_INDEX_HEADER_FIELD(field))
-#define H64(field) ireepkg_index_load64(base + IREEPKG_INDEX_HEADER_FIELD(field))
+                   "it is %U bytes long, shorter than its %U-byte header", size,
+                   IREEPKG_INDEX_HEADER_SIZE_V1);
+#define H32(field)                                                             \
+  ireepkg_index_load32(base + IREEPKG_INDEX_HEADER_FIELD(field))
+#define H64(field)                                                             \
+  ireepkg_index_load64(base + IREEPKG_INDEX_HEADER_FIELD(field))
   const uint32_t headerSize = H32(header_size);
   const uint64_t totalSize = H64(total_size);
   if (totalSize > size)
@@ -726,8 +729,8 @@ validate_index(const uint8_t *base, uint64_t size, const char *file,
     return corrupt(err, file, "it has %U bytes after its end at byte %U",
                    size - totalSize, totalSize);
   if (headerSize < IREEPKG_INDEX_HEADER_SIZE_V1 || headerSize > totalSize)
-    return corrupt(err, file, "its header size %U is out of range",
-                   headerSize, 0);
+    return corrupt(err, file, "its header size %U is out of range", headerSize,
+                   0);
   if (ireepkg_index_checksum(base + IREEPKG_INDEX_CHECKSUM_START,
                              totalSize - IREEPKG_INDEX_CHECKSUM_START) !=
       H64(checksum))
@@ -778,8 +781,7 @@ validate_index(const uint8_t *base, uint64_t size, const char *file,
   if (refCount > 0 && largestRef >= stringsSize)
     for (uint32_t i = 0; i < refCount; ++i)
       if (ireepkg_index_load32(refs + 4 * (size_t)i) >= stringsSize)
-        return corrupt(err, file, "string reference %U is out of range", i,
-                       0);
+        return corrupt(err, file, "string reference %U is out of range", i, 0);
 
   /* Every entry: its strings, its runs of references, its preselected
    * library. (That an embedded-elf path has "embedded:" before it is
@@ -789,7 +791,8 @@ validate_index(const uint8_t *base, uint64_t size, const char *file,
   for (uint32_t i = 0; i < count; ++i) {
     const uint8_t *e = entries + (size_t)i * entrySize;
 #define E32(field) ireepkg_index_load32(e + IREEPKG_INDEX_ENTRY_FIELD(field))
-    const uint64_t libFirst = E32(libraries_first), libCount = E32(library_count);
+    const uint64_t libFirst = E32(libraries_first),
+                   libCount = E32(library_count);
     const uint64_t impFirst = E32(imports_first), impCount = E32(import_count);
     const uint64_t parFirst = E32(parameters_first),
                    parCount = E32(parameter_count);
@@ -806,8 +809,7 @@ validate_index(const uint8_t *base, uint64_t size, const char *file,
                      i, 0);
     if (largestEnd > refCount)
       return corrupt(err, file,
-                     "plugin entry %U refers past the string references", i,
-                     0);
+                     "plugin entry %U refers past the string references", i, 0);
     if (selected != IREEPKG_INDEX_NO_LIBRARY && selected >= libCount)
       return corrupt(err, file,
                      "plugin entry %U selects library %U, which it does not "
@@ -871,8 +873,8 @@ static ireepkg_runtime_status_t map_index(const char *file, bool *missing,
     ssize_t got = size <= SIZE_MAX ? pread(fd, head, (size_t)size, 0) : -1;
     close(fd);
     if (got < 0 || (uint64_t)got != size)
-      return corrupt(err, file, "it is %U bytes long and cannot be read",
-                     size, 0);
+      return corrupt(err, file, "it is %U bytes long and cannot be read", size,
+                     0);
     ireepkg_runtime_index_t scratch;
     return validate_index(head, size, file, &scratch, err);
   }
@@ -993,8 +995,7 @@ static ireepkg_runtime_status_t empty_index(const char *prefix,
 
 /* Opens <prefix>/state/runtime.index; `how` (may be NULL) says how the
  * prefix was chosen, for the NO_PREFIX message. */
-static ireepkg_runtime_status_t open_prefix(const char *prefix,
-                                            const char *how,
+static ireepkg_runtime_status_t open_prefix(const char *prefix, const char *how,
                                             ireepkg_runtime_index_t **out,
                                             ireepkg_runtime_error_t **err) {
   size_t n = strlen(prefix);
@@ -1021,13 +1022,13 @@ static ireepkg_runtime_status_t open_prefix(const char *prefix,
   if (rc != 0 || !S_ISDIR(st.st_mode)) {
     int e = rc != 0 ? errno : ENOTDIR;
     if (e == ENOENT || e == ENOTDIR)
-      status = fail(err, IREEPKG_RUNTIME_ERROR_NO_PREFIX, prefix,
-                    "install a package into it first (ireepkg install "
-                    "--prefix ...), or choose another prefix",
-                    "no ireepkg prefix at %q%s%s%s: %q %s", prefix,
-                    how ? " (chosen by " : "", how ? how : "", how ? ")" : "",
-                    state.data,
-                    rc == 0 ? "is not a directory" : "does not exist");
+      status =
+          fail(err, IREEPKG_RUNTIME_ERROR_NO_PREFIX, prefix,
+               "install a package into it first (ireepkg install "
+               "--prefix ...), or choose another prefix",
+               "no ireepkg prefix at %q%s%s%s: %q %s", prefix,
+               how ? " (chosen by " : "", how ? how : "", how ? ")" : "",
+               state.data, rc == 0 ? "is not a directory" : "does not exist");
     else
       status = io_error(err, "examine", state.data, e);
     goto done;
@@ -1048,8 +1049,8 @@ static ireepkg_runtime_status_t open_prefix(const char *prefix,
   } else if (!text || !installed_lists_packages(text)) {
     buf_t normal = {0};
     buf_add(&normal, prefix, n);
-    status = normal.failed ? out_of_memory(err)
-                           : empty_index(normal.data, out, err);
+    status =
+        normal.failed ? out_of_memory(err) : empty_index(normal.data, out, err);
     buf_free(&normal);
   } else {
     status = fail(err, IREEPKG_RUNTIME_ERROR_MISSING_INDEX, file.data,
@@ -1068,10 +1069,9 @@ done:
   return status;
 }
 
-IREEPKG_RUNTIME_API ireepkg_runtime_status_t
-ireepkg_runtime_open(const char *prefix, uint32_t flags,
-                     ireepkg_runtime_index_t **out_index,
-                     ireepkg_runtime_error_t **out_error) {
+IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_open(
+    const char *prefix, uint32_t flags, ireepkg_runtime_index_t **out_index,
+    ireepkg_runtime_error_t **out_error) {
   if (out_error)
     *out_error = NULL;
   if (!out_index)
@@ -1084,10 +1084,9 @@ ireepkg_runtime_open(const char *prefix, uint32_t flags,
   return open_prefix(prefix, NULL, out_index, out_error);
 }
 
-IREEPKG_RUNTIME_API ireepkg_runtime_status_t
-ireepkg_runtime_open_file(const char *index_path, uint32_t flags,
-                          ireepkg_runtime_index_t **out_index,
-                          ireepkg_runtime_error_t **out_error) {
+IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_open_file(
+    const char *index_path, uint32_t flags, ireepkg_runtime_index_t **out_index,
+    ireepkg_runtime_error_t **out_error) {
   if (out_error)
     *out_error = NULL;
   if (!out_index)
@@ -1131,9 +1130,9 @@ typedef struct target_t {
   char platform[32];
 } target_t;
 
-static ireepkg_runtime_status_t resolve_target(
-    const ireepkg_runtime_index_t *index, const char *target, target_t *out,
-    ireepkg_runtime_error_t **err) {
+static ireepkg_runtime_status_t
+resolve_target(const ireepkg_runtime_index_t *index, const char *target,
+               target_t *out, ireepkg_runtime_error_t **err) {
   if (!target || strcmp(target, "host") == 0) {
     out->os = HOST_OS;
     out->arch = HOST_ARCH;
@@ -1142,9 +1141,8 @@ static ireepkg_runtime_status_t resolve_target(
     if (dash) {
       out->os = lookup_name(kOsNames, COUNT_OF(kOsNames), target,
                             (size_t)(dash - target));
-      out->arch =
-          lookup_name(kArchNames, COUNT_OF(kArchNames), dash + 1,
-                      strlen(dash + 1));
+      out->arch = lookup_name(kArchNames, COUNT_OF(kArchNames), dash + 1,
+                              strlen(dash + 1));
     } else {
       out->arch =
           lookup_name(kArchNames, COUNT_OF(kArchNames), target, strlen(target));
@@ -1176,11 +1174,12 @@ typedef struct list_block_t {
 } list_block_t;
 
 static inline const char *str_at(const ireepkg_runtime_index_t *index,
-                            uint32_t offset) {
+                                 uint32_t offset) {
   return index->strings + offset;
 }
 
-static inline uint32_t ref_at(const ireepkg_runtime_index_t *index, uint64_t i) {
+static inline uint32_t ref_at(const ireepkg_runtime_index_t *index,
+                              uint64_t i) {
   return ireepkg_index_load32(index->refs + 4 * i);
 }
 
@@ -1220,7 +1219,8 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
   if (flags & ~IREEPKG_RUNTIME_LIST_CHECK_FILES)
     return invalid(out_error, "unknown list flags");
   target_t t;
-  ireepkg_runtime_status_t status = resolve_target(index, target, &t, out_error);
+  ireepkg_runtime_status_t status =
+      resolve_target(index, target, &t, out_error);
   if (status != IREEPKG_RUNTIME_OK)
     return status;
 
@@ -1229,12 +1229,11 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
   const size_t count = index->plugin_count;
   const size_t platformSize = strlen(t.platform) + 1;
   const size_t archSize = strlen(t.arch) + 1;
-  const size_t bytes = sizeof(list_block_t) +
-                       count * sizeof(ireepkg_runtime_plugin_t) +
-                       index->total_imports * sizeof(const char *) +
-                       index->total_parameters *
-                           sizeof(ireepkg_runtime_parameter_t) +
-                       platformSize + archSize;
+  const size_t bytes =
+      sizeof(list_block_t) + count * sizeof(ireepkg_runtime_plugin_t) +
+      index->total_imports * sizeof(const char *) +
+      index->total_parameters * sizeof(ireepkg_runtime_parameter_t) +
+      platformSize + archSize;
   list_block_t *block = (list_block_t *)malloc(bytes);
   if (!block)
     return out_of_memory(out_error);
@@ -1268,20 +1267,23 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
           kind == IREEPKG_INDEX_FORMAT_EMBEDDED_ELF ? t.arch : t.platform;
       uint32_t fat = IREEPKG_INDEX_NO_LIBRARY;
       for (uint32_t l = 0; l < libCount; ++l) {
-        const char *key =
-            str_at(index, ref_at(index, libFirst + (uint64_t)l * IREEPKG_INDEX_LIBRARY_REFS));
+        const char *key = str_at(
+            index,
+            ref_at(index, libFirst + (uint64_t)l * IREEPKG_INDEX_LIBRARY_REFS));
         if (strcmp(key, want) == 0) {
           selected = l;
           break;
         }
         if (fat == IREEPKG_INDEX_NO_LIBRARY &&
-            kind == IREEPKG_INDEX_FORMAT_EMBEDDED_ELF && strcmp(key, "fat") == 0)
+            kind == IREEPKG_INDEX_FORMAT_EMBEDDED_ELF &&
+            strcmp(key, "fat") == 0)
           fat = l;
       }
       if (selected == IREEPKG_INDEX_NO_LIBRARY)
         selected = fat;
     }
-    if (skip == IREEPKG_RUNTIME_SKIP_NONE && selected == IREEPKG_INDEX_NO_LIBRARY)
+    if (skip == IREEPKG_RUNTIME_SKIP_NONE &&
+        selected == IREEPKG_INDEX_NO_LIBRARY)
       skip = IREEPKG_RUNTIME_SKIP_NO_BUILD;
 
     ireepkg_runtime_plugin_t *p =
@@ -1290,8 +1292,10 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
     p->package = str_at(index, E32(package));
     p->package_version = str_at(index, E32(package_version));
     p->format = str_at(index, E32(format));
-    p->format_kind = (ireepkg_runtime_format_t)(
-        skip == IREEPKG_RUNTIME_SKIP_UNKNOWN_FORMAT ? 0 : kind);
+    p->format_kind =
+        (ireepkg_runtime_format_t)(skip == IREEPKG_RUNTIME_SKIP_UNKNOWN_FORMAT
+                                       ? 0
+                                       : kind);
     p->skip_reason = skip;
     if (skip == IREEPKG_RUNTIME_SKIP_NONE) {
       const uint64_t rec =
@@ -1322,7 +1326,8 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
     p->parameter_count = E32(parameter_count);
     p->parameters = parameters;
     for (size_t k = 0; k < p->parameter_count; ++k, ++parameters) {
-      const uint64_t rec = parFirst + (uint64_t)k * IREEPKG_INDEX_PARAMETER_REFS;
+      const uint64_t rec =
+          parFirst + (uint64_t)k * IREEPKG_INDEX_PARAMETER_REFS;
       parameters->key = str_at(index, ref_at(index, rec));
       parameters->value = str_at(index, ref_at(index, rec + 1));
     }
@@ -1351,8 +1356,7 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
       return status;
     }
   }
-  atomic_fetch_add_explicit(&block->index->references, 1,
-                            memory_order_relaxed);
+  atomic_fetch_add_explicit(&block->index->references, 1, memory_order_relaxed);
   *out_list = &block->list;
   return IREEPKG_RUNTIME_OK;
 }
@@ -1391,9 +1395,11 @@ build_flags(const ireepkg_runtime_plugin_list_t *list,
     buf_sanitized(out, list->prefix);
     buf_str(out, ", target ");
     buf_str(out, list->target_platform);
-    buf_str(out, "\n# Generated by libireepkg_runtime " IREEPKG_RUNTIME_VERSION_STRING
-                 " in activation order; do not edit.\n# Use: iree-run-module "
-                 "--flagfile=");
+    buf_str(
+        out,
+        "\n# Generated by libireepkg_runtime " IREEPKG_RUNTIME_VERSION_STRING
+        " in activation order; do not edit.\n# Use: iree-run-module "
+        "--flagfile=");
     buf_sanitized(out, file ? file : "<this file>");
     buf_str(out, " ...\n");
     for (size_t i = 0; i < list->skipped_count; ++i) {
@@ -1410,8 +1416,8 @@ build_flags(const ireepkg_runtime_plugin_list_t *list,
       } else {
         buf_str(out, " (format ");
         buf_sanitized(out, p->format);
-        buf_str(out, " is not supported by libireepkg_runtime "
-                     IREEPKG_RUNTIME_VERSION_STRING);
+        buf_str(out, " is not supported by "
+                     "libireepkg_runtime " IREEPKG_RUNTIME_VERSION_STRING);
       }
       buf_str(out, ")\n");
     }
@@ -1516,10 +1522,9 @@ static bool write_all(int fd, const char *data, size_t size) {
   return true;
 }
 
-IREEPKG_RUNTIME_API ireepkg_runtime_status_t
-ireepkg_runtime_write_flagfile(const ireepkg_runtime_plugin_list_t *list,
-                               const char *path,
-                               ireepkg_runtime_error_t **out_error) {
+IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_write_flagfile(
+    const ireepkg_runtime_plugin_list_t *list, const char *path,
+    ireepkg_runtime_error_t **out_error) {
   if (out_error)
     *out_error = NULL;
   ireepkg_runtime_status_t status = check_list(list, out_error);
@@ -1528,8 +1533,8 @@ ireepkg_runtime_write_flagfile(const ireepkg_runtime_plugin_list_t *list,
   if (!path || !*path)
     return invalid(out_error, "the flagfile path is NULL or empty");
   buf_t text = {0}, temp = {0};
-  status = build_flags(list, IREEPKG_RUNTIME_FLAGS_FLAGFILE, path, &text,
-                       out_error);
+  status =
+      build_flags(list, IREEPKG_RUNTIME_FLAGS_FLAGFILE, path, &text, out_error);
   if (status != IREEPKG_RUNTIME_OK)
     goto done;
   /* A new temporary name beside the target (O_EXCL), so that concurrent
@@ -1579,8 +1584,6 @@ done:
   return status;
 }
 
-IREEPKG_RUNTIME_API void ireepkg_runtime_free_string(char *text) {
-  free(text);
-}
+IREEPKG_RUNTIME_API void ireepkg_runtime_free_string(char *text) { free(text); }
 
 IREEPKG_RUNTIME_API void ireepkg_runtime_free_argv(char **argv) { free(argv); }

@@ -41,4 +41,5 @@ foreach(required ireepkg_runtime_version ireepkg_runtime_open
     message(FATAL_ERROR "libireepkg_runtime does not export ${required}")
   endif()
 endforeach()
-message(STATUS "libireepkg_runtime.so.0 exports ${count} ireepkg_runtime_* functions and nothing else")
+message(STATUS "libireepkg_runtime.so.0 exports ${count} ireepkg_runtime_* "
+               "functions and nothing else")

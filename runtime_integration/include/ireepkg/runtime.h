@@ -197,17 +197,15 @@ typedef struct ireepkg_runtime_index_t ireepkg_runtime_index_t;
  * `flags` must be 0. Errors: INVALID_ARGUMENT, NO_PREFIX (no <prefix>/state
  * directory), MISSING_INDEX, CORRUPT_INDEX, NEWER_SCHEMA, IO,
  * OUT_OF_MEMORY. */
-IREEPKG_RUNTIME_API ireepkg_runtime_status_t
-ireepkg_runtime_open(const char *prefix, uint32_t flags,
-                     ireepkg_runtime_index_t **out_index,
-                     ireepkg_runtime_error_t **out_error);
+IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_open(
+    const char *prefix, uint32_t flags, ireepkg_runtime_index_t **out_index,
+    ireepkg_runtime_error_t **out_error);
 
 /** Opens an index file by its own path (tools, tests). A missing file is
  * MISSING_INDEX. */
-IREEPKG_RUNTIME_API ireepkg_runtime_status_t
-ireepkg_runtime_open_file(const char *index_path, uint32_t flags,
-                          ireepkg_runtime_index_t **out_index,
-                          ireepkg_runtime_error_t **out_error);
+IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_open_file(
+    const char *index_path, uint32_t flags, ireepkg_runtime_index_t **out_index,
+    ireepkg_runtime_error_t **out_error);
 
 /** ireepkg_runtime_locate_prefix followed by ireepkg_runtime_open; a
  * NO_PREFIX message says how the prefix was chosen. */
@@ -249,8 +247,8 @@ typedef enum ireepkg_runtime_format_e {
 } ireepkg_runtime_format_t;
 
 typedef enum ireepkg_runtime_skip_reason_e {
-  IREEPKG_RUNTIME_SKIP_NONE = 0,        /**< listed in `plugins` */
-  IREEPKG_RUNTIME_SKIP_NO_BUILD = 1,    /**< no library for the target */
+  IREEPKG_RUNTIME_SKIP_NONE = 0,           /**< listed in `plugins` */
+  IREEPKG_RUNTIME_SKIP_NO_BUILD = 1,       /**< no library for the target */
   IREEPKG_RUNTIME_SKIP_UNKNOWN_FORMAT = 2, /**< a format this library does
                                               not know */
 } ireepkg_runtime_skip_reason_t;
@@ -353,10 +351,9 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_flag_argv(
 
 /** Writes the FLAGFILE text to `path`, replacing it atomically (a temporary
  * file beside it, then rename). */
-IREEPKG_RUNTIME_API ireepkg_runtime_status_t
-ireepkg_runtime_write_flagfile(const ireepkg_runtime_plugin_list_t *list,
-                               const char *path,
-                               ireepkg_runtime_error_t **out_error);
+IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_write_flagfile(
+    const ireepkg_runtime_plugin_list_t *list, const char *path,
+    ireepkg_runtime_error_t **out_error);
 
 /** Accept NULL. */
 IREEPKG_RUNTIME_API void ireepkg_runtime_free_string(char *text);
