@@ -15,6 +15,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -571,33 +572,162 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
   return result;
 }
 
+namespace {
+
+/// The zstd side of writing: libarchive writes the tar, this compresses it
+/// (libzstd, level 9, one thread: deterministic). Doing it here rather than
+/// with libarchive's zstd filter keeps libarchive's option tables, which
+/// reference every format it supports (and pull libxml2 and ICU into the
+/// process), out of the binary.
+struct ZstdSink {
+  int fd = -1;
+  ZSTD_CCtx *cctx = nullptr;
+  std::vector<char> out = std::vector<char>(ZSTD_CStreamOutSize());
+  int error = 0;
+
+  bool flush(ZSTD_outBuffer &o) {
+    const char *p = static_cast<const char *>(o.dst);
+    size_t left = o.pos;
+    while (left) {
+      ssize_t n = ::write(fd, p, left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0) {
+        error = errno;
+        return false;
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    o.pos = 0;
+    return true;
+  }
+
+  static la_ssize_t write(struct archive *, void *self, const void *buf,
+                          size_t size) {
+    auto *s = static_cast<ZstdSink *>(self);
+    ZSTD_inBuffer in{buf, size, 0};
+    while (in.pos < in.size) {
+      ZSTD_outBuffer o{s->out.data(), s->out.size(), 0};
+      size_t rc = ZSTD_compressStream2(s->cctx, &o, &in, ZSTD_e_continue);
+      if (ZSTD_isError(rc) || !s->flush(o))
+        return -1;
+    }
+    return static_cast<la_ssize_t>(size);
+  }
+
+  bool finish() {
+    ZSTD_inBuffer in{nullptr, 0, 0};
+    size_t rc;
+    do {
+      ZSTD_outBuffer o{out.data(), out.size(), 0};
+      rc = ZSTD_compressStream2(cctx, &o, &in, ZSTD_e_end);
+      if (ZSTD_isError(rc) || !flush(o))
+        return false;
+    } while (rc != 0);
+    return true;
+  }
+};
+
+} // namespace
+
+/// A tar header block (POSIX ustar, with a pax extended header before it
+/// when a name does not fit). Only what pack writes: regular files, mode
+/// 0644 or 0755, owner 0:0, time 0 -- so the archive is reproducible.
+static std::string tarHeader(const std::string &name, uint64_t size,
+                             unsigned mode, char type) {
+  std::string h(512, '\0');
+  auto put = [&](size_t off, size_t len, const std::string &v) {
+    std::memcpy(&h[off], v.data(), std::min(len, v.size()));
+  };
+  auto octal = [&](size_t off, size_t len, uint64_t v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%0*llo", static_cast<int>(len - 1),
+                  static_cast<unsigned long long>(v));
+    put(off, len - 1, buf);
+  };
+  put(0, 100, name);
+  octal(100, 8, mode);
+  octal(108, 8, 0);
+  octal(116, 8, 0);
+  octal(124, 12, size);
+  octal(136, 12, 0);
+  std::memset(&h[148], ' ', 8);
+  h[156] = type;
+  put(257, 6, std::string("ustar\0", 6));
+  put(263, 2, "00");
+  unsigned sum = 0;
+  for (unsigned char c : h)
+    sum += c;
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%06o", sum);
+  std::memcpy(&h[148], buf, 7);
+  h[155] = ' ';
+  return h;
+}
+
+/// The header(s) for one member: a pax "path" record when the name is
+/// longer than ustar's 100 bytes.
+static std::string memberHeaders(const std::string &name, uint64_t size,
+                                 bool executable) {
+  std::string out;
+  if (name.size() > 99) {
+    std::string record = " path=" + name + "\n";
+    // The length prefix counts itself.
+    size_t len = record.size();
+    while (std::to_string(len + std::to_string(len).size()).size() !=
+           std::to_string(len).size())
+      ++len;
+    len += std::to_string(len).size();
+    std::string pax = std::to_string(len) + record;
+    out += tarHeader("PaxHeader/" + name.substr(name.size() - 80), pax.size(),
+                     0644, 'x');
+    out += pax;
+    out.resize(out.size() + (512 - pax.size() % 512) % 512, '\0');
+  }
+  out += tarHeader(name.size() > 99 ? name.substr(0, 99) : name, size,
+                   executable ? 0755 : 0644, '0');
+  return out;
+}
+
 Status writeArchive(const std::string &path,
                     const std::vector<ArchiveMember> &members) {
-  struct archive *a = archive_write_new();
-  archive_write_add_filter_zstd(a);
-  archive_write_set_filter_option(a, "zstd", "compression-level", "9");
-  archive_write_set_format_pax_restricted(a);
-  auto laError = [&](const std::string &what) {
-    Error e(ErrorCode::Io,
-            what + ": " +
-                (archive_error_string(a) ? archive_error_string(a) : "failed"),
-            Location{path, 0, 0, "", "", ""});
-    archive_write_free(a);
+  // Tar headers are written here and the stream compressed with libzstd
+  // (level 9, one thread: deterministic). libarchive reads archives, where
+  // its hardening matters; its writer would link every format it supports
+  // (and with them libxml2 and ICU) into every ireepkg command.
+  ZstdSink sink;
+  sink.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (sink.fd < 0)
+    return Unexpected(fsutil::ioError("cannot create", path, errno));
+  sink.cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(sink.cctx, ZSTD_c_compressionLevel, 9);
+  ZSTD_CCtx_setParameter(sink.cctx, ZSTD_c_checksumFlag, 1);
+  struct Closer {
+    ZstdSink &s;
+    ~Closer() {
+      ZSTD_freeCCtx(s.cctx);
+      if (s.fd >= 0)
+        ::close(s.fd);
+    }
+  } closer{sink};
+  auto emit = [&](const void *data, size_t size) {
+    return ZstdSink::write(nullptr, &sink, data, size) >= 0;
+  };
+  auto fail = [&](Error e) {
     ::unlink(path.c_str());
     return Unexpected(std::move(e));
   };
-  if (archive_write_open_filename(a, path.c_str()) != ARCHIVE_OK)
-    return laError("cannot create archive");
-  archive_entry *entry = archive_entry_new();
+  auto writeFailed = [&] {
+    return fail(Error(ErrorCode::Io,
+                      std::string("cannot write archive: ") +
+                          (sink.error ? std::strerror(sink.error)
+                                      : "compression failed"),
+                      Location{path, 0, 0, "", "", ""}));
+  };
   std::vector<char> buf(kReadBlock);
+  static const char zeros[512] = {0};
   for (const ArchiveMember &m : members) {
-    archive_entry_clear(entry);
-    archive_entry_set_pathname(entry, m.path.c_str());
-    archive_entry_set_filetype(entry, AE_IFREG);
-    archive_entry_set_perm(entry, m.executable ? 0755 : 0644);
-    archive_entry_set_uid(entry, 0);
-    archive_entry_set_gid(entry, 0);
-    archive_entry_set_mtime(entry, 0, 0);
     int fd = -1;
     uint64_t size = m.content.size();
     if (!m.sourcePath.empty()) {
@@ -607,51 +737,44 @@ Status writeArchive(const std::string &path,
         int e = errno;
         if (fd >= 0)
           ::close(fd);
-        archive_entry_free(entry);
-        archive_write_free(a);
-        ::unlink(path.c_str());
-        return Unexpected(fsutil::ioError("cannot read", m.sourcePath, e));
+        return fail(fsutil::ioError("cannot read", m.sourcePath, e));
       }
       size = static_cast<uint64_t>(st.st_size);
     }
-    archive_entry_set_size(entry, static_cast<la_int64_t>(size));
-    if (archive_write_header(a, entry) != ARCHIVE_OK) {
+    std::string headers = memberHeaders(m.path, size, m.executable);
+    if (!emit(headers.data(), headers.size())) {
       if (fd >= 0)
         ::close(fd);
-      archive_entry_free(entry);
-      return laError("cannot write member " + m.path);
+      return writeFailed();
     }
     if (fd < 0) {
-      if (!m.content.empty() &&
-          archive_write_data(a, m.content.data(), m.content.size()) < 0) {
-        archive_entry_free(entry);
-        return laError("cannot write member " + m.path);
+      if (!emit(m.content.data(), m.content.size()))
+        return writeFailed();
+    } else {
+      uint64_t left = size;
+      while (left) {
+        ssize_t n = ::read(fd, buf.data(), std::min<uint64_t>(buf.size(), left));
+        if (n < 0 && errno == EINTR)
+          continue;
+        if (n <= 0) {
+          ::close(fd);
+          return fail(Error(ErrorCode::Io, "short read (file changed while packing?)",
+                            Location{m.sourcePath, 0, 0, "", "", ""}));
+        }
+        if (!emit(buf.data(), static_cast<size_t>(n))) {
+          ::close(fd);
+          return writeFailed();
+        }
+        left -= static_cast<uint64_t>(n);
       }
-      continue;
+      ::close(fd);
     }
-    uint64_t left = size;
-    while (left) {
-      ssize_t n = ::read(fd, buf.data(), std::min<uint64_t>(buf.size(), left));
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0) {
-        ::close(fd);
-        archive_entry_free(entry);
-        return laError("short read from " + m.sourcePath);
-      }
-      if (archive_write_data(a, buf.data(), static_cast<size_t>(n)) < 0) {
-        ::close(fd);
-        archive_entry_free(entry);
-        return laError("cannot write member " + m.path);
-      }
-      left -= static_cast<uint64_t>(n);
-    }
-    ::close(fd);
+    if (size % 512 && !emit(zeros, 512 - size % 512))
+      return writeFailed();
   }
-  archive_entry_free(entry);
-  if (archive_write_close(a) != ARCHIVE_OK)
-    return laError("cannot finish archive");
-  archive_write_free(a);
+  // End of archive: two zero blocks.
+  if (!emit(zeros, 512) || !emit(zeros, 512) || !sink.finish())
+    return writeFailed();
   return ok();
 }
 

@@ -99,7 +99,12 @@ Expected<Manifest> readInstalledManifest(const std::string &prefix,
                                          Reporter &reporter) {
   std::string path = packageDir(prefix, package.name, package.version) + "/" +
                      kManifestName;
-  auto doc = JsonDocument::load(path);
+  // Installed manifests were checked with positions when they were packed;
+  // reading them again (every `flags compiler`, `list`) skips the position
+  // tables, which cost more than the parse.
+  JsonParseOptions fast;
+  fast.trackLocations = false;
+  auto doc = JsonDocument::load(path, fast);
   if (!doc)
     return Unexpected(doc.error());
   DiagnosticList diags;

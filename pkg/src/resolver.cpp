@@ -215,9 +215,11 @@ struct ShownTerm {
 enum class Relation : uint8_t { Satisfied, Contradicted, Inconclusive };
 
 /// How what is known about a package (`known`: an accumulated term, or
-/// nothing) relates to the term (tPositive, t).
-Relation relate(bool known, bool aPositive, const Bits &a, bool tPositive,
-                const Bits &t) {
+/// nothing) relates to the term (tPositive, t). The innermost loop of unit
+/// propagation.
+[[gnu::always_inline]] inline Relation relate(bool known, bool aPositive,
+                                              const Bits &a, bool tPositive,
+                                              const Bits &t) {
   if (!known) {
     // Anything may still happen; only terms about no version are decided.
     if (t.none())
@@ -352,6 +354,7 @@ struct State {
   int32_t decision = -1; ///< the decided version, or -1
   bool positive = true;  ///< with acc: everything known, when last >= 0
   bool queued = false;
+  int32_t heapCount = -1; ///< count of its newest entry in candidates_
   Bits acc;
 };
 
@@ -497,6 +500,7 @@ private:
   std::vector<Assignment> assignments_;
   uint32_t level_ = 0;
   std::deque<uint32_t> queue_;
+  std::vector<uint32_t> touched_; ///< backtrack's scratch space
   /// (remaining candidates, package): packages to decide, lazily updated.
   std::priority_queue<std::pair<uint32_t, uint32_t>,
                       std::vector<std::pair<uint32_t, uint32_t>>,
@@ -866,7 +870,8 @@ void Solver::addAssignment(uint32_t pkg, bool positive, Bits bits,
 }
 
 void Solver::backtrack(uint32_t level) {
-  std::vector<uint32_t> touched;
+  std::vector<uint32_t> &touched = touched_;
+  touched.clear();
   while (assignments_.back().level > level) {
     const Assignment &a = assignments_.back();
     State &st = states_[a.pkg];
@@ -921,9 +926,14 @@ void Solver::enqueue(uint32_t pkg) {
 /// Records pkg as a package to decide if it is one: selected (a positive
 /// term), not decided, not the root.
 void Solver::pushCandidate(uint32_t pkg) {
-  const State &st = states_[pkg];
-  if (pkg != 0 && st.decision < 0 && st.last >= 0 && st.positive)
-    candidates_.emplace(st.acc.countAnd(packages_[pkg].usable), pkg);
+  State &st = states_[pkg];
+  if (pkg == 0 || st.decision >= 0 || st.last < 0 || !st.positive)
+    return;
+  uint32_t count = st.acc.countAnd(packages_[pkg].usable);
+  if (st.heapCount == int32_t(count))
+    return; // already there
+  st.heapCount = int32_t(count);
+  candidates_.emplace(count, pkg);
 }
 
 /// The package to decide next: fewest usable candidates left, then first
@@ -931,10 +941,12 @@ void Solver::pushCandidate(uint32_t pkg) {
 std::optional<uint32_t> Solver::pick() {
   while (!candidates_.empty()) {
     auto [count, pkg] = candidates_.top();
-    const State &st = states_[pkg];
+    State &st = states_[pkg];
     if (st.decision < 0 && st.last >= 0 && st.positive &&
         st.acc.countAnd(packages_[pkg].usable) == count)
       return pkg;
+    if (st.heapCount == int32_t(count))
+      st.heapCount = -1;
     candidates_.pop();
   }
   return std::nullopt;

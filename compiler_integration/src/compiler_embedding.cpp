@@ -1,0 +1,973 @@
+//===- compiler_embedding.cpp - In-process IREE compiler -----------------===//
+//
+// Loads libIREECompiler.so with dlopen and binds IREE's C embedding API by
+// name. The declarations below are ireepkg's own, written from the API's
+// documented signatures (API version 1.x); no IREE header is used.
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/compiler_embedding.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace ireepkg {
+
+//===----------------------------------------------------------------------===//
+// The C API, as function pointer types
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// Opaque handles of the API; only passed back to it.
+struct IreeError;
+struct IreeSession;
+struct IreeInvocation;
+struct IreeSource;
+struct IreeOutput;
+
+// Values of the API's enums (plain ints in the C ABI).
+constexpr int kPipelineStd = 0; // IREE_COMPILER_PIPELINE_STD
+// iree_compiler_diagnostic_severity_t: note 0, warning 1, error 2, remark 3.
+
+extern "C" {
+using FlagCallback = void (*)(const char *flag, size_t length, void *user);
+using DiagnosticCallback = void (*)(int severity, const char *message,
+                                    size_t size, void *user);
+
+using GetAPIVersionFn = int (*)();
+using GlobalInitializeFn = void (*)();
+using GetRevisionFn = const char *(*)();
+using SetupGlobalCLFn = void (*)(int argc, const char **argv,
+                                 const char *banner,
+                                 bool installSignalHandlers);
+using ErrorGetMessageFn = const char *(*)(IreeError *);
+using ErrorDestroyFn = void (*)(IreeError *);
+using SessionCreateFn = IreeSession *(*)();
+using SessionDestroyFn = void (*)(IreeSession *);
+using SessionSetFlagsFn = IreeError *(*)(IreeSession *, int argc,
+                                         const char *const *argv);
+using SessionGetFlagsFn = void (*)(IreeSession *, bool nonDefaultOnly,
+                                   FlagCallback, void *user);
+using InvocationCreateFn = IreeInvocation *(*)(IreeSession *);
+using InvocationDestroyFn = void (*)(IreeInvocation *);
+using InvocationEnableCallbackDiagnosticsFn =
+    void (*)(IreeInvocation *, int flags, DiagnosticCallback, void *user);
+using InvocationParseSourceFn = bool (*)(IreeInvocation *, IreeSource *);
+using InvocationPipelineFn = bool (*)(IreeInvocation *, int pipeline);
+using InvocationOutputVMBytecodeFn = IreeError *(*)(IreeInvocation *,
+                                                    IreeOutput *);
+using SourceOpenFileFn = IreeError *(*)(IreeSession *, const char *path,
+                                        IreeSource **out);
+using SourceDestroyFn = void (*)(IreeSource *);
+using OutputOpenFileFn = IreeError *(*)(const char *path, IreeOutput **out);
+using OutputKeepFn = void (*)(IreeOutput *);
+using OutputDestroyFn = void (*)(IreeOutput *);
+}
+
+} // namespace
+
+struct CompilerLibrary::Api {
+  GetAPIVersionFn getAPIVersion = nullptr;
+  GlobalInitializeFn globalInitialize = nullptr;
+  GetRevisionFn getRevision = nullptr;
+  SetupGlobalCLFn setupGlobalCL = nullptr;
+  ErrorGetMessageFn errorGetMessage = nullptr;
+  ErrorDestroyFn errorDestroy = nullptr;
+  SessionCreateFn sessionCreate = nullptr;
+  SessionDestroyFn sessionDestroy = nullptr;
+  SessionSetFlagsFn sessionSetFlags = nullptr;
+  SessionGetFlagsFn sessionGetFlags = nullptr;
+  InvocationCreateFn invocationCreate = nullptr;
+  InvocationDestroyFn invocationDestroy = nullptr;
+  InvocationEnableCallbackDiagnosticsFn invocationEnableCallbackDiagnostics =
+      nullptr;
+  InvocationParseSourceFn invocationParseSource = nullptr;
+  InvocationPipelineFn invocationPipeline = nullptr;
+  InvocationOutputVMBytecodeFn invocationOutputVMBytecode = nullptr;
+  SourceOpenFileFn sourceOpenFile = nullptr;
+  SourceDestroyFn sourceDestroy = nullptr;
+  OutputOpenFileFn outputOpenFile = nullptr;
+  OutputKeepFn outputKeep = nullptr;
+  OutputDestroyFn outputDestroy = nullptr;
+
+  /// The message of an API error, which is then destroyed.
+  std::string take(IreeError *error) const {
+    const char *m = errorGetMessage(error);
+    std::string message = m ? m : "(no message)";
+    errorDestroy(error);
+    return message;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool isFile(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string trim(std::string s) {
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos)
+    return {};
+  size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+/// The compiler's error text on one line: IREE's flag errors read
+/// "Error parsing flags:\n  <problem>\n  <problem>".
+std::string oneLine(const std::string &message) {
+  std::string out;
+  size_t start = 0;
+  while (start <= message.size()) {
+    size_t nl = message.find('\n', start);
+    std::string line = trim(message.substr(
+        start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (!line.empty() && line != "Error parsing flags:")
+      out += (out.empty() ? "" : "; ") + line;
+    if (nl == std::string::npos)
+      break;
+    start = nl + 1;
+  }
+  return out.empty() ? trim(message) : out;
+}
+
+/// "flag --x=1 (from package p)"
+std::string describeFlag(const CompilerFlag &f) {
+  std::string d = "flag " + f.text();
+  if (!f.package.empty())
+    d += " (from package " + f.package + ")";
+  else if (f.name == "iree-preprocessing-pass-pipeline")
+    d += " (composed from the packages' preprocessing hooks)";
+  return d;
+}
+
+Location packageLocation(const CompilerFlag &f) {
+  Location where;
+  where.package = f.package;
+  return where;
+}
+
+/// Runs argv with stdout captured (stderr to /dev/null), at most
+/// `timeoutSeconds`. Returns the exit status and output.
+struct RunResult {
+  bool ran = false;
+  int status = -1;
+  std::string out;
+  std::string why; ///< when !ran
+};
+
+RunResult runCapture(const std::vector<std::string> &argv,
+                     int timeoutSeconds) {
+  RunResult result;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    result.why = std::string("pipe: ") + std::strerror(errno);
+    return result;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<char *> args;
+  for (const std::string &a : argv)
+    args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr,
+                         args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    result.why = std::strerror(rc);
+    return result;
+  }
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSeconds);
+  bool timedOut = false;
+  char buf[4096];
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0) {
+      timedOut = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int n = ::poll(&p, 1, static_cast<int>(left));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      timedOut = n == 0;
+      break;
+    }
+    ssize_t got = ::read(fds[0], buf, sizeof buf);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      break;
+    if (result.out.size() < (1u << 20))
+      result.out.append(buf, static_cast<size_t>(got));
+  }
+  ::close(fds[0]);
+  if (timedOut)
+    ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timedOut) {
+    result.why = "timed out after " + std::to_string(timeoutSeconds) + " s";
+    return result;
+  }
+  result.ran = true;
+  result.status = status;
+  return result;
+}
+
+std::string findOnPath(const std::string &name) {
+  const char *path = std::getenv("PATH");
+  if (!path)
+    return {};
+  std::string p = path;
+  for (size_t start = 0; start <= p.size();) {
+    size_t colon = p.find(':', start);
+    std::string dir = p.substr(
+        start, colon == std::string::npos ? std::string::npos : colon - start);
+    std::string cand = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(cand.c_str(), X_OK) == 0 && isFile(cand))
+      return cand;
+    if (colon == std::string::npos)
+      break;
+    start = colon + 1;
+  }
+  return {};
+}
+
+constexpr const char *kLibraryName = "libIREECompiler.so";
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Finding the library
+//===----------------------------------------------------------------------===//
+
+Expected<CompilerLibraryLocation>
+findCompilerLibrary(const std::string &explicitPath) {
+  if (!explicitPath.empty())
+    return CompilerLibraryLocation{explicitPath, "explicit"};
+  if (const char *env = std::getenv("IREE_COMPILER_LIB"); env && *env)
+    return CompilerLibraryLocation{env, "IREE_COMPILER_LIB"};
+
+  std::vector<std::string> pythons;
+  if (std::string p = findOnPath("python3"); !p.empty())
+    pythons.push_back(p);
+  if (const char *venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
+    std::string p = std::string(venv) + "/bin/python";
+    if (std::find(pythons.begin(), pythons.end(), p) == pythons.end())
+      pythons.push_back(p);
+  }
+  // Where the package is, without importing it (importing iree.compiler
+  // takes ten times longer and is not needed to find a file).
+  static const char *kScript =
+      "import importlib.util as u, sys\n"
+      "s = u.find_spec('iree.compiler')\n"
+      "sys.exit(3) if s is None or not s.submodule_search_locations "
+      "else print(list(s.submodule_search_locations)[0])\n";
+  std::vector<std::string> tried;
+  for (const std::string &python : pythons) {
+    RunResult r = runCapture({python, "-c", kScript}, 60);
+    if (!r.ran) {
+      tried.push_back(python + " (cannot run: " + r.why + ")");
+      continue;
+    }
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
+      tried.push_back(python + " (has no iree.compiler package)");
+      continue;
+    }
+    std::string dir = trim(r.out);
+    std::string lib = dir + "/_mlir_libs/" + kLibraryName;
+    if (!isFile(lib)) {
+      tried.push_back(python + " (iree.compiler at " + dir + " has no _mlir_libs/" +
+                      kLibraryName + ")");
+      continue;
+    }
+    return CompilerLibraryLocation{lib, "python " + python};
+  }
+  std::string where;
+  for (const std::string &t : tried)
+    where += (where.empty() ? "" : ", ") + t;
+  if (where.empty())
+    where = "no python3 on PATH and no VIRTUAL_ENV";
+  return makeError(ErrorCode::NotFound,
+                   std::string("cannot find ") + kLibraryName +
+                       ": IREE_COMPILER_LIB is not set and no Python has the "
+                       "iree.compiler package (tried: " + where + ")",
+                   {},
+                   "install the iree-base-compiler wheel in the active "
+                   "Python, or give the library's path (IREE_COMPILER_LIB)");
+}
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+Expected<std::shared_ptr<CompilerLibrary>>
+CompilerLibrary::open(const std::string &path) {
+  std::shared_ptr<CompilerLibrary> lib(new CompilerLibrary());
+  lib->path_ = path;
+  const std::string hint =
+      "give the path of libIREECompiler.so, e.g. "
+      "<site-packages>/iree/compiler/_mlir_libs/libIREECompiler.so of the "
+      "iree-base-compiler wheel";
+
+  // Already in the process? (Then someone else may own its global setup.)
+  if (void *h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    lib->loadedBefore_ = true;
+    ::dlclose(h);
+  }
+  ::dlerror();
+  // Never unloaded: IREE requires a final shutdown before unloading, and
+  // after it the compiler cannot be used again in this process.
+  lib->handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!lib->handle_) {
+    const char *why = ::dlerror();
+    struct stat st;
+    bool exists = ::stat(path.c_str(), &st) == 0;
+    return makeError(exists ? ErrorCode::Invalid : ErrorCode::NotFound,
+                     "cannot load the IREE compiler library " + path + ": " +
+                         (why ? why : "unknown dlopen error"),
+                     {}, hint);
+  }
+
+  auto api = std::make_unique<Api>();
+  auto bind = [&](auto &fn, const char *name) -> Status {
+    ::dlerror();
+    void *sym = ::dlsym(lib->handle_, name);
+    if (!sym) {
+      const char *why = ::dlerror();
+      return makeError(ErrorCode::Invalid,
+                       "the IREE compiler library " + path +
+                           " does not export " + name +
+                           (why ? std::string(" (") + why + ")" : ""),
+                       {}, hint);
+    }
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(sym);
+    return ok();
+  };
+
+  // The version first: a library too old for ireepkg may lack newer entry
+  // points, and saying so is clearer than naming one of them.
+  ::dlerror();
+  if (void *sym = ::dlsym(lib->handle_, "ireeCompilerGetAPIVersion"))
+    api->getAPIVersion = reinterpret_cast<GetAPIVersionFn>(sym);
+  else
+    return makeError(ErrorCode::Invalid,
+                     path + " is not an IREE compiler library: it does not "
+                            "export ireeCompilerGetAPIVersion",
+                     {}, hint);
+  int version = api->getAPIVersion();
+  lib->apiMajor_ = version >> 16;
+  lib->apiMinor_ = version & 0xFFFF;
+  std::string have = std::to_string(lib->apiMajor_) + "." +
+                     std::to_string(lib->apiMinor_);
+  std::string need = std::to_string(kCompilerApiMajor) + "." +
+                     std::to_string(kCompilerApiMinMinor);
+  if (lib->apiMajor_ < kCompilerApiMajor ||
+      (lib->apiMajor_ == kCompilerApiMajor &&
+       lib->apiMinor_ < kCompilerApiMinMinor))
+    return makeError(ErrorCode::Unsupported,
+                     "the IREE compiler library " + path +
+                         " has embedding API version " + have +
+                         ", which is too old: ireepkg needs " + need +
+                         " or newer",
+                     {}, "use a newer iree-base-compiler");
+  if (lib->apiMajor_ > kCompilerApiMajor)
+    return makeError(ErrorCode::Unsupported,
+                     "the IREE compiler library " + path +
+                         " has embedding API version " + have +
+                         ", ireepkg supports major version " +
+                         std::to_string(kCompilerApiMajor) + " (" + need +
+                         " or newer)",
+                     {}, "use an ireepkg built for this compiler");
+
+  Status s = ok();
+  auto b = [&](auto &fn, const char *name) {
+    if (s)
+      s = bind(fn, name);
+  };
+  b(api->globalInitialize, "ireeCompilerGlobalInitialize");
+  b(api->getRevision, "ireeCompilerGetRevision");
+  b(api->setupGlobalCL, "ireeCompilerSetupGlobalCL");
+  b(api->errorGetMessage, "ireeCompilerErrorGetMessage");
+  b(api->errorDestroy, "ireeCompilerErrorDestroy");
+  b(api->sessionCreate, "ireeCompilerSessionCreate");
+  b(api->sessionDestroy, "ireeCompilerSessionDestroy");
+  b(api->sessionSetFlags, "ireeCompilerSessionSetFlags");
+  b(api->sessionGetFlags, "ireeCompilerSessionGetFlags");
+  b(api->invocationCreate, "ireeCompilerInvocationCreate");
+  b(api->invocationDestroy, "ireeCompilerInvocationDestroy");
+  b(api->invocationEnableCallbackDiagnostics,
+    "ireeCompilerInvocationEnableCallbackDiagnostics");
+  b(api->invocationParseSource, "ireeCompilerInvocationParseSource");
+  b(api->invocationPipeline, "ireeCompilerInvocationPipeline");
+  b(api->invocationOutputVMBytecode, "ireeCompilerInvocationOutputVMBytecode");
+  b(api->sourceOpenFile, "ireeCompilerSourceOpenFile");
+  b(api->sourceDestroy, "ireeCompilerSourceDestroy");
+  b(api->outputOpenFile, "ireeCompilerOutputOpenFile");
+  b(api->outputKeep, "ireeCompilerOutputKeep");
+  b(api->outputDestroy, "ireeCompilerOutputDestroy");
+  if (!s)
+    return Unexpected(s.error());
+  lib->api_ = std::move(api);
+  return lib;
+}
+
+CompilerLibrary::~CompilerLibrary() {
+  // Deliberately no ireeCompilerGlobalShutdown and no dlclose (see open()):
+  // the library stays initialized for the rest of the process.
+  if (handle_)
+    ::dlclose(handle_); // RTLD_NODELETE: drops the reference only
+}
+
+void CompilerLibrary::initializeLocked() {
+  if (!initialized_) {
+    api_->globalInitialize();
+    initialized_ = true;
+  }
+}
+
+std::string CompilerLibrary::revision() {
+  std::lock_guard lock(mutex_);
+  initializeLocked();
+  const char *r = api_->getRevision();
+  return r ? r : "";
+}
+
+std::vector<CompilerFlag> CompilerLibrary::globalFlags() const {
+  std::lock_guard lock(mutex_);
+  return globalFlags_;
+}
+
+//===----------------------------------------------------------------------===//
+// Process-global flags
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool sameFlags(const std::vector<CompilerFlag> &a,
+               const std::vector<CompilerFlag> &b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const CompilerFlag &x, const CompilerFlag &y) {
+                      return x.text() == y.text();
+                    });
+}
+
+std::string listFlags(const std::vector<CompilerFlag> &flags) {
+  std::string out;
+  for (const CompilerFlag &f : flags)
+    out += (out.empty() ? "" : ", ") + describeFlag(f);
+  return out;
+}
+
+constexpr const char *kProgramName = "ireepkg";
+constexpr const char *kBanner = "ireepkg: IREE compiler (embedded)";
+
+} // namespace
+
+Status CompilerLibrary::setGlobalFlags(const std::vector<CompilerFlag> &flags) {
+  if (flags.empty())
+    return ok();
+  // LLVM's parser acts on these (prints and exits the process).
+  static const char *const kActions[] = {
+      "help",          "help-hidden", "help-list",         "help-list-hidden",
+      "version",       "print-options", "print-all-options"};
+  for (const CompilerFlag &f : flags)
+    for (const char *a : kActions)
+      if (f.name == a || f.name.rfind("help", 0) == 0)
+        return makeError(ErrorCode::Invalid,
+                         describeFlag(f) + " is not a compiler setting",
+                         packageLocation(f));
+
+  std::lock_guard lock(mutex_);
+  if (globalSet_) {
+    if (sameFlags(flags, globalFlags_))
+      return ok();
+    return makeError(
+        ErrorCode::Conflict,
+        "process-global compiler flags were already set in this process (" +
+            listFlags(globalFlags_) + "); cannot set " + listFlags(flags),
+        {},
+        "ireeCompilerSetupGlobalCL runs once per process: apply one "
+        "configuration per process, or run the compiler as a separate "
+        "process (ireepkg exec iree-compile)");
+  }
+  if (sessionCreated_)
+    return makeError(
+        ErrorCode::Conflict,
+        "process-global compiler flags must be set before the first "
+        "compiler session is created, and this process already created "
+        "one; cannot set " + listFlags(flags),
+        {},
+        "apply the configuration (applyConfig / setGlobalFlags) before "
+        "creating any session");
+  if (loadedBefore_)
+    return makeError(
+        ErrorCode::Conflict,
+        "process-global compiler flags can only be set by the first user "
+        "of " + path_ + ", but it was already loaded in this process when "
+        "ireepkg opened it; cannot set " + listFlags(flags),
+        {},
+        "open the compiler library with ireepkg before anything else uses "
+        "it (e.g. Python's iree.compiler), once per process");
+
+  std::vector<std::string> texts{kProgramName};
+  for (const CompilerFlag &f : flags)
+    texts.push_back(f.text());
+  std::vector<const char *> argv;
+  for (const std::string &t : texts)
+    argv.push_back(t.c_str());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(texts.size());
+
+  initializeLocked();
+
+  // LLVM's parser prints and exits the process on a flag it does not know.
+  // Try the same call in a child process first; only if it accepts the
+  // flags is the call made here.
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return makeError(ErrorCode::Io,
+                     std::string("pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int e = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return makeError(ErrorCode::Io, std::string("fork: ") + std::strerror(e));
+  }
+  if (pid == 0) {
+    ::dup2(fds[1], 1);
+    ::dup2(fds[1], 2);
+    api_->setupGlobalCL(argc, argv.data(), kBanner, false);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string childOut;
+  char buf[4096];
+  bool timedOut = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0) {
+      timedOut = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int n = ::poll(&p, 1, static_cast<int>(left));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n == 0) {
+      timedOut = true;
+      break;
+    }
+    if (n < 0)
+      break;
+    ssize_t got = ::read(fds[0], buf, sizeof buf);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      break;
+    if (childOut.size() < 65536)
+      childOut.append(buf, static_cast<size_t>(got));
+  }
+  ::close(fds[0]);
+  if (timedOut)
+    ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timedOut || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    // LLVM's lines, without the advice to run `ireepkg --help`.
+    std::vector<std::string> lines;
+    for (size_t start = 0; start < childOut.size();) {
+      size_t nl = childOut.find('\n', start);
+      std::string line = trim(childOut.substr(
+          start, nl == std::string::npos ? std::string::npos : nl - start));
+      if (line.rfind(std::string(kProgramName) + ": ", 0) == 0)
+        line = line.substr(std::strlen(kProgramName) + 2);
+      if (size_t t = line.find("  Try: '"); t != std::string::npos)
+        line = trim(line.substr(0, t));
+      if (!line.empty())
+        lines.push_back(line);
+      if (nl == std::string::npos)
+        break;
+      start = nl + 1;
+    }
+    // Name the flags the parser complained about (all of them if it named
+    // none); a flag it does not know is named as such.
+    std::vector<CompilerFlag> named;
+    std::string message;
+    for (const CompilerFlag &f : flags) {
+      if (childOut.find("Unknown command line argument '" + f.text() + "'") !=
+          std::string::npos) {
+        named.push_back(f);
+        message += (message.empty() ? "" : "; ") + describeFlag(f) +
+                   ": the compiler has no such option (neither a session "
+                   "option nor a process-global one)";
+      } else if (childOut.find(f.name) != std::string::npos) {
+        named.push_back(f);
+      }
+    }
+    std::string hint;
+    for (const std::string &l : lines)
+      if (l.rfind("Did you mean", 0) == 0)
+        hint += (hint.empty() ? "" : " ") + l;
+    std::string why = timedOut ? "timed out" : "";
+    for (const std::string &l : lines)
+      if (l.rfind("Did you mean", 0) != 0)
+        why += (why.empty() ? "" : "; ") + l;
+    if (why.empty())
+      why = WIFSIGNALED(status)
+                ? "killed by signal " + std::to_string(WTERMSIG(status))
+                : "exit status " + std::to_string(WEXITSTATUS(status));
+    if (message.empty()) {
+      if (named.empty())
+        named = flags;
+      message = "the compiler refuses the process-global " +
+                listFlags(named) + ": " + why;
+    }
+    Location where = named.size() == 1 ? packageLocation(named[0]) : Location{};
+    return makeError(ErrorCode::Invalid, message, where, hint);
+  }
+
+  api_->setupGlobalCL(argc, argv.data(), kBanner, false);
+  globalSet_ = true;
+  globalFlags_ = flags;
+  return ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Sessions
+//===----------------------------------------------------------------------===//
+
+void CompilerLibrary::probeSessionOptionsLocked() {
+  if (sessionOptionsKnown_)
+    return;
+  initializeLocked();
+  // A scratch session, before any global setup: it only reads the names
+  // of the options its binder knows, and is gone before anything else.
+  IreeSession *s = api_->sessionCreate();
+  std::vector<std::string> names;
+  if (s) {
+    api_->sessionGetFlags(
+        s, /*nonDefaultOnly=*/false,
+        [](const char *flag, size_t length, void *user) {
+          std::string text(flag, length);
+          size_t start = text.find_first_not_of('-');
+          size_t eq = text.find('=');
+          if (start == std::string::npos)
+            return;
+          static_cast<std::vector<std::string> *>(user)->push_back(text.substr(
+              start, eq == std::string::npos ? std::string::npos : eq - start));
+        },
+        &names);
+    api_->sessionDestroy(s);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  sessionOptions_ = std::move(names);
+  sessionOptionsKnown_ = true;
+}
+
+std::vector<std::string> CompilerLibrary::sessionOptions() {
+  std::lock_guard lock(mutex_);
+  probeSessionOptionsLocked();
+  return sessionOptions_;
+}
+
+bool CompilerLibrary::isSessionOption(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  probeSessionOptionsLocked();
+  return std::binary_search(sessionOptions_.begin(), sessionOptions_.end(),
+                            name);
+}
+
+Expected<std::unique_ptr<CompilerSession>> CompilerLibrary::createSession() {
+  std::lock_guard lock(mutex_);
+  initializeLocked();
+  IreeSession *s = api_->sessionCreate();
+  if (!s)
+    return makeError(ErrorCode::Internal,
+                     "ireeCompilerSessionCreate returned no session");
+  sessionCreated_ = true;
+  return std::unique_ptr<CompilerSession>(
+      new CompilerSession(shared_from_this(), s));
+}
+
+CompilerSession::~CompilerSession() {
+  if (session_)
+    library_->api_->sessionDestroy(static_cast<IreeSession *>(session_));
+}
+
+Status CompilerSession::setFlag(const CompilerFlag &flag) {
+  const auto &api = *library_->api_;
+  std::string text = flag.text();
+  const char *argv[] = {text.c_str()};
+  if (IreeError *e =
+          api.sessionSetFlags(static_cast<IreeSession *>(session_), 1, argv)) {
+    std::string message = oneLine(api.take(e));
+    std::string hint;
+    if (flag.global || !library_->isSessionOption(flag.name))
+      hint = "a session does not accept --" + flag.name +
+             "; if it is a process-global option, give it to "
+             "CompilerLibrary::setGlobalFlags (applyConfig does) before the "
+             "first session";
+    return makeError(ErrorCode::Invalid, describeFlag(flag) + ": " + message,
+                     packageLocation(flag), hint);
+  }
+  applied_.push_back(flag);
+  return ok();
+}
+
+Status CompilerSession::setFlags(const std::vector<CompilerFlag> &flags) {
+  for (const CompilerFlag &f : flags)
+    if (Status s = setFlag(f); !s)
+      return s;
+  return ok();
+}
+
+CompilerFlag parseCompilerFlag(const std::string &text) {
+  std::string body = text;
+  if (body.rfind("--", 0) == 0)
+    body = body.substr(2);
+  else if (body.rfind("-", 0) == 0)
+    body = body.substr(1);
+  CompilerFlag f;
+  size_t eq = body.find('=');
+  f.name = body.substr(0, eq);
+  if (eq != std::string::npos)
+    f.value = body.substr(eq + 1);
+  f.global = isGlobalCompilerFlag(f.name);
+  return f;
+}
+
+Status CompilerSession::setFlags(const std::vector<std::string> &flags) {
+  for (const std::string &t : flags) {
+    if (t.empty() || t[0] != '-')
+      return makeError(ErrorCode::Usage,
+                       "'" + t + "' is not a compiler flag (--name=value)");
+    if (Status s = setFlag(parseCompilerFlag(t)); !s)
+      return s;
+  }
+  return ok();
+}
+
+std::vector<std::string> CompilerSession::flags(bool nonDefaultOnly) const {
+  std::vector<std::string> out;
+  library_->api_->sessionGetFlags(
+      static_cast<IreeSession *>(session_), nonDefaultOnly,
+      [](const char *flag, size_t length, void *user) {
+        static_cast<std::vector<std::string> *>(user)->emplace_back(flag,
+                                                                    length);
+      },
+      &out);
+  return out;
+}
+
+const char *compilerDiagnosticSeverityName(CompilerDiagnostic::Severity s) {
+  switch (s) {
+  case CompilerDiagnostic::Severity::Note:
+    return "note";
+  case CompilerDiagnostic::Severity::Warning:
+    return "warning";
+  case CompilerDiagnostic::Severity::Error:
+    return "error";
+  case CompilerDiagnostic::Severity::Remark:
+    return "remark";
+  }
+  return "error";
+}
+
+namespace {
+
+void collectDiagnostic(int severity, const char *message,
+                                  size_t size, void *user) {
+  auto *out = static_cast<std::vector<CompilerDiagnostic> *>(user);
+  CompilerDiagnostic d;
+  switch (severity) {
+  case 0:
+    d.severity = CompilerDiagnostic::Severity::Note;
+    break;
+  case 1:
+    d.severity = CompilerDiagnostic::Severity::Warning;
+    break;
+  case 3:
+    d.severity = CompilerDiagnostic::Severity::Remark;
+    break;
+  default:
+    d.severity = CompilerDiagnostic::Severity::Error;
+    break;
+  }
+  d.message.assign(message, size);
+  out->push_back(std::move(d));
+}
+
+std::string formatDiagnostics(const std::vector<CompilerDiagnostic> &ds) {
+  std::string out;
+  for (const CompilerDiagnostic &d : ds) {
+    std::string m = trim(d.message);
+    // The callback's messages carry the location first; add the severity
+    // after it unless the compiler already wrote one.
+    std::string sev = compilerDiagnosticSeverityName(d.severity);
+    if (m.find(sev + ": ") == std::string::npos)
+      m = sev + ": " + m;
+    out += "\n" + m;
+  }
+  return out;
+}
+
+} // namespace
+
+Expected<CompileResult>
+CompilerSession::compileFile(const std::string &input,
+                             const std::string &output,
+                             const std::vector<std::string> &extraFlags) {
+  if (Status s = setFlags(extraFlags); !s)
+    return Unexpected(s.error());
+  const auto &api = *library_->api_;
+  auto *session = static_cast<IreeSession *>(session_);
+
+  std::vector<CompilerDiagnostic> diagnostics;
+  IreeInvocation *inv = api.invocationCreate(session);
+  api.invocationEnableCallbackDiagnostics(inv, 0, collectDiagnostic,
+                                          &diagnostics);
+  IreeSource *source = nullptr;
+  IreeOutput *out = nullptr;
+  auto cleanup = [&] {
+    // The invocation first: it may still refer to the source.
+    api.invocationDestroy(inv);
+    if (source)
+      api.sourceDestroy(source);
+    if (out)
+      api.outputDestroy(out); // not kept: removes a partial file
+  };
+
+  if (IreeError *e = api.sourceOpenFile(session, input.c_str(), &source)) {
+    std::string message = oneLine(api.take(e));
+    cleanup();
+    return makeError(ErrorCode::Io, "cannot read " + input + ": " + message);
+  }
+  if (!api.invocationParseSource(inv, source)) {
+    std::string text = formatDiagnostics(diagnostics);
+    cleanup();
+    return makeError(ErrorCode::Parse, "cannot parse " + input + text);
+  }
+  if (!api.invocationPipeline(inv, kPipelineStd)) {
+    std::string text = formatDiagnostics(diagnostics);
+    cleanup();
+    return makeError(ErrorCode::Invalid, "compiling " + input + " failed" + text);
+  }
+  if (IreeError *e = api.outputOpenFile(output.c_str(), &out)) {
+    std::string message = oneLine(api.take(e));
+    cleanup();
+    return makeError(ErrorCode::Io, "cannot write " + output + ": " + message);
+  }
+  if (IreeError *e = api.invocationOutputVMBytecode(inv, out)) {
+    std::string message = oneLine(api.take(e));
+    std::string text = formatDiagnostics(diagnostics);
+    cleanup();
+    return makeError(ErrorCode::Invalid, "writing VM bytecode to " + output +
+                                             " failed: " + message + text);
+  }
+  api.outputKeep(out);
+  cleanup();
+  return CompileResult{std::move(diagnostics)};
+}
+
+//===----------------------------------------------------------------------===//
+// Applying a configuration
+//===----------------------------------------------------------------------===//
+
+Expected<AppliedCompilerConfig>
+CompilerLibrary::applyConfig(const CompilerConfig &config) {
+  AppliedCompilerConfig applied;
+  for (const CompilerFlag &f : config.flags) {
+    if (f.name == "iree-load-plugin") {
+      // Loaded only at initialization, from IREE_LOAD_PLUGINS (either
+      // spelling: <path> or <id>=<path>).
+      const char *env = std::getenv("IREE_LOAD_PLUGINS");
+      bool listed = false;
+      if (env) {
+        std::string list = env;
+        for (size_t start = 0; start <= list.size();) {
+          size_t comma = list.find(',', start);
+          std::string item = trim(list.substr(
+              start,
+              comma == std::string::npos ? std::string::npos : comma - start));
+          listed |= item == f.value ||
+                    (item.size() > f.value.size() &&
+                     item.compare(item.size() - f.value.size(),
+                                  f.value.size(), f.value) == 0 &&
+                     item[item.size() - f.value.size() - 1] == '=');
+          if (comma == std::string::npos)
+            break;
+          start = comma + 1;
+        }
+      }
+      if (!listed)
+        return makeError(
+            ErrorCode::Unsupported,
+            describeFlag(f) + ": an embedded compiler loads dynamic plugins "
+                              "only from IREE_LOAD_PLUGINS, when it "
+                              "initializes, and IREE_LOAD_PLUGINS does not "
+                              "name " + f.value,
+            packageLocation(f),
+            "set IREE_LOAD_PLUGINS=" + f.value +
+                " (comma-separated) in the environment before the process "
+                "opens the compiler library");
+      applied.loadedAtInitialization.push_back(f);
+      continue;
+    }
+    // What this compiler's sessions do not accept can only be process-wide.
+    if (f.global || !isSessionOption(f.name)) {
+      applied.global.push_back(f);
+      applied.global.back().global = true;
+    } else {
+      applied.sessionFlags.push_back(f);
+    }
+  }
+  if (Status s = setGlobalFlags(applied.global); !s)
+    return Unexpected(s.error());
+  auto session = createSession();
+  if (!session)
+    return Unexpected(session.error());
+  if (Status s = (*session)->setFlags(applied.sessionFlags); !s)
+    return Unexpected(s.error());
+  applied.session = std::move(*session);
+  return applied;
+}
+
+} // namespace ireepkg
