@@ -50,6 +50,8 @@ using DiagnosticCallback = void (*)(int severity, const char *message,
 using GetAPIVersionFn = int (*)();
 using GlobalInitializeFn = void (*)();
 using GetRevisionFn = const char *(*)();
+using EnumeratePluginsFn = void (*)(void (*)(const char *name, void *user),
+                                    void *user);
 using SetupGlobalCLFn = void (*)(int argc, const char **argv,
                                  const char *banner,
                                  bool installSignalHandlers);
@@ -83,6 +85,7 @@ struct CompilerLibrary::Api {
   GetAPIVersionFn getAPIVersion = nullptr;
   GlobalInitializeFn globalInitialize = nullptr;
   GetRevisionFn getRevision = nullptr;
+  EnumeratePluginsFn enumeratePlugins = nullptr;
   SetupGlobalCLFn setupGlobalCL = nullptr;
   ErrorGetMessageFn errorGetMessage = nullptr;
   ErrorDestroyFn errorDestroy = nullptr;
@@ -417,6 +420,7 @@ CompilerLibrary::open(const std::string &path) {
   };
   b(api->globalInitialize, "ireeCompilerGlobalInitialize");
   b(api->getRevision, "ireeCompilerGetRevision");
+  b(api->enumeratePlugins, "ireeCompilerEnumeratePlugins");
   b(api->setupGlobalCL, "ireeCompilerSetupGlobalCL");
   b(api->errorGetMessage, "ireeCompilerErrorGetMessage");
   b(api->errorDestroy, "ireeCompilerErrorDestroy");
@@ -463,6 +467,38 @@ std::string CompilerLibrary::revision() {
   return r ? r : "";
 }
 
+std::vector<std::string> CompilerLibrary::plugins() {
+  std::lock_guard lock(mutex_);
+  initializeLocked();
+  std::vector<std::string> out;
+  api_->enumeratePlugins(
+      [](const char *name, void *user) {
+        static_cast<std::vector<std::string> *>(user)->push_back(name);
+      },
+      &out);
+  return out;
+}
+
+Status CompilerLibrary::checkPluginFlag(const CompilerFlag &flag) {
+  if (flag.name != "iree-plugin")
+    return ok();
+  // --iree-plugin=<id> activates, --iree-plugin=-<id> deactivates.
+  std::string id = flag.value.rfind("-", 0) == 0 ? flag.value.substr(1)
+                                                  : flag.value;
+  std::vector<std::string> known = plugins();
+  if (std::find(known.begin(), known.end(), id) != known.end())
+    return ok();
+  std::string list;
+  for (const std::string &k : known)
+    list += (list.empty() ? "" : ", ") + k;
+  return makeError(ErrorCode::NotFound,
+                   describeFlag(flag) + ": this compiler has no plugin '" +
+                       id + "' (its plugins: " + list + ")",
+                   packageLocation(flag),
+                   "the package needs a compiler with this plugin compiled "
+                   "in, or an iree-dynamic build of it");
+}
+
 std::vector<CompilerFlag> CompilerLibrary::globalFlags() const {
   std::lock_guard lock(mutex_);
   return globalFlags_;
@@ -507,6 +543,10 @@ Status CompilerLibrary::setGlobalFlags(const std::vector<CompilerFlag> &flags) {
         return makeError(ErrorCode::Invalid,
                          describeFlag(f) + " is not a compiler setting",
                          packageLocation(f));
+
+  for (const CompilerFlag &f : flags)
+    if (Status s = checkPluginFlag(f); !s)
+      return s;
 
   std::lock_guard lock(mutex_);
   if (globalSet_) {
@@ -733,6 +773,8 @@ CompilerSession::~CompilerSession() {
 }
 
 Status CompilerSession::setFlag(const CompilerFlag &flag) {
+  if (Status s = library_->checkPluginFlag(flag); !s)
+    return s;
   const auto &api = *library_->api_;
   std::string text = flag.text();
   const char *argv[] = {text.c_str()};
@@ -883,6 +925,9 @@ CompilerSession::compileFile(const std::string &input,
   if (!api.invocationParseSource(inv, source)) {
     std::string text = formatDiagnostics(diagnostics);
     cleanup();
+    if (text.empty())
+      text = " (the compiler reported no diagnostic; see its output on "
+             "stderr)";
     return makeError(ErrorCode::Parse, "cannot parse " + input + text);
   }
   if (!api.invocationPipeline(inv, kPipelineStd)) {

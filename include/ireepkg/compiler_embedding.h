@@ -141,6 +141,12 @@ public:
 
   /// ireeCompilerGetRevision (initializes the compiler).
   std::string revision();
+  /// The plugins compiled into the compiler (ireeCompilerEnumeratePlugins).
+  std::vector<std::string> plugins();
+  /// For --iree-plugin=[-]<id>: is <id> one of plugins()? Other flags pass.
+  /// setGlobalFlags and CompilerSession::setFlag check every flag with it
+  /// (the compiler itself only fails at the first compile, on stderr).
+  Status checkPluginFlag(const CompilerFlag &flag);
 
   /// The options a session of this compiler accepts (names without
   /// dashes, sorted), from a scratch session's ireeCompilerSessionGetFlags;
