@@ -7,6 +7,7 @@
 #include "ireepkg/compiler_config.h"
 
 #include "ireepkg/hash.h"
+#include "ireepkg/prefix.h"
 
 #include <cctype>
 #include <cerrno>
@@ -51,7 +52,11 @@ std::string_view compilerToolName(CompilerTool tool) {
 }
 
 bool isGlobalCompilerFlag(std::string_view name) {
-  return name == "iree-hal-executable-object-search-path" ||
+  // IREE 3.13's ireeCompilerSessionSetFlags answers "option not found" for
+  // --iree-plugin (and the plugin loader reads its flags once, at global
+  // initialization), so plugin activation is process-global too.
+  return name == "iree-plugin" || name == "iree-load-plugin" ||
+         name == "iree-hal-executable-object-search-path" ||
          name == "iree-hal-preprocess-executables-with" ||
          name.rfind("iree-hal-substitute-executable-", 0) == 0 ||
          name == "iree-codegen-transform-dialect-library";
@@ -542,6 +547,47 @@ buildCompilerConfig(const std::vector<ActivatedPackage> &packages,
   if (errors.hasErrors())
     return makeError(ErrorCode::Invalid, errors);
   return config;
+}
+
+Expected<CompilerConfig>
+buildPrefixCompilerConfig(const std::string &prefix,
+                          CompilerConfigRequest request, Reporter &reporter,
+                          const std::function<std::string()> &findCompiler) {
+  auto state = readInstalledState(prefix, reporter);
+  if (!state)
+    return Unexpected(state.error());
+  std::vector<Manifest> manifests;
+  manifests.reserve(state->packages.size());
+  for (const InstalledPackage &p : state->packages) {
+    auto m = readInstalledManifest(prefix, p, reporter);
+    if (!m)
+      return Unexpected(m.error());
+    manifests.push_back(std::move(*m));
+  }
+  std::vector<ActivatedPackage> active;
+  for (size_t i = 0; i < state->packages.size(); ++i)
+    active.push_back({state->packages[i].name, state->packages[i].version,
+                      packageDir(prefix, state->packages[i].name,
+                                 state->packages[i].version),
+                      &manifests[i]});
+  if (!state->platform.empty())
+    if (auto p = Platform::parse(state->platform))
+      request.platform = *p;
+  request.projectValues = state->project.values;
+  request.choose = state->project.choose;
+  // The compiler is probed only when a package needs it (iree-dynamic).
+  bool needsCompiler = false;
+  for (const Manifest &m : manifests)
+    for (const CompilerPlugin &cp : m.compilerPlugins)
+      needsCompiler |= cp.kind == CompilerPluginKind::IreeDynamic;
+  if (needsCompiler && !request.compiler.known &&
+      request.tool != CompilerTool::MlirOpt && findCompiler) {
+    std::string tool = findCompiler();
+    if (!tool.empty())
+      if (auto caps = probeCompiler(tool))
+        request.compiler = *caps;
+  }
+  return buildCompilerConfig(active, request);
 }
 
 } // namespace ireepkg

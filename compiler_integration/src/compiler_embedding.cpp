@@ -495,8 +495,11 @@ Status CompilerLibrary::checkPluginFlag(const CompilerFlag &flag) {
                    describeFlag(flag) + ": this compiler has no plugin '" +
                        id + "' (its plugins: " + list + ")",
                    packageLocation(flag),
-                   "the package needs a compiler with this plugin compiled "
-                   "in, or an iree-dynamic build of it");
+                   flag.package.empty()
+                       ? ""
+                       : "package " + flag.package +
+                             " needs a compiler with this plugin compiled "
+                             "in, or an iree-dynamic build of it");
 }
 
 std::vector<CompilerFlag> CompilerLibrary::globalFlags() const {
@@ -533,16 +536,13 @@ constexpr const char *kBanner = "ireepkg: IREE compiler (embedded)";
 Status CompilerLibrary::setGlobalFlags(const std::vector<CompilerFlag> &flags) {
   if (flags.empty())
     return ok();
-  // LLVM's parser acts on these (prints and exits the process).
-  static const char *const kActions[] = {
-      "help",          "help-hidden", "help-list",         "help-list-hidden",
-      "version",       "print-options", "print-all-options"};
+  // LLVM's parser acts on these: prints, and exits the process.
   for (const CompilerFlag &f : flags)
-    for (const char *a : kActions)
-      if (f.name == a || f.name.rfind("help", 0) == 0)
-        return makeError(ErrorCode::Invalid,
-                         describeFlag(f) + " is not a compiler setting",
-                         packageLocation(f));
+    if (f.name.rfind("help", 0) == 0 || f.name == "version" ||
+        f.name == "print-options" || f.name == "print-all-options")
+      return makeError(ErrorCode::Invalid,
+                       describeFlag(f) + " is not a compiler setting",
+                       packageLocation(f));
 
   for (const CompilerFlag &f : flags)
     if (Status s = checkPluginFlag(f); !s)
@@ -607,6 +607,10 @@ Status CompilerLibrary::setGlobalFlags(const std::vector<CompilerFlag> &flags) {
     return makeError(ErrorCode::Io, std::string("fork: ") + std::strerror(e));
   }
   if (pid == 0) {
+    // The child only parses. When LLVM refuses a flag it calls exit(1):
+    // this handler, registered last, runs first and leaves at once, so the
+    // host's own exit handlers and static destructors never run here.
+    std::atexit([] { ::_exit(1); });
     ::dup2(fds[1], 1);
     ::dup2(fds[1], 2);
     api_->setupGlobalCL(argc, argv.data(), kBanner, false);
@@ -616,7 +620,7 @@ Status CompilerLibrary::setGlobalFlags(const std::vector<CompilerFlag> &flags) {
   std::string childOut;
   char buf[4096];
   bool timedOut = false;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (true) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                     deadline - std::chrono::steady_clock::now())
@@ -877,17 +881,58 @@ void collectDiagnostic(int severity, const char *message,
   out->push_back(std::move(d));
 }
 
+/// One diagnostic for an error message: `file:line:col: error: message`
+/// (the callback gives the location and the message, without severity),
+/// cut to a few lines (MLIR attaches whole operations as notes).
+std::string formatDiagnostic(const CompilerDiagnostic &d) {
+  constexpr size_t kMaxLines = 8, kMaxChars = 2000;
+  std::string m = trim(d.message);
+  std::string sev = std::string(compilerDiagnosticSeverityName(d.severity)) + ": ";
+  // After a leading "<file>:<line>:<col>: ", if there is one.
+  size_t insert = 0;
+  size_t firstLine = m.find('\n');
+  std::string head = m.substr(0, firstLine);
+  for (size_t colon = head.find(": "); colon != std::string::npos;
+       colon = head.find(": ", colon + 1)) {
+    // <...>:<digits>:<digits> just before this ": "
+    size_t c2 = head.rfind(':', colon - 1);
+    size_t c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos
+                                                   : head.rfind(':', c2 - 1);
+    auto digits = [&](size_t from, size_t to) {
+      return to > from && std::all_of(head.begin() + from, head.begin() + to,
+                                      [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (c1 != std::string::npos && digits(c2 + 1, colon) && digits(c1 + 1, c2)) {
+      insert = colon + 2;
+      break;
+    }
+  }
+  if (head.compare(insert, sev.size(), sev) != 0)
+    m.insert(insert, sev);
+  size_t lines = 0, pos = 0;
+  while (pos < m.size() && lines < kMaxLines) {
+    size_t nl = m.find('\n', pos);
+    if (nl == std::string::npos) {
+      pos = m.size();
+      break;
+    }
+    pos = nl + 1;
+    ++lines;
+  }
+  size_t cut = std::min({pos, m.size(), kMaxChars});
+  if (cut < m.size()) {
+    size_t rest = static_cast<size_t>(
+        std::count(m.begin() + static_cast<long>(cut), m.end(), '\n'));
+    m = trim(m.substr(0, cut)) + "\n  [" + std::to_string(rest + 1) +
+        " more lines]";
+  }
+  return m;
+}
+
 std::string formatDiagnostics(const std::vector<CompilerDiagnostic> &ds) {
   std::string out;
-  for (const CompilerDiagnostic &d : ds) {
-    std::string m = trim(d.message);
-    // The callback's messages carry the location first; add the severity
-    // after it unless the compiler already wrote one.
-    std::string sev = compilerDiagnosticSeverityName(d.severity);
-    if (m.find(sev + ": ") == std::string::npos)
-      m = sev + ": " + m;
-    out += "\n" + m;
-  }
+  for (const CompilerDiagnostic &d : ds)
+    out += "\n" + formatDiagnostic(d);
   return out;
 }
 

@@ -17,6 +17,9 @@
 //
 // Extra flags after `--` are the command line's: process-global ones join
 // the SetupGlobalCL call, the others are set on the session by compileFile.
+// --check-process-rules then tries what IREE allows once per process and
+// prints each refusal ("refused: <message>"): process-global flags again on
+// the same library, and on a second CompilerLibrary of the same file.
 // Exit status: 0 compiled, 1 failed, 2 usage error. Built into build/bin,
 // not installed.
 //
@@ -39,7 +42,8 @@ using namespace ireepkg;
 
 const char *const kUsage =
     "usage: ireepkg-embed-compile --prefix P [--compiler-lib PATH]\n"
-    "           [--set flag=value]... <input.mlir> -o <out.vmfb>\n"
+    "           [--set flag=value]... [--check-process-rules]\n"
+    "           <input.mlir> -o <out.vmfb>\n"
     "           [-- extra compiler flags]\n"
     "Compiles <input.mlir> with libIREECompiler.so loaded into this process,\n"
     "configured by the packages of prefix P. The library is --compiler-lib,\n"
@@ -94,6 +98,7 @@ int main(int argc, char **argv) {
   std::optional<std::string> prefix, compilerLib, output;
   std::vector<std::pair<std::string, std::string>> sets;
   std::vector<std::string> positional, extra;
+  bool checkRules = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const std::string &name) -> std::optional<std::string> {
@@ -128,6 +133,8 @@ int main(int argc, char **argv) {
       if (!s || eq == std::string::npos || eq == 0)
         return usage("--set takes flag=value");
       sets.emplace_back(s->substr(0, eq), s->substr(eq + 1));
+    } else if (arg == "--check-process-rules") {
+      checkRules = true;
     } else if (arg == "-o") {
       if (!(output = value("-o")))
         return usage("-o needs a value");
@@ -150,24 +157,6 @@ int main(int argc, char **argv) {
   // The prefix's configuration (what `ireepkg flags compiler` prints).
   StderrReporter reporter;
   std::string prefixPath = absolute(*prefix);
-  auto state = readInstalledState(prefixPath, reporter);
-  if (!state)
-    return fail(state.error());
-  std::vector<Manifest> manifests;
-  manifests.reserve(state->packages.size());
-  for (const InstalledPackage &p : state->packages) {
-    auto m = readInstalledManifest(prefixPath, p, reporter);
-    if (!m)
-      return fail(m.error());
-    manifests.push_back(std::move(*m));
-  }
-  std::vector<ActivatedPackage> active;
-  for (size_t i = 0; i < state->packages.size(); ++i)
-    active.push_back({state->packages[i].name, state->packages[i].version,
-                      packageDir(prefixPath, state->packages[i].name,
-                                 state->packages[i].version),
-                      &manifests[i]});
-
   auto location = findCompilerLibrary(compilerLib.value_or(""));
   if (!location)
     return fail(location.error());
@@ -181,28 +170,16 @@ int main(int argc, char **argv) {
 
   CompilerConfigRequest request;
   request.sets = sets;
-  if (!state->platform.empty())
-    if (auto p = Platform::parse(state->platform))
-      request.platform = *p;
-  request.projectValues = state->project.values;
-  request.choose = state->project.choose;
   // iree-dynamic plugins: ask the iree-compile the wheel keeps next to the
   // library what it can load.
-  bool needsCompiler = false;
-  for (const Manifest &m : manifests)
-    for (const CompilerPlugin &cp : m.compilerPlugins)
-      needsCompiler |= cp.kind == CompilerPluginKind::IreeDynamic;
-  if (needsCompiler) {
-    std::string dir = location->path.substr(
-        0, location->path.find_last_of('/') == std::string::npos
-               ? 0
-               : location->path.find_last_of('/'));
-    std::string tool = (dir.empty() ? "." : dir) + "/iree-compile";
-    if (::access(tool.c_str(), X_OK) == 0)
-      if (auto caps = probeCompiler(tool))
-        request.compiler = *caps;
-  }
-  auto config = buildCompilerConfig(active, request);
+  std::string libDir = location->path.substr(
+      0, location->path.find_last_of('/') == std::string::npos
+             ? 0
+             : location->path.find_last_of('/'));
+  auto config = buildPrefixCompilerConfig(prefixPath, request, reporter, [&] {
+    std::string tool = (libDir.empty() ? "." : libDir) + "/iree-compile";
+    return ::access(tool.c_str(), X_OK) == 0 ? tool : std::string();
+  });
   if (!config)
     return fail(config.error());
   for (const Diagnostic &d : config->notes)
@@ -241,5 +218,24 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "%s: %s\n", compilerDiagnosticSeverityName(d.severity),
                  d.message.c_str());
   std::printf("wrote %s\n", output->c_str());
+
+  if (checkRules) {
+    auto refused = [](const char *what, const Status &s) {
+      if (s)
+        std::printf("%s: accepted\n", what);
+      else
+        std::printf("%s: refused: %s\n", what, s.error().message.c_str());
+    };
+    CompilerFlag other{"iree-hal-executable-object-search-path", "/nonexistent",
+                       "", true};
+    refused("global flags after a session", (*library)->setGlobalFlags({other}));
+    refused("the same global flags again",
+            (*library)->setGlobalFlags((*library)->globalFlags()));
+    auto second = CompilerLibrary::open(location->path);
+    if (!second)
+      return fail(second.error());
+    refused("global flags on a second CompilerLibrary",
+            (*second)->setGlobalFlags({other}));
+  }
   return 0;
 }

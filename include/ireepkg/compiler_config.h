@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -100,8 +101,21 @@ Expected<CompilerConfig>
 buildCompilerConfig(const std::vector<ActivatedPackage> &packages,
                     const CompilerConfigRequest &request);
 
-/// Is this flag process-global in IREE's embedding API?
+/// Is this flag process-global in IREE's embedding API (settable only
+/// through ireeCompilerSetupGlobalCL, not per session)?
 bool isGlobalCompilerFlag(std::string_view name);
+
+class Reporter;
+
+/// The configuration of an installed prefix: its packages in activation
+/// order with the project settings it recorded, for `request.tool` (its
+/// platform and project fields are filled in here). When a package has an
+/// iree-dynamic plugin and `request.compiler` is not known yet,
+/// `findCompiler` (if given) names the compiler binary to probe.
+Expected<CompilerConfig>
+buildPrefixCompilerConfig(const std::string &prefix,
+                          CompilerConfigRequest request, Reporter &reporter,
+                          const std::function<std::string()> &findCompiler = {});
 
 } // namespace ireepkg
 

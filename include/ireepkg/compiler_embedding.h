@@ -172,7 +172,8 @@ public:
   /// Applies a configuration: the flags marked global and those a session
   /// does not accept (isSessionOption) through setGlobalFlags, then a new
   /// session with every other flag (CompilerSession::setFlags), each group
-  /// in the configuration's order. An error returns no session.
+  /// in the configuration's order. An error returns no session; global
+  /// flags already set stay set (IREE cannot undo them).
   Expected<AppliedCompilerConfig> applyConfig(const CompilerConfig &config);
 
 private:

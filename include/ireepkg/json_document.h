@@ -71,6 +71,9 @@ private:
 /// Escapes one reference token for a JSON pointer (RFC 6901: ~ and /).
 std::string jsonPointerEscape(std::string_view token);
 
+/// "a string", "an integer", "null", ... for messages about wrong types.
+std::string describeJsonType(const nlohmann::json &value);
+
 } // namespace ireepkg
 
 #endif // IREEPKG_JSON_DOCUMENT_H

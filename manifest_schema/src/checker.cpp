@@ -5,27 +5,37 @@
 
 namespace ireepkg::detail {
 
-std::string describeType(const json &value) {
+std::string describeType(const json &value) { return describeJsonType(value); }
+
+} // namespace ireepkg::detail
+
+namespace ireepkg {
+
+std::string describeJsonType(const nlohmann::json &value) {
   switch (value.type()) {
-  case json::value_t::null:
+  case nlohmann::json::value_t::null:
     return "null";
-  case json::value_t::boolean:
+  case nlohmann::json::value_t::boolean:
     return "a boolean";
-  case json::value_t::number_integer:
-  case json::value_t::number_unsigned:
+  case nlohmann::json::value_t::number_integer:
+  case nlohmann::json::value_t::number_unsigned:
     return "an integer";
-  case json::value_t::number_float:
+  case nlohmann::json::value_t::number_float:
     return "a number";
-  case json::value_t::string:
+  case nlohmann::json::value_t::string:
     return "a string";
-  case json::value_t::array:
+  case nlohmann::json::value_t::array:
     return "an array";
-  case json::value_t::object:
+  case nlohmann::json::value_t::object:
     return "an object";
   default:
     return "an unsupported value";
   }
 }
+
+} // namespace ireepkg
+
+namespace ireepkg::detail {
 
 std::optional<Version> Checker::version(const json &value,
                                         const std::string &ptr) {

@@ -126,45 +126,17 @@ std::string findOnPath(const std::string &tool) {
 
 } // namespace
 
-/// The compiler configuration of a prefix (shared with `exec`).
+/// The compiler configuration of a prefix (shared with `exec`): the
+/// library's, with the compiler found on PATH when one must be probed.
 Expected<CompilerConfig> prefixCompilerConfig(const PrefixLocation &prefix,
                                               CompilerConfigRequest request,
                                               Reporter &reporter) {
-  auto state = readInstalledState(prefix.path, reporter);
-  if (!state)
-    return Unexpected(state.error());
-  std::vector<Manifest> manifests;
-  manifests.reserve(state->packages.size());
-  for (const InstalledPackage &p : state->packages) {
-    auto m = readInstalledManifest(prefix.path, p, reporter);
-    if (!m)
-      return Unexpected(m.error());
-    manifests.push_back(std::move(*m));
-  }
-  std::vector<ActivatedPackage> active;
-  for (size_t i = 0; i < state->packages.size(); ++i)
-    active.push_back({state->packages[i].name, state->packages[i].version,
-                      packageDir(prefix.path, state->packages[i].name,
-                                 state->packages[i].version),
-                      &manifests[i]});
-  if (!state->platform.empty())
-    if (auto p = Platform::parse(state->platform))
-      request.platform = *p;
-  request.projectValues = state->project.values;
-  request.choose = state->project.choose;
-  // The compiler is probed only when a package needs it (iree-dynamic).
-  bool needsCompiler = false;
-  for (const Manifest &m : manifests)
-    for (const CompilerPlugin &cp : m.compilerPlugins)
-      needsCompiler |= cp.kind == CompilerPluginKind::IreeDynamic;
-  if (needsCompiler && !request.compiler.known &&
-      request.tool != CompilerTool::MlirOpt) {
-    std::string tool = findOnPath(std::string(compilerToolName(request.tool)));
-    if (!tool.empty())
-      if (auto caps = probeCompiler(tool))
-        request.compiler = *caps;
-  }
-  return buildCompilerConfig(active, request);
+  CompilerTool tool = request.tool;
+  return buildPrefixCompilerConfig(prefix.path, std::move(request), reporter,
+                                   [tool] {
+                                     return findOnPath(
+                                         std::string(compilerToolName(tool)));
+                                   });
 }
 
 int runFlags(const Command &, const ParsedArgs &args) {

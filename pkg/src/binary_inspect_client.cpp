@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/binary_info.h"
+#include "ireepkg/json_document.h"
 
 #include <nlohmann/json.hpp>
 
@@ -180,31 +181,13 @@ std::string firstLine(const std::string &text) {
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 
-const char *typeName(const json &j) {
-  switch (j.type()) {
-  case json::value_t::null:
-    return "null";
-  case json::value_t::boolean:
-    return "a boolean";
-  case json::value_t::string:
-    return "a string";
-  case json::value_t::array:
-    return "an array";
-  case json::value_t::object:
-    return "an object";
-  case json::value_t::discarded:
-    return "invalid";
-  default:
-    return "a number";
-  }
-}
 
 /// Reads one file's object; returns a problem, or "" if it is well formed.
 /// Fields other than "path" and "format" may be absent (defaults apply);
 /// present fields must have the right type; unknown fields are ignored.
 std::string readEntry(const json &j, BinaryInfo &info) {
   if (!j.is_object())
-    return std::string("must be an object, not ") + typeName(j);
+    return std::string("must be an object, not ") + describeJsonType(j);
   auto readString = [&](const char *key, std::string &out,
                         bool required) -> std::string {
     auto it = j.find(key);
@@ -212,7 +195,7 @@ std::string readEntry(const json &j, BinaryInfo &info) {
       return required ? std::string("/") + key + ": missing" : "";
     if (!it->is_string())
       return std::string("/") + key + ": must be a string, not " +
-             typeName(*it);
+             describeJsonType(*it);
     out = it->get<std::string>();
     return "";
   };
@@ -222,7 +205,7 @@ std::string readEntry(const json &j, BinaryInfo &info) {
       return "";
     if (!it->is_boolean())
       return std::string("/") + key + ": must be a boolean, not " +
-             typeName(*it);
+             describeJsonType(*it);
     out = it->get<bool>();
     return "";
   };
@@ -233,12 +216,12 @@ std::string readEntry(const json &j, BinaryInfo &info) {
       return "";
     if (!it->is_array())
       return std::string("/") + key + ": must be an array, not " +
-             typeName(*it);
+             describeJsonType(*it);
     for (size_t i = 0; i < it->size(); ++i) {
       const json &e = (*it)[i];
       if (!e.is_string())
         return std::string("/") + key + "/" + std::to_string(i) +
-               ": must be a string, not " + typeName(e);
+               ": must be a string, not " + describeJsonType(e);
       out.push_back(e.get<std::string>());
     }
     return "";
@@ -251,7 +234,7 @@ std::string readEntry(const json &j, BinaryInfo &info) {
       return "";
     }
     if (!e.is_string())
-      return where + ": must be a string or null, not " + typeName(e);
+      return where + ": must be a string or null, not " + describeJsonType(e);
     out = parseArch(e.get<std::string>());
     return "";
   };
@@ -275,7 +258,7 @@ std::string readEntry(const json &j, BinaryInfo &info) {
   check(readStrings("exports", info.exports));
   if (auto it = j.find("fat_archs"); it != j.end()) {
     if (!it->is_array()) {
-      check(std::string("/fat_archs: must be an array, not ") + typeName(*it));
+      check(std::string("/fat_archs: must be an array, not ") + describeJsonType(*it));
     } else {
       for (size_t i = 0; i < it->size(); ++i) {
         std::optional<Arch> a;
@@ -306,7 +289,7 @@ Expected<std::vector<BinaryInfo>> parseInspectOutput(std::string_view text) {
   if (!doc.is_object())
     return makeError(ErrorCode::Internal,
                      std::string(kToolName) +
-                         " output: /: must be an object, not " + typeName(doc),
+                         " output: /: must be an object, not " + describeJsonType(doc),
                      {}, hint);
   auto files = doc.find("files");
   if (files == doc.end() || !files->is_array())
@@ -314,7 +297,7 @@ Expected<std::vector<BinaryInfo>> parseInspectOutput(std::string_view text) {
         ErrorCode::Internal,
         std::string(kToolName) + " output: /files: must be an array" +
             (files == doc.end() ? std::string(", but is missing")
-                                : std::string(", not ") + typeName(*files)),
+                                : std::string(", not ") + describeJsonType(*files)),
         {}, hint);
   std::vector<BinaryInfo> result;
   result.reserve(files->size());

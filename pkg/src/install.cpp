@@ -76,14 +76,14 @@ bool supportsPlatform(const Manifest &m, const Platform &p,
   return !any || supported;
 }
 
-/// Writes the state files for `state` into the transaction.
-void stageStateFiles(Transaction &tx, const std::string &prefix,
-                     const InstalledState &state,
-                     const std::map<std::string, const Manifest *> &manifests,
-                     Reporter &reporter) {
+/// Writes the state files for `state` into the transaction and commits it.
+Status commitWithState(Transaction &tx, const std::string &prefix,
+                       const InstalledState &state,
+                       const std::map<std::string, Manifest> &manifests,
+                       Reporter &reporter) {
   std::vector<ActivePackage> active;
   for (const InstalledPackage &p : state.packages)
-    active.push_back({&p, manifests.at(p.name),
+    active.push_back({&p, &manifests.at(p.name),
                       packageDir(prefix, p.name, p.version)});
   GeneratedState gen =
       generateState(prefix, state.platform, active, state.project);
@@ -94,6 +94,7 @@ void stageStateFiles(Transaction &tx, const std::string &prefix,
   tx.setStateFile(kRuntimeIndexBinary, gen.runtimeIndex);
   tx.setStateFile(kRuntimeFlagsFile, gen.runtimeFlags);
   tx.setStateFile(kCompilerFlagsFile, gen.compilerFlags);
+  return tx.commit();
 }
 
 /// Puts `state.packages` into activation order.
@@ -305,11 +306,7 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     }
   }
   reorder(state, options.preferredOrder);
-  std::map<std::string, const Manifest *> byPackage;
-  for (const auto &[name, m] : manifests)
-    byPackage[name] = &m;
-  stageStateFiles(*tx, prefix, state, byPackage, reporter);
-  if (Status s = tx->commit(); !s)
+  if (Status s = commitWithState(*tx, prefix, state, manifests, reporter); !s)
     return Unexpected(s.error());
   return report;
 }
@@ -381,11 +378,7 @@ Expected<InstallReport> removePackages(const std::string &prefix,
     }
   }
   state.packages = std::move(kept);
-  std::map<std::string, const Manifest *> byPackage;
-  for (const auto &[name, m] : manifests)
-    byPackage[name] = &m;
-  stageStateFiles(*tx, prefix, state, byPackage, reporter);
-  if (Status s = tx->commit(); !s)
+  if (Status s = commitWithState(*tx, prefix, state, manifests, reporter); !s)
     return Unexpected(s.error());
   return report;
 }

@@ -1,40 +1,49 @@
 //===- resolver.cpp - PubGrub dependency resolution -----------------------===//
 //
-// The solver follows the PubGrub description (pub's doc/solver.md): a
-// partial solution of assignments (decisions and derivations), external and
-// derived incompatibilities, unit propagation indexed by package, conflict
-// resolution with the generalised resolution rule, backjumping and
-// derivation-graph error reporting.
+// The solver follows the public description of PubGrub (Dart pub's
+// doc/solver.md): a partial solution of decisions and derivations, external
+// and derived incompatibilities, unit propagation indexed by package,
+// conflict resolution with the generalised resolution rule and learning,
+// decision making, and error reporting from the derivation graph.
 //
-// Representation. Once a package's versions are loaded they are sorted once,
-// and every term about the package carries a bit set over that list: the
-// versions the term names. All solving (relations, intersections, unions,
-// candidate counts) works on these bit sets, which are exact for the
-// published versions and apply the pre-release rule of Constraint::matches.
-// Terms also carry a VersionSet for explanations; external incompatibilities
-// compute theirs only when a conflict needs them, derived ones when they are
-// made.
+// Versions as bits. A package's versions are loaded once and sorted once;
+// every term about the package is a bit set over that list (the versions it
+// names) plus a polarity. All solving works on these bits: they are exact
+// for the published versions and already apply the pre-release rule of
+// Constraint::matches. Relations, intersections, unions and candidate counts
+// are a few word operations; no VersionSet is touched while solving.
 //
-// Bit sets know which versions exist, version sets do not: two ranges with
-// no published version in common are disjoint for the bits but not for the
-// text. Wherever the solver relies on that (a dependency no version
-// satisfies, or a resolution step whose union of ranges covers every
-// published version but not every version), it records the fact as an
-// external "no versions of X match S" incompatibility in the derivation, so
-// that every step of an explanation follows from the ranges it prints.
+// Ranges for people. Explanations need ranges, so every term also has a
+// VersionSet, computed only when a failure is explained: external facts know
+// theirs (a dependency's constraint, a run of versions), and derived
+// incompatibilities redo their resolution step on ranges, causes first. Bits
+// know which versions exist and ranges do not; where a step relied on that
+// (the two ranges resolved on leave out versions that no published version
+// is in), the explanation gains the fact "no versions of X match S" there,
+// so that every line follows from the ranges it prints. A dependency that no
+// published version meets gets that fact (or "X does not exist") at once.
 //
-// Dependencies of adjacent versions with the same constraint text share one
-// incompatibility whose range runs from the first such version (unbounded if
-// it is the oldest) to just below the next version that differs (unbounded
-// if none does), as pub does; unusable versions (yanked, wrong IREE, no
-// build for a platform) are grouped the same way, and print as the version
-// itself when the run has one.
+// Runs. Dependencies of adjacent versions with the same constraint text
+// share one incompatibility, whose range runs from the first such version
+// (unbounded if it is the oldest) to just below the next version that
+// differs (unbounded if none does), as pub does; unusable versions (yanked,
+// another IREE, no build for a platform) are grouped the same way and print
+// as the version itself when the run has one. VersionSet keeps the
+// pre-releases of X between "<X" and ">=X"; where X is published none of
+// them is, so derived ranges give each such sliver to both neighbours or to
+// neither: "foo <1.1.0" and "foo >=1.1.0" make "foo".
 //
-// VersionSet keeps the pre-releases of X between "<X" and ">=X". Where X is
-// published, none of them is (or the run would end there), so derived
-// ranges are normalised to give each such sliver to both neighbours or
-// neither: "foo <1.1.0" and "foo >=1.1.0" then make "foo", not
-// "foo <1.1.0 || >=1.1.0", and need no "no versions" step between them.
+// Search. The package with the fewest usable candidates left is decided
+// first (ties: first seen), at its locked version if allowed, else its
+// newest allowed one; a version whose new dependencies would conflict at
+// once is not decided, and propagation rules it out instead. After a
+// conflict the solver backjumps to the level PubGrub names, except that a
+// jump over more than kMaxBackjump levels only undoes the conflicting level
+// (chronological backtracking): the learned incompatibility still applies
+// there, and the many unrelated decisions above the target are kept instead
+// of being made again. Incompatibilities are scanned newest first, and each
+// package's list holds a copy of the term about it, so most are passed over
+// without being read.
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/resolver.h"
@@ -72,16 +81,15 @@ public:
     if (big())
       heap_ = new uint64_t[words()]();
   }
-  Bits(const Bits &other) : size_(other.size_), word_(other.word_) {
+  Bits(const Bits &other) : size_(other.size_), word_(0) {
     if (big()) {
       heap_ = new uint64_t[words()];
       std::copy_n(other.heap_, words(), heap_);
+    } else {
+      word_ = other.word_;
     }
   }
-  Bits(Bits &&other) noexcept : size_(other.size_), word_(other.word_) {
-    other.size_ = 0;
-    other.word_ = 0;
-  }
+  Bits(Bits &&other) noexcept : word_(0) { take(other); }
   Bits &operator=(const Bits &other) {
     if (this != &other)
       *this = Bits(other);
@@ -90,10 +98,7 @@ public:
   Bits &operator=(Bits &&other) noexcept {
     if (this != &other) {
       release();
-      size_ = other.size_;
-      word_ = other.word_;
-      other.size_ = 0;
-      other.word_ = 0;
+      take(other);
     }
     return *this;
   }
@@ -175,6 +180,16 @@ private:
     if (big())
       delete[] heap_;
   }
+  /// Takes other's contents, leaving it empty.
+  void take(Bits &other) {
+    size_ = other.size_;
+    if (big())
+      heap_ = other.heap_;
+    else
+      word_ = other.word_;
+    other.size_ = 0;
+    other.word_ = 0;
+  }
 
   template <typename Op> Bits combine(const Bits &other, Op op) const {
     Bits out(size_);
@@ -230,8 +245,7 @@ enum class Relation : uint8_t { Satisfied, Contradicted, Inconclusive };
     if (tPositive) {
       if (a.subsetOf(t))
         return Relation::Satisfied;
-      return a.intersects(t) ? Relation::Inconclusive
-                             : Relation::Contradicted;
+      return a.intersects(t) ? Relation::Inconclusive : Relation::Contradicted;
     }
     if (!a.intersects(t))
       return Relation::Satisfied;
@@ -307,13 +321,13 @@ ShownTerm unionTerms(const ShownTerm &a, const ShownTerm &b, bool shown) {
 //===----------------------------------------------------------------------===//
 
 enum class Kind : uint8_t {
-  Dependency,  ///< pkg's versions lo..hi depend on dep `constraint`
-  NoVersions,  ///< no version of pkg is in `range`
-  NotFound,    ///< pkg does not exist
-  Yanked,      ///< pkg's versions lo..hi are yanked
-  Iree,        ///< pkg's versions lo..hi require another IREE
-  NoBuild,     ///< pkg's versions lo..hi lack a build for `platform`
-  Derived,     ///< follows from cause1 and cause2
+  Dependency, ///< pkg's versions lo..hi depend on dep `constraint`
+  NoVersions, ///< no version of pkg is in `range`
+  NotFound,   ///< pkg does not exist
+  Yanked,     ///< pkg's versions lo..hi are yanked
+  Iree,       ///< pkg's versions lo..hi require another IREE
+  NoBuild,    ///< pkg's versions lo..hi lack a build for `platform`
+  Derived,    ///< follows from cause1 and cause2
 };
 
 struct Incompat {
@@ -371,6 +385,9 @@ struct Use {
 /// Why a version may not be chosen.
 enum class Unusable : uint8_t { None, Iree, NoBuild, Yanked };
 
+/// Backjumps over more levels than this only undo the conflict's level.
+constexpr uint32_t kMaxBackjump = 100;
+
 constexpr int32_t kUnset = -1;   ///< dependency not yet turned into a fact
 constexpr int32_t kVacuous = -2; ///< dependency that forbids nothing
 
@@ -408,8 +425,7 @@ struct Package {
   std::vector<Use> uses;
 };
 
-std::string joinList(const std::vector<std::string> &items,
-                     const char *last) {
+std::string joinList(const std::vector<std::string> &items, const char *last) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {
     if (i)
@@ -425,8 +441,8 @@ Version justBelow(const Version &v) {
   out.major = v.major;
   out.minor = v.minor;
   out.patch = v.patch;
-  out.prerelease = v.isPrerelease() ? v.prerelease
-                                    : std::vector<std::string>{"0"};
+  out.prerelease =
+      v.isPrerelease() ? v.prerelease : std::vector<std::string>{"0"};
   return out;
 }
 
@@ -544,7 +560,9 @@ Status Solver::load(uint32_t id) {
   auto before = [&](const CandidateVersion &a, const CandidateVersion &b) {
     if (int c = compare(a.version, b.version))
       return c < 0;
-    return !a.version.build.empty() && buildText(a.version) < buildText(b.version);
+    if (a.version.build.empty() || b.version.build.empty())
+      return a.version.build.empty() && !b.version.build.empty();
+    return buildText(a.version) < buildText(b.version);
   };
   if (!std::is_sorted(vs.begin(), vs.end(), before)) {
     std::vector<uint32_t> order(vs.size());
@@ -558,12 +576,12 @@ Status Solver::load(uint32_t id) {
       sorted.push_back(std::move(vs[i]));
     vs = std::move(sorted);
   }
-  vs.erase(std::unique(vs.begin(), vs.end(),
-                       [](const CandidateVersion &a,
-                          const CandidateVersion &b) {
-                         return a.version == b.version;
-                       }),
-           vs.end());
+  vs.erase(
+      std::unique(vs.begin(), vs.end(),
+                  [](const CandidateVersion &a, const CandidateVersion &b) {
+                    return a.version == b.version;
+                  }),
+      vs.end());
   p.versions = std::move(vs);
   p.size = uint32_t(p.versions.size());
   p.info.resize(p.size);
@@ -766,8 +784,8 @@ Expected<int32_t> Solver::addDependency(uint32_t pkg, uint32_t lo, uint32_t hi,
   }
   std::vector<ShownTerm> terms;
   terms.push_back(ShownTerm{Term{pkg, true, std::move(run)}, {}});
-  return int32_t(registerIncompat(
-      addDerived(std::move(terms), factId, none, dep, false)));
+  return int32_t(
+      registerIncompat(addDerived(std::move(terms), factId, none, dep, false)));
 }
 
 /// Registers the incompatibility that forbids unusable version v of pkg and
@@ -835,8 +853,7 @@ void Solver::ensureSets(uint32_t id) {
 
 bool Solver::isTerminal(const Incompat &in) const {
   return in.terms.empty() ||
-         (in.terms.size() == 1 && in.terms[0].pkg == 0 &&
-          in.terms[0].positive);
+         (in.terms.size() == 1 && in.terms[0].pkg == 0 && in.terms[0].positive);
 }
 
 //===----------------------------------------------------------------------===//
@@ -861,9 +878,8 @@ void Solver::addAssignment(uint32_t pkg, bool positive, Bits bits,
     ++level_;
     st.decision = st.acc.highest();
   }
-  assignments_.push_back(Assignment{pkg, positive, std::move(bits),
-                                    st.positive, st.acc, level_, cause,
-                                    st.last});
+  assignments_.push_back(Assignment{pkg, positive, std::move(bits), st.positive,
+                                    st.acc, level_, cause, st.last});
   st.last = int32_t(assignments_.size() - 1);
   enqueue(pkg);
   pushCandidate(pkg);
@@ -982,8 +998,8 @@ bool Solver::propagate() {
     for (size_t k = packages_[pkg].uses.size(); k-- > 0;) {
       const Use &use = packages_[pkg].uses[k];
       // The term about pkg first: it is the one that changed.
-      Relation own = relate(st.last >= 0, st.positive, st.acc, use.positive,
-                            use.bits);
+      Relation own =
+          relate(st.last >= 0, st.positive, st.acc, use.positive, use.bits);
       if (own == Relation::Contradicted)
         continue;
       uint32_t id = use.id, term = use.term;
@@ -1084,7 +1100,8 @@ std::optional<uint32_t> Solver::resolveConflict(uint32_t id) {
     if (s.cause < 0 || previousLevel != s.level) {
       if (current != id)
         registerIncompat(current);
-      backtrack(s.level - previousLevel > 100 ? s.level - 1 : previousLevel);
+      backtrack(s.level - previousLevel > kMaxBackjump ? s.level - 1
+                                                       : previousLevel);
       return current;
     }
     current = priorCause(current, uint32_t(s.cause), s.pkg);
@@ -1095,8 +1112,8 @@ std::optional<uint32_t> Solver::resolveConflict(uint32_t id) {
 /// `pivot`: {q, r, t1 ∪ t2} for {t1, q} and {t2, r}, without the pivot
 /// term when it allows everything. With `shown`, a and b must have their
 /// ranges and the result has them too; `united` receives t1 ∪ t2.
-std::vector<ShownTerm> Solver::resolvent(uint32_t a, uint32_t b,
-                                         uint32_t pivot, bool shown,
+std::vector<ShownTerm> Solver::resolvent(uint32_t a, uint32_t b, uint32_t pivot,
+                                         bool shown,
                                          std::optional<ShownTerm> *united) {
   std::vector<ShownTerm> terms;
   std::optional<ShownTerm> mine, theirs;
@@ -1132,8 +1149,8 @@ std::vector<ShownTerm> Solver::resolvent(uint32_t a, uint32_t b,
 
 /// Prior cause of `id` through the satisfier's cause, on package pkg.
 uint32_t Solver::priorCause(uint32_t id, uint32_t cause, uint32_t pkg) {
-  return addDerived(resolvent(id, cause, pkg, false, nullptr), id, cause,
-                    pkg, false);
+  return addDerived(resolvent(id, cause, pkg, false, nullptr), id, cause, pkg,
+                    false);
 }
 
 /// Works out the ranges of derived incompatibility id, whose causes have
@@ -1146,8 +1163,7 @@ void Solver::showDerived(uint32_t id) {
   uint32_t pivot = incompats_[id].pivot;
   std::optional<ShownTerm> both;
   std::vector<ShownTerm> terms = resolvent(c1, c2, pivot, true, &both);
-  if (!both->term.positive && both->term.bits.none() &&
-      !both->set.isEmpty()) {
+  if (!both->term.positive && both->term.bits.none() && !both->set.isEmpty()) {
     std::vector<ShownTerm> withGap = terms;
     withGap.push_back(*both);
     uint32_t step = addDerived(std::move(withGap), c1, c2, pivot, true);
@@ -1266,7 +1282,9 @@ Expected<Resolution> Solver::run() {
   root.size = 1;
   root.usable = Bits::all(1);
   states_.emplace_back();
-  addAssignment(0, true, Bits::all(1), -1); // the root is level 0
+  // The root's is the first decision, at level 0 (the first decision level
+  // that can be backtracked is 1).
+  addAssignment(0, true, Bits::all(1), -1);
   level_ = 0;
   assignments_[0].level = 0;
 
@@ -1333,6 +1351,8 @@ std::string Solver::describe(uint32_t id) const {
            (wanted.isAny() ? dep.name : dep.name + " " + wanted.str());
   }
   case Kind::NoVersions:
+    if (in.range.isAny())
+      return name + " has no versions";
     return "no versions of " + name + " match " + in.range.str();
   case Kind::NotFound:
     return name + " does not exist";
@@ -1389,6 +1409,34 @@ std::string Solver::explain(uint32_t terminal) {
       std::swap(a, b);
     return describe(a) + " and " + describe(b);
   };
+  if (!derived(int32_t(terminal))) {
+    ensureSets(terminal);
+    return describe(terminal) + ".";
+  }
+  // Ranges for every incompatibility of the derivation, causes first.
+  {
+    std::vector<std::pair<uint32_t, bool>> stack{{terminal, false}};
+    std::vector<bool> done(incompats_.size());
+    while (!stack.empty()) {
+      auto [id, expanded] = stack.back();
+      stack.pop_back();
+      done.resize(incompats_.size());
+      if (done[id])
+        continue;
+      const Incompat &in = incompats_[id];
+      if (in.kind != Kind::Derived) {
+        ensureSets(id);
+        done[id] = true;
+      } else if (expanded) {
+        showDerived(id);
+        done[id] = true;
+      } else {
+        stack.push_back({id, true});
+        stack.push_back({uint32_t(in.cause2), false});
+        stack.push_back({uint32_t(in.cause1), false});
+      }
+    }
+  }
   // How many derived incompatibilities each one causes.
   std::unordered_map<uint32_t, int> uses;
   {
@@ -1467,10 +1515,9 @@ std::string Solver::explain(uint32_t terminal) {
       if (numbers.count(inner)) {
         write("Because " + describe(external) + " and " + numbered(inner) +
               ", " + conclusion);
-      } else if (uses[inner] < 2 &&
-                 derived(d.cause1) != derived(d.cause2) &&
-                 !numbers.count(uint32_t(derived(d.cause1) ? d.cause1
-                                                           : d.cause2))) {
+      } else if (uses[inner] < 2 && derived(d.cause1) != derived(d.cause2) &&
+                 !numbers.count(
+                     uint32_t(derived(d.cause1) ? d.cause1 : d.cause2))) {
         uint32_t prior = uint32_t(derived(d.cause1) ? d.cause1 : d.cause2);
         uint32_t priorExternal =
             uint32_t(prior == uint32_t(d.cause1) ? d.cause2 : d.cause1);
@@ -1487,33 +1534,6 @@ std::string Solver::explain(uint32_t terminal) {
     if (uses[id] >= 2)
       number(id);
   };
-  if (!derived(int32_t(terminal))) {
-    ensureSets(terminal);
-    return describe(terminal) + ".";
-  }
-  // Ranges for every incompatibility of the derivation, causes first.
-  {
-    std::vector<std::pair<uint32_t, bool>> stack{{terminal, false}};
-    std::vector<bool> done(incompats_.size());
-    while (!stack.empty()) {
-      auto [id, expanded] = stack.back();
-      stack.pop_back();
-      if (id < done.size() && done[id])
-        continue;
-      const Incompat &in = incompats_[id];
-      if (in.kind != Kind::Derived) {
-        ensureSets(id);
-        done[id] = true;
-      } else if (expanded) {
-        showDerived(id);
-        done[id] = true;
-      } else {
-        stack.push_back({id, true});
-        stack.push_back({uint32_t(in.cause2), false});
-        stack.push_back({uint32_t(in.cause1), false});
-      }
-    }
-  }
   visit(terminal);
 
   size_t width = 0;

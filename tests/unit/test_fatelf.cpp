@@ -520,6 +520,8 @@ TEST_CASE("inspect: malformed tool output is an error") {
   CHECK(message(R"({"files":{}})") ==
         "ireepkg-inspect output: /files: must be an array, not an object");
   CHECK(message(R"({"files":[7]})") ==
+        "ireepkg-inspect output: /files/0: must be an object, not an integer");
+  CHECK(message(R"({"files":[7.5]})") ==
         "ireepkg-inspect output: /files/0: must be an object, not a number");
   CHECK(message(R"({"files":[{"format":"elf"}]})") ==
         "ireepkg-inspect output: /files/0/path: missing");
@@ -528,7 +530,7 @@ TEST_CASE("inspect: malformed tool output is an error") {
         "string");
   CHECK(message(R"({"files":[{"path":"a","format":"elf","arch":64}]})") ==
         "ireepkg-inspect output: /files/0/arch: must be a string or null, "
-        "not a number");
+        "not an integer");
   CHECK(
       message(
           R"({"files":[{"path":"a","format":"elf","exports":["f",null]}]})") ==

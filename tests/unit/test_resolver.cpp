@@ -14,8 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdint>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <random>
@@ -97,8 +97,7 @@ ResolveRequest request(const Deps &roots) {
 }
 
 const CandidateVersion *findVersion(const MemorySource &source,
-                                    const std::string &name,
-                                    const Version &v) {
+                                    const std::string &name, const Version &v) {
   auto it = source.packages.find(name);
   if (it == source.packages.end())
     return nullptr;
@@ -205,7 +204,6 @@ private:
 
 } // namespace
 
-
 //===----------------------------------------------------------------------===//
 // Basics
 //===----------------------------------------------------------------------===//
@@ -243,9 +241,8 @@ TEST_CASE("resolver: a chain of dependencies") {
   Resolution r = solve(s, request({{"a", "*"}}));
   CHECK(versionsOf(r) ==
         Chosen{{"a", "1.0.0"}, {"b", "1.1.0"}, {"c", "3.0.0"}});
-  CHECK(r.dependencies ==
-        std::map<std::string, std::vector<std::string>>{
-            {"a", {"b"}}, {"b", {"c"}}, {"c", {}}});
+  CHECK(r.dependencies == std::map<std::string, std::vector<std::string>>{
+                              {"a", {"b"}}, {"b", {"c"}}, {"c", {}}});
 }
 
 TEST_CASE("resolver: a diamond takes the newest version both sides allow") {
@@ -285,6 +282,27 @@ TEST_CASE("resolver: a version that depends on another version of itself") {
   CHECK(failure(s, request({{"foo", ">=2.0.0"}})) ==
         "Because foo >=2.0.0 depends on foo >=1.0.0, <2.0.0 and plugins.json "
         "depends on foo >=2.0.0, version solving failed.");
+}
+
+TEST_CASE("resolver: packages with many versions") {
+  // More versions than fit one machine word.
+  MemorySource s;
+  for (int minor = 0; minor < 150; ++minor) {
+    std::string v = "1." + std::to_string(minor) + ".0";
+    s.add("big", v, {{"dep", minor % 2 ? "^2.0" : "^1.0"}});
+    s.add("dep", v);
+  }
+  s.add("dep", "2.0.0").yanked = true;
+  CHECK(versionsOf(solve(s, request({{"big", "*"}}))) ==
+        Chosen{{"big", "1.148.0"}, {"dep", "1.149.0"}});
+  CHECK(versionsOf(solve(
+            s, request({{"big", ">=1.70.0, <1.100.0"}, {"dep", "<1.20.0"}}))) ==
+        Chosen{{"big", "1.98.0"}, {"dep", "1.19.0"}});
+  CHECK(failure(s, request({{"big", "1.99.0"}})) ==
+        "Because big >=1.99.0, <1.100.0 depends on dep >=2.0.0, <3.0.0 and "
+        "dep 2.0.0 is yanked, big >=1.99.0, <1.100.0 is forbidden.\n"
+        "And because plugins.json depends on big 1.99.0, version solving "
+        "failed.");
 }
 
 //===----------------------------------------------------------------------===//
@@ -392,17 +410,17 @@ TEST_CASE("resolver: two requirements that need different versions of a "
   s.add("fft-kit", "4.0.0");
   for (const char *v : {"1.0.0", "1.5.0", "2.0.0", "2.1.0"})
     s.add("common-ukernels", v);
-  CHECK(failure(s, request({{"simple-mul", ">=1.2.0"},
-                            {"fft-kit", "^3.0.0"}})) ==
-        "Because simple-mul >=1.2.0 depends on common-ukernels >=2.0.0 and "
-        "fft-kit >=3.0.0, <4.0.0 depends on common-ukernels <2.0.0, "
-        "simple-mul >=1.2.0 and fft-kit >=3.0.0, <4.0.0 are incompatible.\n"
-        "And because plugins.json depends on simple-mul >=1.2.0 and "
-        "plugins.json depends on fft-kit >=3.0.0, <4.0.0, version solving "
-        "failed.");
+  CHECK(
+      failure(s, request({{"simple-mul", ">=1.2.0"}, {"fft-kit", "^3.0.0"}})) ==
+      "Because simple-mul >=1.2.0 depends on common-ukernels >=2.0.0 and "
+      "fft-kit >=3.0.0, <4.0.0 depends on common-ukernels <2.0.0, "
+      "simple-mul >=1.2.0 and fft-kit >=3.0.0, <4.0.0 are incompatible.\n"
+      "And because plugins.json depends on simple-mul >=1.2.0 and "
+      "plugins.json depends on fft-kit >=3.0.0, <4.0.0, version solving "
+      "failed.");
   // Relaxing either requirement resolves it.
-  CHECK(versionsOf(solve(s, request({{"simple-mul", "*"},
-                                     {"fft-kit", "^3.0.0"}}))) ==
+  CHECK(versionsOf(
+            solve(s, request({{"simple-mul", "*"}, {"fft-kit", "^3.0.0"}}))) ==
         Chosen{{"simple-mul", "1.1.0"},
                {"fft-kit", "3.1.0"},
                {"common-ukernels", "1.5.0"}});
@@ -458,6 +476,16 @@ TEST_CASE("resolver: a missing dependency with no way around it") {
         "solving failed.");
 }
 
+TEST_CASE("resolver: a package without versions") {
+  MemorySource s;
+  s.packages["empty"];
+  s.add("app", "1.0.0", {{"empty", "*"}});
+  CHECK(failure(s, request({{"app", "*"}})) ==
+        "Because every version of app depends on empty and empty has no "
+        "versions, app is forbidden.\n"
+        "And because plugins.json depends on app, version solving failed.");
+}
+
 TEST_CASE("resolver: no version matches a requirement") {
   MemorySource s;
   s.add("foo", "1.0.0");
@@ -479,6 +507,23 @@ TEST_CASE("resolver: two ranges whose overlap has no versions") {
         ">=1.2.0, <1.5.0.\n"
         "And because plugins.json depends on foo and no versions of bar "
         "match >=1.2.0, <1.5.0, version solving failed.");
+}
+
+TEST_CASE("resolver: two dependencies whose overlap has no versions") {
+  MemorySource s;
+  s.add("a", "1.0.0", {{"bar", ">=1.2.0"}});
+  s.add("b", "1.0.0", {{"bar", "<1.5.0"}});
+  s.add("c", "1.0.0");
+  s.add("bar", "1.0.0");
+  s.add("bar", "1.6.0");
+  CHECK(failure(s, request({{"c", "*"}, {"a", "*"}, {"b", "*"}})) ==
+        "Because every version of a depends on bar >=1.2.0 and every "
+        "version of b depends on bar <1.5.0, a and b together require bar "
+        ">=1.2.0, <1.5.0.\n"
+        "And because no versions of bar match >=1.2.0, <1.5.0, a and b are "
+        "incompatible.\n"
+        "And because plugins.json depends on a and plugins.json depends on "
+        "b, version solving failed.");
 }
 
 //===----------------------------------------------------------------------===//
@@ -671,6 +716,10 @@ TEST_CASE("resolver: versions without a build for a platform are skipped") {
   CHECK(versionsOf(solve(s, req)) == Chosen{{"foo", "1.0.0"}});
   req.platforms = {};
   CHECK(versionsOf(solve(s, req)) == Chosen{{"foo", "1.2.0"}});
+  // A locked version without a build for the platform gives way.
+  req.platforms = {P("linux-x86_64"), P("linux-riscv64")};
+  req.preferred["foo"] = V("1.1.0");
+  CHECK(versionsOf(solve(s, req)) == Chosen{{"foo", "1.0.0"}});
 }
 
 TEST_CASE("resolver: platform-independent versions suit every platform") {
@@ -709,8 +758,7 @@ TEST_CASE("resolver: the source is asked once per package, only for what "
   s.add("c", "1.0.0");
   s.add("unrelated", "1.0.0");
   solve(s, request({{"a", "*"}}));
-  CHECK(s.calls ==
-        std::map<std::string, int>{{"a", 1}, {"b", 1}, {"c", 1}});
+  CHECK(s.calls == std::map<std::string, int>{{"a", 1}, {"b", 1}, {"c", 1}});
 }
 
 TEST_CASE("resolver: a failing source stops resolution") {
@@ -757,10 +805,9 @@ TEST_CASE("resolver: results do not depend on runs or on the source's "
   const ResolveRequest bad = request({{"app", "*"}, {"z", "^2.0"}});
   MemorySource base = registry();
   Resolution expected = solve(base, ok);
-  CHECK(versionsOf(expected) == Chosen{{"app", "1.0.0"},
-                                       {"x", "1.1.0"},
-                                       {"y", "1.1.0"},
-                                       {"z", "1.2.0"}});
+  CHECK(
+      versionsOf(expected) ==
+      Chosen{{"app", "1.0.0"}, {"x", "1.1.0"}, {"y", "1.1.0"}, {"z", "1.2.0"}});
   std::string explanation = failure(base, bad);
   CHECK(explanation ==
         "Because y >=1.1.0 depends on z >=1.2.0, <2.0.0 and y <1.1.0 depends "
@@ -841,15 +888,21 @@ TEST_CASE("resolver: small random registries agree with exhaustive "
         if (pick(4) == 0)
           continue;
         Deps deps;
-        for (size_t k = pick(3); k-- > 0;)
-          deps.emplace_back("p" + std::to_string(pick(6)),
-                            constraints[pick(constraints.size())]);
-        s.add("p" + std::to_string(p), v, deps).yanked = pick(10) == 0;
+        for (size_t k = pick(3); k-- > 0;) {
+          size_t target = pick(6); // one call per statement: a fixed order
+          size_t constraint = pick(constraints.size());
+          deps.emplace_back("p" + std::to_string(target),
+                            constraints[constraint]);
+        }
+        bool yanked = pick(10) == 0;
+        s.add("p" + std::to_string(p), v, deps).yanked = yanked;
       }
     Deps roots;
-    for (size_t k = 1 + pick(2); k-- > 0;)
-      roots.emplace_back("p" + std::to_string(pick(5)),
-                         constraints[pick(constraints.size())]);
+    for (size_t k = 1 + pick(2); k-- > 0;) {
+      size_t target = pick(5);
+      size_t constraint = pick(constraints.size());
+      roots.emplace_back("p" + std::to_string(target), constraints[constraint]);
+    }
     ResolveRequest req = request(roots);
     INFO("seed " << seed);
     bool expected = solvableByExhaustiveSearch(s, req);
@@ -897,8 +950,8 @@ Deps randomRegistry(MemorySource &s, uint32_t count, uint32_t perPackage,
   for (uint32_t p = 0; p < count; ++p) {
     std::vector<uint32_t> targets;
     for (uint32_t k = 0; k < fanout && p + 1 < count; ++k)
-      targets.push_back(p + 1 + uint32_t(rng() % std::min<uint32_t>(
-                                             count - p - 1, 400)));
+      targets.push_back(
+          p + 1 + uint32_t(rng() % std::min<uint32_t>(count - p - 1, 400)));
     std::vector<std::vector<std::string>> series(majors + 1);
     for (auto &constraints : series)
       for (size_t k = 0; k < targets.size(); ++k) {
@@ -936,8 +989,8 @@ TEST_CASE("resolver: a random registry of 2,000 packages x 20 versions") {
   Expected<Resolution> r = resolve(req, s);
   double ms = watch.cpuMs();
   MESSAGE("resolved " << (r ? r->versions.size() : 0) << " of 2000 packages"
-                      << " in " << ms << " ms of CPU time ("
-                      << watch.wallMs() << " ms wall)");
+                      << " in " << ms << " ms of CPU time (" << watch.wallMs()
+                      << " ms wall)");
   INFO((r ? std::string() : r.error().message));
   REQUIRE(r.has_value());
   checkSolution(s, req, *r);
