@@ -7,6 +7,7 @@
 #include "ireepkg/compiler_config.h"
 
 #include "ireepkg/hash.h"
+#include "ireepkg/compiler_index.h"
 #include "ireepkg/prefix.h"
 
 #include <cctype>
@@ -553,31 +554,35 @@ Expected<CompilerConfig>
 buildPrefixCompilerConfig(const std::string &prefix,
                           CompilerConfigRequest request, Reporter &reporter,
                           const std::function<std::string()> &findCompiler) {
+  // Recovery first (a read of state/ must never see half a transaction),
+  // then the stored compiler index: one small file, nothing re-checked.
   auto state = readInstalledState(prefix, reporter);
   if (!state)
     return Unexpected(state.error());
-  std::vector<Manifest> manifests;
-  manifests.reserve(state->packages.size());
-  for (const InstalledPackage &p : state->packages) {
-    auto m = readInstalledManifest(prefix, p, reporter);
-    if (!m)
-      return Unexpected(m.error());
-    manifests.push_back(std::move(*m));
+  CompilerIndex index;
+  std::string indexPath = prefix + "/state/compiler.json";
+  if (!state->packages.empty()) {
+    std::ifstream in(indexPath, std::ios::binary);
+    if (!in)
+      return makeError(ErrorCode::NotFound, "the prefix has no compiler index",
+                       Location{indexPath, 0, 0, "", "", ""},
+                       "reinstall a package to write it");
+    std::string text((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+    auto decoded = decodeCompilerIndex(text, indexPath);
+    if (!decoded)
+      return Unexpected(decoded.error());
+    index = std::move(*decoded);
   }
-  std::vector<ActivatedPackage> active;
-  for (size_t i = 0; i < state->packages.size(); ++i)
-    active.push_back({state->packages[i].name, state->packages[i].version,
-                      packageDir(prefix, state->packages[i].name,
-                                 state->packages[i].version),
-                      &manifests[i]});
-  if (!state->platform.empty())
-    if (auto p = Platform::parse(state->platform))
+  const std::vector<ActivatedPackage> &active = index.packages;
+  if (!index.platform.empty())
+    if (auto p = Platform::parse(index.platform))
       request.platform = *p;
-  request.projectValues = state->project.values;
-  request.choose = state->project.choose;
+  request.projectValues = index.project.values;
+  request.choose = index.project.choose;
   // The compiler is probed only when a package needs it (iree-dynamic).
   bool needsCompiler = false;
-  for (const Manifest &m : manifests)
+  for (const Manifest &m : index.manifests)
     for (const CompilerPlugin &cp : m.compilerPlugins)
       needsCompiler |= cp.kind == CompilerPluginKind::IreeDynamic;
   if (needsCompiler && !request.compiler.known &&

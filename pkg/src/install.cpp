@@ -92,6 +92,7 @@ Status commitWithState(Transaction &tx, const std::string &prefix,
   tx.setStateFile(kInstalledFile, serializeInstalled(state));
   tx.setStateFile(kActivationFile, gen.activationJson);
   tx.setStateFile(kRuntimeIndexBinary, gen.runtimeIndex);
+  tx.setStateFile(kCompilerIndexFile, gen.compilerIndex);
   tx.setStateFile(kRuntimeFlagsFile, gen.runtimeFlags);
   tx.setStateFile(kCompilerFlagsFile, gen.compilerFlags);
   return tx.commit();
@@ -495,6 +496,7 @@ Expected<VerifyReport> verifyPrefix(const std::string &prefix,
       for (const auto &[file, want] :
            {std::pair{kActivationFile, gen.activationJson},
             {kRuntimeIndexBinary, gen.runtimeIndex},
+            {kCompilerIndexFile, gen.compilerIndex},
             {kRuntimeFlagsFile, gen.runtimeFlags},
             {kCompilerFlagsFile, gen.compilerFlags}}) {
         auto have = fsutil::readFile(prefix + "/state/" + file, 64u << 20);

@@ -3,6 +3,7 @@
 
 #include "ireepkg/compiler_config.h"
 #include "ireepkg/runtime_index.h"
+#include "ireepkg/compiler_index.h"
 
 #include <nlohmann/json.hpp>
 
@@ -343,6 +344,11 @@ GeneratedState generateState(const std::string &prefix,
   request.deferDynamic = true;
   request.projectValues = project.values;
   request.choose = project.choose;
+  // compiler.json: the compiler side of every active manifest, already
+  // checked (pipelines included), so `flags compiler` and `exec` read one
+  // small file instead of re-reading and re-checking every manifest.
+  out.compilerIndex = encodeCompilerIndex(activated, platform.str(), project);
+
   // compiler.flags is an LLVM response file (iree-compile @file): IREE's
   // compiler reads no --flagfile, and response files have no comments, so
   // what was left out and why goes to activation.json instead.

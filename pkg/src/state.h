@@ -24,6 +24,7 @@ inline constexpr const char *kInstalledFile = "installed.json";
 inline constexpr const char *kActivationFile = "activation.json";
 inline constexpr const char *kRuntimeFlagsFile = "runtime.flags";
 inline constexpr const char *kRuntimeIndexBinary = "runtime.index";
+inline constexpr const char *kCompilerIndexFile = "compiler.json";
 inline constexpr const char *kCompilerFlagsFile = "compiler.flags";
 
 std::string serializeInstalled(const InstalledState &state);
@@ -48,6 +49,7 @@ struct ActivePackage {
 
 struct GeneratedState {
   std::string activationJson;
+  std::string compilerIndex; ///< state/compiler.json
   std::string runtimeIndex; ///< state/runtime.index (binary)
   std::string runtimeFlags;
   std::string compilerFlags;
