@@ -339,25 +339,6 @@ CHECK-NEXT:    ireepkg_demo.marker "inputs"
 # Through ireepkg: `flags compiler --tool mlir-opt` and `exec -- mlir-opt-22`
 #===-----------------------------------------------------------------------===#
 
-def compiler_flags_missing():
-    """Why the compiler side of ireepkg cannot be tested yet, or None."""
-    r = run("flags", "compiler", "--help", timeout=TIMEOUT)
-    if r.code != 0:
-        return "`ireepkg flags compiler --help` fails: " + r.err.strip()
-    # While it is being written, `flags` says so for every prefix.
-    import tempfile
-    with tempfile.TemporaryDirectory() as empty:
-        r = run("flags", "compiler", "--tool", "mlir-opt", "--prefix", empty,
-                timeout=TIMEOUT)
-    if r.code != 0 and "is being written" in r.err:
-        return "`ireepkg flags compiler` is not implemented yet: " + r.err.strip()
-    return None
-
-
-COMPILER_FLAGS_MISSING = compiler_flags_missing()
-needs_compiler_flags = pytest.mark.skipif(
-    COMPILER_FLAGS_MISSING is not None, reason=str(COMPILER_FLAGS_MISSING))
-
 TAGS_A_B = """\
 CHECK-LABEL: func.func @add(
 CHECK-SAME:    ireepkg.op_count = 4 : i64, ireepkg.tags = ["first", "second"]
@@ -366,7 +347,6 @@ CHECK-NEXT:    ireepkg_demo.marker "inputs"
 TAGS_B_A = TAGS_A_B.replace('["first", "second"]', '["second", "first"]')
 
 
-@needs_compiler_flags
 def test_flags_compiler_for_mlir_opt(tmp_path, prefix, packages):
     r = run("flags", "compiler", "--tool", "mlir-opt", "--prefix", prefix,
             timeout=TIMEOUT)
@@ -387,7 +367,6 @@ def test_flags_compiler_for_mlir_opt(tmp_path, prefix, packages):
     filecheck(tmp_path, proc.stdout, TAGS_A_B)
 
 
-@needs_compiler_flags
 def test_exec_mlir_opt_runs_hooks_in_activation_order(tmp_path, prefix):
     src = tmp_path / "input.mlir"
     src.write_text(WITH_MARKERS)
@@ -401,3 +380,36 @@ def test_exec_mlir_opt_runs_hooks_in_activation_order(tmp_path, prefix):
     r = run("exec", "--prefix", reordered, "--", "mlir-opt-22", src, timeout=TIMEOUT)
     assert r.code == 0, r.err
     filecheck(tmp_path, r.out, TAGS_B_A, "b_then_a")
+
+
+def test_reordering_plugins_json_flips_the_passes(tmp_path):
+    """In a project, plugins.json's order is the activation order: swapping
+    the two pass packages there (and installing again) swaps their passes."""
+    project = tmp_path / "project"
+    project.mkdir()
+    src = tmp_path / "input.mlir"
+    src.write_text(WITH_MARKERS)
+    env = {"IREEPKG_PREFIX": ""}
+
+    def write_order(*names):
+        (project / "plugins.json").write_text(json.dumps({
+            "schema_version": 1,
+            "plugins": [{"name": n, "version": "^0.1"} for n in names]}, indent=2))
+
+    def in_project(*args):
+        return run(*args, cwd=project, env=env, timeout=TIMEOUT)
+
+    archives = [archive(n) for n in (PASSES_A, PASSES_B, DIALECT)]
+    write_order(PASSES_A, PASSES_B, DIALECT)
+    assert in_project("install", *archives).code == 0
+    r = in_project("exec", "--", "mlir-opt-22", src)
+    assert r.code == 0, r.err
+    filecheck(tmp_path, r.out, TAGS_A_B, "project_a_b")
+
+    write_order(PASSES_B, PASSES_A, DIALECT)
+    r = in_project("install", *archives)
+    assert r.code == 0, r.err
+    assert "activation order updated from plugins.json" in r.out
+    r = in_project("exec", "--", "mlir-opt-22", src)
+    assert r.code == 0, r.err
+    filecheck(tmp_path, r.out, TAGS_B_A, "project_b_a")
