@@ -222,24 +222,7 @@ def test_cross_compile_for_each_architecture(tmp_path, object_dirs, arch):
 # Through ireepkg: `flags compiler`
 #===-----------------------------------------------------------------------===#
 
-def compiler_flags_missing():
-    """Why the compiler side of ireepkg cannot be tested yet, or None."""
-    r = run("flags", "compiler", "--help", timeout=TIMEOUT)
-    if r.code != 0:
-        return "`ireepkg flags compiler --help` fails: " + r.err.strip()
-    import tempfile
-    with tempfile.TemporaryDirectory() as empty:
-        r = run("flags", "compiler", "--prefix", empty, timeout=TIMEOUT)
-    if r.code != 0 and "is being written" in r.err:
-        return "`ireepkg flags compiler` is not implemented yet: " + r.err.strip()
-    return None
-
-
-COMPILER_FLAGS_MISSING = compiler_flags_missing()
-
-
 @needs_host_objects
-@pytest.mark.skipif(COMPILER_FLAGS_MISSING is not None, reason=str(COMPILER_FLAGS_MISSING))
 def test_flags_compiler_gives_the_search_path(tmp_path, prefix, object_dirs):
     r = run("flags", "compiler", "--prefix", prefix, timeout=TIMEOUT)
     assert r.code == 0, r.err
