@@ -266,40 +266,10 @@ std::string dumpJson(const json &j) {
 // IREE tools
 //===----------------------------------------------------------------------===//
 
-bool isExecutableFile(const std::string &path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-         ::access(path.c_str(), X_OK) == 0;
-}
-
 std::string absolutePath(const std::string &path) {
   std::error_code ec;
   fs::path p = fs::absolute(path, ec);
   return ec ? path : p.lexically_normal().string();
-}
-
-/// First executable `name` on PATH, then in $VIRTUAL_ENV/bin.
-std::pair<std::string, std::string> findTool(const std::string &name) {
-  if (const char *path = std::getenv("PATH")) {
-    std::string dirs = path;
-    size_t start = 0;
-    while (start <= dirs.size()) {
-      size_t end = dirs.find(':', start);
-      if (end == std::string::npos)
-        end = dirs.size();
-      std::string dir = dirs.substr(start, end - start);
-      std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-      if (isExecutableFile(candidate))
-        return {absolutePath(candidate), "PATH"};
-      start = end + 1;
-    }
-  }
-  if (const char *venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
-    std::string candidate = std::string(venv) + "/bin/" + name;
-    if (isExecutableFile(candidate))
-      return {absolutePath(candidate), "VIRTUAL_ENV"};
-  }
-  return {};
 }
 
 std::string trim(std::string_view text) {

@@ -19,40 +19,6 @@ namespace ireepkg::cli {
 
 namespace {
 
-bool isExecutable(const std::string &path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-         ::access(path.c_str(), X_OK) == 0;
-}
-
-/// PATH, then the active virtual environment's bin/.
-std::string findTool(const std::string &tool) {
-  if (tool.find('/') != std::string::npos)
-    return isExecutable(tool) ? tool : std::string();
-  if (const char *path = std::getenv("PATH")) {
-    std::string p = path;
-    size_t start = 0;
-    while (start <= p.size()) {
-      size_t colon = p.find(':', start);
-      std::string dir = p.substr(start, colon == std::string::npos
-                                            ? std::string::npos
-                                            : colon - start);
-      std::string cand = (dir.empty() ? "." : dir) + "/" + tool;
-      if (isExecutable(cand))
-        return cand;
-      if (colon == std::string::npos)
-        break;
-      start = colon + 1;
-    }
-  }
-  if (const char *venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
-    std::string cand = std::string(venv) + "/bin/" + tool;
-    if (isExecutable(cand))
-      return cand;
-  }
-  return {};
-}
-
 /// Which flagfile a tool takes: runtime tools the runtime flags, IREE's
 /// compiler tools the compiler flags.
 enum class ToolKind { Runtime, Compiler, Mlir };
@@ -94,7 +60,7 @@ int runExec(const Command &, const ParsedArgs &args) {
                "--prefix");
     return kExitFailure;
   }
-  std::string resolved = findTool(tool);
+  std::string resolved = findTool(tool).path;
   if (resolved.empty()) {
     printError("cannot find '" + tool + "' on PATH" +
                    (std::getenv("VIRTUAL_ENV") ? " or in $VIRTUAL_ENV/bin"

@@ -99,31 +99,6 @@ int runtimeFlags(const ParsedArgs &args, const PrefixLocation &prefix,
   return rc;
 }
 
-/// PATH, then the active virtual environment.
-std::string findOnPath(const std::string &tool) {
-  std::vector<std::string> dirs;
-  if (const char *path = std::getenv("PATH")) {
-    std::string p = path;
-    for (size_t start = 0; start <= p.size();) {
-      size_t colon = p.find(':', start);
-      dirs.push_back(p.substr(start, colon == std::string::npos
-                                          ? std::string::npos
-                                          : colon - start));
-      if (colon == std::string::npos)
-        break;
-      start = colon + 1;
-    }
-  }
-  if (const char *venv = std::getenv("VIRTUAL_ENV"); venv && *venv)
-    dirs.push_back(std::string(venv) + "/bin");
-  for (const std::string &d : dirs) {
-    std::string cand = (d.empty() ? "." : d) + "/" + tool;
-    if (::access(cand.c_str(), X_OK) == 0)
-      return cand;
-  }
-  return {};
-}
-
 } // namespace
 
 /// The compiler configuration of a prefix (shared with `exec`): the
@@ -134,8 +109,9 @@ Expected<CompilerConfig> prefixCompilerConfig(const PrefixLocation &prefix,
   CompilerTool tool = request.tool;
   return buildPrefixCompilerConfig(prefix.path, std::move(request), reporter,
                                    [tool] {
-                                     return findOnPath(
-                                         std::string(compilerToolName(tool)));
+                                     return findTool(std::string(
+                                                         compilerToolName(tool)))
+                                         .path;
                                    });
 }
 

@@ -2,6 +2,9 @@
 #include "output.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sys/stat.h>
 #include <set>
 #include <unistd.h>
 
@@ -114,6 +117,41 @@ bool lockOptions(const ParsedArgs &args, LockOptions &out) {
   }
   out.timeoutSeconds = d;
   return true;
+}
+
+bool isExecutableFile(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         ::access(path.c_str(), X_OK) == 0;
+}
+
+FoundTool findTool(const std::string &name) {
+  auto found = [](const std::string &p, const char *source) {
+    std::error_code ec;
+    std::filesystem::path abs = std::filesystem::absolute(p, ec);
+    return FoundTool{ec ? p : abs.lexically_normal().string(), source};
+  };
+  if (name.find('/') != std::string::npos)
+    return isExecutableFile(name) ? found(name, "path") : FoundTool{};
+  if (const char *path = std::getenv("PATH")) {
+    std::string dirs = path;
+    for (size_t start = 0; start <= dirs.size();) {
+      size_t end = dirs.find(':', start);
+      if (end == std::string::npos)
+        end = dirs.size();
+      std::string dir = dirs.substr(start, end - start);
+      std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+      if (isExecutableFile(candidate))
+        return found(candidate, "PATH");
+      start = end + 1;
+    }
+  }
+  if (const char *venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
+    std::string candidate = std::string(venv) + "/bin/" + name;
+    if (isExecutableFile(candidate))
+      return found(candidate, "VIRTUAL_ENV");
+  }
+  return {};
 }
 
 std::string formatBytes(uint64_t bytes) {

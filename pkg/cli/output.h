@@ -46,6 +46,16 @@ std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args);
 /// Parses --lock-timeout; prints a usage error and returns false if bad.
 bool lockOptions(const ParsedArgs &args, LockOptions &out);
 
+/// An executable tool: `name` itself when it holds a '/', else the first
+/// on PATH, else in $VIRTUAL_ENV/bin. `path` is absolute, or empty when
+/// nothing was found; `source` is "path", "PATH" or "VIRTUAL_ENV".
+struct FoundTool {
+  std::string path;
+  std::string source;
+};
+FoundTool findTool(const std::string &name);
+bool isExecutableFile(const std::string &path);
+
 /// Human-readable byte counts ("1.2 MiB").
 std::string formatBytes(uint64_t bytes);
 

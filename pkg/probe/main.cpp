@@ -176,16 +176,13 @@ private:
 
 int gProgressFd = -1;
 
-/// Tells the parent which stage is about to run (a crash is then blamed on
-/// it). Uses write(2) directly: nothing is buffered when the plugin crashes.
-void enterStage(const char *stage) {
-  if (gProgressFd < 0)
-    return;
-  std::string line = std::string(stage) + "\n";
-  const char *p = line.data();
-  size_t left = line.size();
+/// Writes all of `text` with write(2) (nothing buffered, so it survives a
+/// plugin that crashes right after); gives up quietly if the reader is gone.
+void writeAll(int fd, const std::string &text) {
+  const char *p = text.data();
+  size_t left = text.size();
   while (left > 0) {
-    ssize_t n = ::write(gProgressFd, p, left);
+    ssize_t n = ::write(fd, p, left);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
@@ -193,6 +190,13 @@ void enterStage(const char *stage) {
     p += n;
     left -= static_cast<size_t>(n);
   }
+}
+
+/// Tells the parent which stage is about to run (a crash is then blamed on
+/// it). Uses write(2) directly: nothing is buffered when the plugin crashes.
+void enterStage(const char *stage) {
+  if (gProgressFd >= 0)
+    writeAll(gProgressFd, std::string(stage) + "\n");
 }
 
 //===----------------------------------------------------------------------===//
@@ -557,20 +561,7 @@ bool parseOptions(int argc, char **argv, Options &options) {
 //===----------------------------------------------------------------------===//
 
 /// Writes the report to `fd` (the original stdout).
-void emit(int fd, const Report &report) {
-  std::string text = report.str();
-  const char *p = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return;
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-}
+void emit(int fd, const Report &report) { writeAll(fd, report.str()); }
 
 /// Runs every check, filling `report`. Returns when a check makes going on
 /// pointless (or unsafe, as for a runtime that would refuse the plugin).
