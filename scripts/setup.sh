@@ -22,7 +22,7 @@ DEBIAN_PACKAGES=(
   nlohmann-json3-dev libcurl4-openssl-dev libarchive-dev doctest-dev
   libzstd-dev libsodium-dev
   # peers used by the tests and the demonstration
-  python3 python3-venv zstd minisign
+  python3 python3-venv zstd minisign nginx-light openssl
 )
 
 missing=()
