@@ -84,6 +84,14 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
                                        const ArchiveLimits &limits = {},
                                        const ExtractProgress &progress = {});
 
+/// Extracts a plain zstd tar (an offline bundle) into `destDir` (which must
+/// not exist) under the same member rules (regular files and directories,
+/// safe relative paths, limits); nothing is left behind on failure.
+/// Returns the number of files.
+Expected<uint64_t> extractFiles(const std::string &archivePath,
+                                const std::string &destDir,
+                                const ArchiveLimits &limits = {});
+
 //===----------------------------------------------------------------------===//
 // Packing
 //===----------------------------------------------------------------------===//

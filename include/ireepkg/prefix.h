@@ -27,6 +27,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ struct PrefixLocation {
 Expected<PrefixLocation>
 locatePrefix(const std::optional<std::string> &explicitPrefix,
              const std::string &cwd);
+
+/// The plugins.json in `cwd` or the nearest directory above it; "" if none.
+std::string findProjectFile(const std::string &cwd);
 
 //===----------------------------------------------------------------------===//
 // State
@@ -135,6 +139,12 @@ struct InstallOptions {
   /// A project's compiler settings; replaces the prefix's when set.
   std::optional<ProjectSettings> project;
   bool useCache = true;
+  /// Make the prefix exactly the given archives (sync): every installed
+  /// package that is not among them is removed in the same transaction.
+  bool exact = false;
+  /// Packages among the archives that are recorded as installed for a
+  /// dependency rather than explicitly (sync, install by name).
+  std::set<std::string> asDependency;
 };
 
 struct InstallReport {

@@ -1,9 +1,17 @@
 //===- cmd_install.cpp - `ireepkg install` -------------------------------===//
 #include "output.h"
+#include "registry_args.h"
 
 #include "ireepkg/prefix.h"
+#include "ireepkg/workflow.h"
 
 #include <cstdio>
+#include <filesystem>
+
+static bool fsExists(const std::string &p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
+}
 
 namespace ireepkg::cli {
 
@@ -57,6 +65,17 @@ int printFailure(const Error &e, bool json) {
   return kExitFailure;
 }
 
+namespace {
+
+/// True for arguments that name archive files rather than packages.
+bool looksLikeArchive(const std::string &arg) {
+  return arg.find('/') != std::string::npos ||
+         (arg.size() > 8 && arg.compare(arg.size() - 8, 8, ".ireepkg") == 0) ||
+         fsExists(arg);
+}
+
+} // namespace
+
 int runInstall(const Command &, const ParsedArgs &args) {
   auto prefix = choosePrefix(args);
   if (!prefix)
@@ -74,30 +93,60 @@ int runInstall(const Command &, const ParsedArgs &args) {
   }
   options.useCache = !args.flag("no-cache");
   // In a project, plugins.json's order is the activation order.
+  std::optional<workflow::Project> project;
   if (!prefix->projectFile.empty()) {
-    auto doc = JsonDocument::load(prefix->projectFile);
-    if (!doc) {
-      printError(doc.error());
+    auto loaded = workflow::loadProject(prefix->projectFile);
+    if (!loaded) {
+      printError(loaded.error());
       return kExitFailure;
     }
-    DiagnosticList diags;
-    ProjectFile project = parseProjectFile(*doc, ParseOptions{}, diags);
-    if (diags.hasErrors()) {
-      printError(makeError(ErrorCode::Invalid, diags).error());
-      return kExitFailure;
-    }
+    project = std::move(*loaded);
     ProjectSettings settings;
-    for (const ProjectPlugin &p : project.plugins) {
+    for (const ProjectPlugin &p : project->parsed.plugins) {
       options.preferredOrder.push_back(p.name);
       if (!p.options.empty())
         settings.values[p.name] = p.options;
     }
-    settings.choose = project.choose;
+    settings.choose = project->parsed.choose;
     options.project = settings;
   }
   bool json = args.flag("json"), quiet = args.flag("quiet");
+
+  // Archives, or package names to resolve against a registry.
+  size_t files = 0;
+  for (const std::string &a : args.positional)
+    files += looksLikeArchive(a);
+  if (files && files != args.positional.size()) {
+    printError("give either archive files or package names, not both",
+               "install the archives first, then the packages by name");
+    return kExitUsage;
+  }
+  if (files && args.value("bundle")) {
+    printError("--bundle installs packages by name, not archive files");
+    return kExitUsage;
+  }
   CliReporter reporter(quiet || json);
-  auto report = installArchives(prefix->path, args.positional, options, reporter);
+  Expected<InstallReport> report = InstallReport{};
+  if (files) {
+    report = installArchives(prefix->path, args.positional, options, reporter);
+  } else {
+    auto env = environmentFrom(args);
+    if (!env)
+      return kExitUsage;
+    workflow::InstallByNameRequest request;
+    for (const std::string &a : args.positional) {
+      auto n = workflow::parseNameRequest(a);
+      if (!n) {
+        printError(n.error());
+        return kExitUsage;
+      }
+      request.packages.push_back(std::move(*n));
+    }
+    request.registries = registriesFrom(args, project ? &*project : nullptr);
+    request.prefix = prefix->path;
+    request.install = options;
+    report = workflow::installByName(request, *env, reporter);
+  }
   reporter.clearProgress();
   if (!report)
     return printFailure(report.error(), json);

@@ -95,6 +95,12 @@ int runExec(const Command &, const ParsedArgs &);
 int runDoctor(const Command &, const ParsedArgs &);
 int runSign(const Command &, const ParsedArgs &);
 int runSignatureVerify(const Command &, const ParsedArgs &);
+int runLock(const Command &, const ParsedArgs &);
+int runSync(const Command &, const ParsedArgs &);
+int runUpdate(const Command &, const ParsedArgs &);
+int runOutdated(const Command &, const ParsedArgs &);
+int runSearch(const Command &, const ParsedArgs &);
+int runBundleCreate(const Command &, const ParsedArgs &);
 
 } // namespace ireepkg::cli
 

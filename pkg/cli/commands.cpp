@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "command.h"
+#include "registry_args.h"
 
 namespace ireepkg::cli {
 
@@ -112,28 +113,183 @@ const std::vector<Command> &commandTable() {
       },
       {
           "install",
-          "<archive>... [--prefix DIR] [--platform OS-ARCH]",
-          "install package archives into a prefix, in one transaction",
-          "Verifies each archive (member rules, RECORD hashes and sizes, the "
-          "manifest), checks that the package supports the target platform, "
-          "resolves dependencies among the given archives and what is "
-          "already installed, and installs everything in one transaction: "
-          "it completes, or the prefix is left exactly as it was. The "
-          "prefix's activation index and IREE flagfiles are rewritten in "
-          "the same transaction.",
+          "<archive>... | <name>[@<constraint>]... [--registry URL] "
+          "[--prefix DIR]",
+          "install packages, from archive files or a registry, in one "
+          "transaction",
+          "With archive files: verifies each archive (member rules, RECORD "
+          "hashes and sizes, the manifest), checks that the package supports "
+          "the target platform, resolves dependencies among the given "
+          "archives and what is already installed.\n\n"
+          "With package names (`simple-mul`, `simple-mul@^1.2`): resolves "
+          "them and their dependencies against the registry (--registry, "
+          "else $IREEPKG_REGISTRY, else the project's registries), keeping "
+          "the installed versions where they fit, for the IREE version in "
+          "the environment (or --iree-version) and the prefix's platform. "
+          "Every snapshot signature, index hash and archive hash is "
+          "verified; archives are downloaded in parallel into the download "
+          "cache. With --bundle, packages come from an offline bundle "
+          "instead, verified the same way.\n\n"
+          "Everything is installed in one transaction: it completes, or the "
+          "prefix is left exactly as it was. The prefix's activation index "
+          "and IREE flagfiles are rewritten in the same transaction.",
           {kPrefix,
            {"platform", 0, "OS-ARCH",
             "install for this platform instead of the host's"},
+           kOptRegistry,
+           kOptRegistryKey,
+           {"bundle", 0, "FILE", "install from this offline bundle"},
+           kOptOffline,
+           kOptIreeVersion,
            kLockTimeout,
            {"no-cache", 0, "", "do not use or fill the package cache"},
            kQuiet,
            kJson},
           {"ireepkg install simple-mul-1.2.0.ireepkg",
-           "ireepkg install --prefix /opt/iree-plugins *.ireepkg"},
+           "ireepkg install --prefix /opt/iree-plugins *.ireepkg",
+           "ireepkg install simple-mul@^1.2 --registry "
+           "https://plugins.example.org/iree --registry-key RWQ...",
+           "ireepkg install --bundle vendor.ireebundle --registry-key "
+           "RWQ... simple-mul"},
           1,
           -1,
           false,
           runInstall,
+      },
+      {
+          "lock",
+          "[--upgrade] [--upgrade-package NAME]... [--check]",
+          "resolve plugins.json into plugins.lock.json",
+          "Resolves the project's plugins and their dependencies for every "
+          "platform plugins.json lists (a lock for linux-aarch64 can be made "
+          "on any machine) and the IREE version in the environment (or "
+          "--iree-version), keeping the locked version of every package that "
+          "still fits. Option values in plugins.json are checked against "
+          "each plugin's option schema. The lockfile is written only when "
+          "its bytes change; it is deterministic (sorted, no timestamps).\n\n"
+          "When no solution exists, the error explains why, as a chain of "
+          "reasons.",
+          {{"upgrade", 0, "", "ignore every locked version"},
+           {"upgrade-package", 0, "NAME", "ignore the locked version of NAME",
+            true},
+           {"check", 0, "",
+            "write nothing; fail if the lockfile is missing or would change"},
+           kOptIreeVersion,
+           kOptOffline,
+           kOptProject,
+           kQuiet,
+           kJson},
+          {"ireepkg lock", "ireepkg lock --upgrade-package simple-mul",
+           "ireepkg lock --check"},
+          0,
+          0,
+          false,
+          runLock,
+      },
+      {
+          "sync",
+          "[--locked | --frozen] [--offline] [--bundle FILE]",
+          "make the project's prefix exactly the lockfile",
+          "Installs, upgrades and removes packages so that the project's "
+          "prefix (<project>/.iree-plugins, or --prefix) holds exactly the "
+          "packages of plugins.lock.json, in the lock's activation order, in "
+          "one transaction. When plugins.json changed since the lock was "
+          "written, the lock is brought up to date first.\n\n"
+          "--locked fails instead when the lock is out of date (for CI); "
+          "--frozen uses the lock as it is without checking it. --offline "
+          "opens no connection and says which packages are missing from the "
+          "download cache. --bundle installs from an offline bundle, "
+          "verified exactly as from the registry.",
+          {{"locked", 0, "", "fail if plugins.lock.json is out of date"},
+           {"frozen", 0, "", "install the lockfile as it is, unchecked"},
+           {"bundle", 0, "FILE", "take the packages from this offline bundle"},
+           kOptOffline,
+           kOptIreeVersion,
+           {"platform", 0, "OS-ARCH",
+            "sync a prefix for this platform (default: the prefix's, else "
+            "the host's)"},
+           kOptProject,
+           kPrefix,
+           kLockTimeout,
+           kQuiet,
+           kJson},
+          {"ireepkg sync", "ireepkg sync --locked",
+           "ireepkg sync --offline", "ireepkg sync --bundle vendor.ireebundle"},
+          0,
+          0,
+          false,
+          runSync,
+      },
+      {
+          "update",
+          "[<name>...]",
+          "move locked packages to the newest versions allowed, and sync",
+          "Re-resolves the project ignoring the locked versions of the "
+          "named packages (of every package when none is named), writes "
+          "plugins.lock.json, and syncs the project's prefix to it.",
+          {kOptIreeVersion, kOptOffline, kOptProject, kPrefix, kLockTimeout,
+           kQuiet, kJson},
+          {"ireepkg update", "ireepkg update simple-mul"},
+          0,
+          -1,
+          false,
+          runUpdate,
+      },
+      {
+          "outdated",
+          "[--all] [--json]",
+          "list locked packages with newer versions",
+          "For each package of the project: the locked version, the newest "
+          "version plugins.json allows (what `ireepkg update` would choose) "
+          "and the newest published version. Lists only packages where "
+          "these differ, unless --all.",
+          {{"all", 0, "", "list every package"}, kOptIreeVersion, kOptOffline,
+           kOptProject, kJson},
+          {"ireepkg outdated", "ireepkg outdated --json"},
+          0,
+          0,
+          false,
+          runOutdated,
+      },
+      {
+          "search",
+          "<text> [--registry URL] [--json]",
+          "find packages by name in registries",
+          "Lists the packages whose name contains <text> (ignoring case), "
+          "exact and prefix matches first, with the newest version and its "
+          "summary. Searches --registry (else $IREEPKG_REGISTRY, else the "
+          "project's registries); snapshots are verified as for install.",
+          {kOptRegistry, kOptRegistryKey, kOptOffline, kOptProject, kJson},
+          {"ireepkg search mul", "ireepkg search fft --json"},
+          1,
+          1,
+          false,
+          runSearch,
+      },
+      {
+          "bundle create",
+          "-o <file>.ireebundle [--lock FILE] [--platform OS-ARCH]...",
+          "write the locked packages into one offline bundle file",
+          "Writes one file holding, for each registry of the lockfile, its "
+          "signed snapshot, the index files and archives (with their "
+          "signatures) of exactly the locked packages. `ireepkg sync "
+          "--bundle` and `ireepkg install --bundle` install from it on a "
+          "machine with no network, verified exactly as from the registry "
+          "(signature, index hashes, archive hashes); only the snapshot's "
+          "expiry and the rollback check are not applied to a bundle. The "
+          "bundle is checked that way before it is written.",
+          {{"output", 'o', "FILE", "the bundle to write"},
+           {"lock", 0, "FILE", "the lockfile (default: the project's)"},
+           {"platform", 0, "OS-ARCH",
+            "check that the lock covers this platform", true},
+           kOptProject,
+           kQuiet,
+           kJson},
+          {"ireepkg bundle create -o vendor.ireebundle"},
+          0,
+          0,
+          false,
+          runBundleCreate,
       },
       {
           "remove",

@@ -572,6 +572,103 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
   return result;
 }
 
+/// A plain archive (an offline bundle): regular files and directories
+/// under the same member rules as a package, without manifest or RECORD
+/// (what the files are is checked by whoever reads them: a bundle's
+/// registry files carry signatures and hashes).
+Expected<uint64_t> extractFiles(const std::string &archivePath,
+                                const std::string &destDir,
+                                const ArchiveLimits &limits) {
+  Reader reader;
+  if (Status s = reader.open(archivePath); !s)
+    return Unexpected(s.error());
+  if (fsutil::exists(destDir))
+    return makeError(ErrorCode::Internal, "extraction target exists",
+                     Location{destDir, 0, 0, "", "", ""});
+  bool created = false;
+  auto fail = [&](Error e) -> Expected<uint64_t> {
+    if (created)
+      (void)fsutil::removeTree(destDir);
+    return Unexpected(std::move(e));
+  };
+  if (Status s = fsutil::makeDirs(destDir); !s)
+    return fail(s.error());
+  created = true;
+  std::set<std::string> seen, files;
+  uint64_t members = 0, total = 0, totalDone = 0;
+  Sha256 hash;
+  bool first = true;
+  while (true) {
+    auto entry = reader.next();
+    if (!entry)
+      return fail(entry.error());
+    if (!*entry)
+      break;
+    if (first) {
+      first = false;
+      if (Status s = reader.requireZstd(); !s)
+        return fail(s.error());
+    }
+    const char *raw = archive_entry_pathname(*entry);
+    std::string name = raw ? raw : "";
+    bool isDir = archive_entry_filetype(*entry) == AE_IFDIR;
+    if (isDir && name.size() > 1 && name.back() == '/')
+      name.pop_back();
+    if (++members > limits.maxMembers)
+      return fail(Error(ErrorCode::Invalid,
+                        "the archive has more than " +
+                            std::to_string(limits.maxMembers) + " members",
+                        Location{archivePath, 0, 0, "", "", ""}));
+    std::string problem = memberProblem(*entry, name, limits);
+    if (!problem.empty())
+      return fail(memberError(archivePath, name, problem));
+    if (!seen.insert(name).second)
+      return fail(memberError(archivePath, name, "appears more than once"));
+    for (size_t slash = name.find('/'); slash != std::string::npos;
+         slash = name.find('/', slash + 1))
+      if (files.count(name.substr(0, slash)))
+        return fail(memberError(archivePath, name,
+                                "is inside a member that is a file"));
+    std::string out = destDir + "/" + name;
+    if (isDir) {
+      if (Status s = fsutil::makeDirs(out); !s)
+        return fail(s.error());
+      continue;
+    }
+    files.insert(name);
+    uint64_t declared = static_cast<uint64_t>(archive_entry_size(*entry));
+    total += declared;
+    if (total > limits.maxUnpackedBytes)
+      return fail(Error(ErrorCode::Invalid,
+                        "the archive unpacks to more than " +
+                            std::to_string(limits.maxUnpackedBytes) +
+                            " bytes",
+                        Location{archivePath, 0, 0, "", "", name}));
+    size_t lastSlash = name.rfind('/');
+    if (lastSlash != std::string::npos)
+      if (Status s =
+              fsutil::makeDirs(destDir + "/" + name.substr(0, lastSlash));
+          !s)
+        return fail(s.error());
+    int fd = ::open(out.c_str(),
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return fail(fsutil::ioError("cannot create", out, errno));
+    uint64_t written = 0;
+    Status copied = copyData(reader, fd, name, out, declared, hash, written,
+                             {}, totalDone);
+    ::close(fd);
+    if (!copied)
+      return fail(copied.error());
+    if (written != declared)
+      return fail(memberError(archivePath, name,
+                              "is truncated (" + std::to_string(written) +
+                                  " of " + std::to_string(declared) +
+                                  " bytes)"));
+  }
+  return files.size();
+}
+
 namespace {
 
 /// The zstd side of writing: libarchive writes the tar, this compresses it

@@ -171,10 +171,17 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     incoming.push_back({a, std::move(*head), recordSha, false});
   }
 
+  // sync: what is installed but not given goes, in the same transaction.
+  std::set<std::string> removing;
+  if (options.exact)
+    for (const InstalledPackage &p : state.packages)
+      if (!byName.count(p.name))
+        removing.insert(p.name);
+
   // The target set: what is installed, with the incoming packages laid over.
   std::map<std::string, Manifest> manifests;
   for (const InstalledPackage &p : state.packages) {
-    if (byName.count(p.name))
+    if (byName.count(p.name) || removing.count(p.name))
       continue;
     auto m = readInstalledManifest(prefix, p, reporter);
     if (!m)
@@ -185,7 +192,8 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     manifests[in.head.manifest.name] = in.head.manifest;
   std::map<std::string, Version> versions;
   for (const InstalledPackage &p : state.packages)
-    versions[p.name] = p.version;
+    if (!removing.count(p.name))
+      versions[p.name] = p.version;
   for (const Incoming &in : incoming)
     versions[in.head.manifest.name] = in.head.manifest.version;
   DiagnosticList problems;
@@ -219,14 +227,22 @@ Expected<InstallReport> installArchives(const std::string &prefix,
       report.unchanged.push_back(old->name + " " + old->version.str());
     }
   }
-  bool anyChange = std::any_of(incoming.begin(), incoming.end(),
+  bool anyChange = !removing.empty() ||
+                   std::any_of(incoming.begin(), incoming.end(),
                                [](const Incoming &i) { return !i.unchanged; });
-  if (!anyChange && state.packages.size() && !incoming.empty()) {
+  auto wantExplicit = [&](const std::string &name) {
+    return !options.asDependency.count(name);
+  };
+  if (!anyChange && state.packages.size() &&
+      (!incoming.empty() || options.exact)) {
     // Everything requested is already there; only explicitness or the
     // project's activation order may change.
     bool flagChange = false;
     for (InstalledPackage &p : state.packages)
-      if (byName.count(p.name) && !p.explicitlyInstalled)
+      if (byName.count(p.name) &&
+          p.explicitlyInstalled !=
+              (wantExplicit(p.name) ||
+               (!options.exact && p.explicitlyInstalled)))
         flagChange = true;
     std::vector<size_t> order =
         activationOrder(state.packages, options.preferredOrder);
@@ -246,6 +262,18 @@ Expected<InstallReport> installArchives(const std::string &prefix,
   auto tx = Transaction::begin(prefix);
   if (!tx)
     return Unexpected(tx.error());
+  if (!removing.empty()) {
+    std::vector<InstalledPackage> kept;
+    for (InstalledPackage &p : state.packages) {
+      if (removing.count(p.name)) {
+        tx->removePackage(p.name, p.version);
+        report.changes.push_back({p.name, p.version.str(), ""});
+      } else {
+        kept.push_back(std::move(p));
+      }
+    }
+    state.packages = std::move(kept);
+  }
   for (Incoming &in : incoming) {
     const Manifest &m = in.head.manifest;
     InstalledPackage *old = nullptr;
@@ -253,7 +281,10 @@ Expected<InstallReport> installArchives(const std::string &prefix,
       if (p.name == m.name)
         old = &p;
     if (in.unchanged) {
-      old->explicitlyInstalled = true;
+      // An explicit install keeps a package explicit; only sync (which
+      // knows the whole project) may demote one to a dependency.
+      old->explicitlyInstalled =
+          wantExplicit(m.name) || (!options.exact && old->explicitlyInstalled);
       continue;
     }
     std::string dest = tx->stagePackage(m.name, m.version);
@@ -291,7 +322,9 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     InstalledPackage entry;
     entry.name = m.name;
     entry.version = m.version;
-    entry.explicitlyInstalled = true;
+    entry.explicitlyInstalled =
+        wantExplicit(m.name) ||
+        (!options.exact && old && old->explicitlyInstalled);
     for (const auto &[dep, c] : m.dependencies)
       entry.dependencies.push_back(dep);
     entry.archiveSha256 = archiveSha;

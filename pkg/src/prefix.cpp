@@ -42,14 +42,9 @@ locatePrefix(const std::optional<std::string> &explicitPrefix,
   }
   if (const char *env = std::getenv("IREEPKG_PREFIX"); env && *env)
     return check({normal(env), "IREEPKG_PREFIX", ""});
-  for (fs::path dir = normal(cwd);; dir = dir.parent_path()) {
-    std::error_code ec;
-    if (fs::is_regular_file(dir / "plugins.json", ec))
-      return check({(dir / ".iree-plugins").string(), "project",
-                    (dir / "plugins.json").string()});
-    if (dir == dir.root_path() || dir.empty())
-      break;
-  }
+  if (std::string project = findProjectFile(cwd); !project.empty())
+    return check({(fs::path(project).parent_path() / ".iree-plugins").string(),
+                  "project", project});
   if (const char *xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg && xdg[0] == '/')
     return check({normal(std::string(xdg) + "/ireepkg"), "XDG_DATA_HOME", ""});
   const char *home = std::getenv("HOME");
@@ -58,6 +53,16 @@ locatePrefix(const std::optional<std::string> &explicitPrefix,
                      {}, "pass --prefix or set IREEPKG_PREFIX");
   return check({normal(std::string(home) + "/.local/share/ireepkg"), "default",
                 ""});
+}
+
+std::string findProjectFile(const std::string &cwd) {
+  for (fs::path dir = normal(cwd);; dir = dir.parent_path()) {
+    std::error_code ec;
+    if (fs::is_regular_file(dir / "plugins.json", ec))
+      return (dir / "plugins.json").string();
+    if (dir == dir.root_path() || dir.empty())
+      return "";
+  }
 }
 
 std::string packageDir(const std::string &prefix, const std::string &name,

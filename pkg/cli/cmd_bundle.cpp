@@ -1,0 +1,78 @@
+//===- cmd_bundle.cpp - `ireepkg bundle create` ---------------------------===//
+#include "output.h"
+#include "registry_args.h"
+
+#include "ireepkg/json_document.h"
+
+#include <cstdio>
+
+namespace ireepkg::cli {
+
+int printFailure(const Error &e, bool json);
+
+int runBundleCreate(const Command &, const ParsedArgs &args) {
+  auto project = projectFrom(args);
+  if (!project)
+    return kExitUsage;
+  auto env = environmentFrom(args);
+  if (!env)
+    return kExitUsage;
+  env->bundle.clear();
+  std::string lockPath = args.value("lock").value_or(project->lockPath);
+  auto doc = JsonDocument::load(lockPath);
+  if (!doc) {
+    Error e = doc.error();
+    if (e.code == ErrorCode::NotFound || e.code == ErrorCode::Io)
+      e.hint = "run `ireepkg lock` first";
+    printError(e);
+    return kExitFailure;
+  }
+  DiagnosticList diags;
+  ParseOptions po;
+  po.strict = false;
+  Lockfile lock = parseLockfile(*doc, po, diags);
+  if (diags.hasErrors()) {
+    printError(makeError(ErrorCode::Invalid, diags).error());
+    return kExitFailure;
+  }
+  workflow::BundleRequest request;
+  if (!args.value("output")) {
+    printError("bundle create needs -o FILE", "for example: ireepkg bundle "
+                                              "create -o vendor.ireebundle");
+    return kExitUsage;
+  }
+  request.output = *args.value("output");
+  for (const std::string &p : args.all("platform")) {
+    auto parsed = Platform::parse(p);
+    if (!parsed) {
+      printError("'" + p + "' is not a platform" +
+                     didYouMean(p, platformNames()),
+                 "platforms are <os>-<arch>, e.g. linux-x86_64");
+      return kExitUsage;
+    }
+    request.platforms.push_back(*parsed);
+  }
+  bool json = args.flag("json"), quiet = args.flag("quiet");
+  CliReporter reporter(quiet || json);
+  auto result =
+      workflow::createBundle(*project, lock, request, *env, reporter);
+  reporter.clearProgress();
+  if (!result)
+    return printFailure(result.error(), json);
+  if (json)
+    std::printf("%s\n", nlohmann::json({{"ok", true},
+                                        {"bundle", result->path},
+                                        {"packages", result->packages},
+                                        {"size", result->size},
+                                        {"sha256", result->sha256}})
+                            .dump(2)
+                            .c_str());
+  else if (!quiet)
+    std::printf("wrote %s: %zu package%s, %s, sha256 %s\n",
+                result->path.c_str(), result->packages,
+                result->packages == 1 ? "" : "s",
+                formatBytes(result->size).c_str(), result->sha256.c_str());
+  return kExitOk;
+}
+
+} // namespace ireepkg::cli

@@ -1,0 +1,84 @@
+//===- cmd_sync.cpp - `ireepkg sync` --------------------------------------===//
+#include "output.h"
+#include "registry_args.h"
+
+#include <cstdio>
+
+namespace ireepkg::cli {
+
+int printFailure(const Error &e, bool json);
+void printChangeReport(const InstallReport &report, bool json, bool quiet);
+
+int runSync(const Command &, const ParsedArgs &args) {
+  auto project = projectFrom(args);
+  if (!project)
+    return kExitUsage;
+  auto env = environmentFrom(args);
+  if (!env)
+    return kExitUsage;
+  if (args.flag("locked") && args.flag("frozen")) {
+    printError("--locked and --frozen cannot be used together",
+               "--locked checks the lock against plugins.json; --frozen "
+               "uses it without checking");
+    return kExitUsage;
+  }
+  workflow::SyncRequest request;
+  request.locked = args.flag("locked");
+  request.frozen = args.flag("frozen");
+  auto prefix = projectPrefix(args, *project);
+  if (!prefix)
+    return kExitUsage;
+  request.prefix = *prefix;
+  if (auto p = args.value("platform")) {
+    request.platform = Platform::parse(*p);
+    if (!request.platform) {
+      printError("'" + *p + "' is not a platform" +
+                     didYouMean(*p, platformNames()),
+                 "platforms are <os>-<arch>, e.g. linux-x86_64");
+      return kExitUsage;
+    }
+  }
+  if (!lockOptions(args, request.lock))
+    return kExitUsage;
+  bool json = args.flag("json"), quiet = args.flag("quiet");
+  CliReporter reporter(quiet || json);
+  auto result = workflow::syncProject(*project, request, *env, reporter);
+  reporter.clearProgress();
+  if (!result)
+    return printFailure(result.error(), json);
+  if (json) {
+    nlohmann::json changes = nlohmann::json::array();
+    for (const auto &c : result->install.changes)
+      changes.push_back(
+          {{"name", c.name},
+           {"from", c.from.empty() ? nlohmann::json() : nlohmann::json(c.from)},
+           {"to", c.to.empty() ? nlohmann::json() : nlohmann::json(c.to)}});
+    nlohmann::json j = {{"ok", true},
+                        {"prefix", result->install.prefix},
+                        {"changes", changes},
+                        {"unchanged", result->install.unchanged},
+                        {"reordered", result->install.reordered},
+                        {"relocked", result->relocked.has_value()}};
+    if (result->relocked)
+      j["lock_changes"] = lockChangesToJson(result->relocked->changes);
+    std::printf("%s\n", j.dump(2).c_str());
+    return kExitOk;
+  }
+  if (quiet)
+    return kExitOk;
+  if (result->relocked && result->relocked->written) {
+    std::printf("plugins.json changed: updated %s\n",
+                project->lockPath.c_str());
+    printLockChanges(result->relocked->changes);
+  }
+  if (result->install.changes.empty() && !result->install.reordered)
+    std::printf("%s is up to date with the lock (%zu package%s)\n",
+                result->install.prefix.c_str(),
+                result->install.unchanged.size(),
+                result->install.unchanged.size() == 1 ? "" : "s");
+  else
+    printChangeReport(result->install, false, false);
+  return kExitOk;
+}
+
+} // namespace ireepkg::cli

@@ -1,0 +1,141 @@
+//===- registry_args.cpp - Registry, project and network options ---------===//
+#include "registry_args.h"
+
+#include "output.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace ireepkg::cli {
+
+const OptionSpec kOptRegistry{
+    "registry", 0, "URL",
+    "the registry to use (https://, http://, file:// or a directory; "
+    "default: $IREEPKG_REGISTRY, else the project's registries)"};
+const OptionSpec kOptRegistryKey{
+    "registry-key", 0, "KEY",
+    "the minisign public key the registry must be signed with (base64 or a "
+    ".pub file; default: $IREEPKG_REGISTRY_KEY)",
+    true};
+const OptionSpec kOptOffline{
+    "offline", 0, "",
+    "never open a network connection: use only cached metadata and "
+    "archives (also IREEPKG_OFFLINE=1)"};
+const OptionSpec kOptIreeVersion{
+    "iree-version", 0, "VERSION",
+    "resolve for this IREE version (default: the version of the "
+    "iree-compile found on PATH or in the virtual environment)"};
+const OptionSpec kOptProject{
+    "project", 0, "FILE",
+    "the project file (default: the plugins.json found upward from here)"};
+
+std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args) {
+  workflow::Environment env;
+  const char *off = std::getenv("IREEPKG_OFFLINE");
+  env.client.offline =
+      args.flag("offline") || (off && *off && std::string(off) != "0");
+  env.client.fetch.offline = env.client.offline;
+  if (auto v = args.value("iree-version")) {
+    auto parsed = workflow::parseIreeVersion(*v);
+    if (!parsed) {
+      printError("--iree-version: \"" + *v + "\" is not a version",
+                 "give a version such as 3.13.0");
+      return std::nullopt;
+    }
+    env.ireeVersion = *parsed;
+  } else {
+    env.ireeCompile = findTool("iree-compile").path;
+  }
+  if (auto b = args.value("bundle"))
+    env.bundle = *b;
+  return env;
+}
+
+std::optional<workflow::Project> projectFrom(const ParsedArgs &args) {
+  std::string file;
+  if (auto p = args.value("project")) {
+    file = *p;
+  } else {
+    file = findProjectFile(fs::current_path().string());
+    if (file.empty()) {
+      printError("no plugins.json here or in any directory above",
+                 "run `ireepkg init` to start a project, or pass --project");
+      return std::nullopt;
+    }
+  }
+  auto project = workflow::loadProject(file);
+  if (!project) {
+    printError(project.error());
+    return std::nullopt;
+  }
+  return std::move(*project);
+}
+
+std::optional<std::string> projectPrefix(const ParsedArgs &args,
+                                         const workflow::Project &project) {
+  const char *env = std::getenv("IREEPKG_PREFIX");
+  if (args.value("prefix") || (env && *env)) {
+    auto p = choosePrefix(args);
+    if (!p)
+      return std::nullopt;
+    return p->path;
+  }
+  return project.dir + "/.iree-plugins";
+}
+
+std::vector<registry::RegistrySpec>
+registriesFrom(const ParsedArgs &args, const workflow::Project *project) {
+  std::vector<std::string> keys = args.all("registry-key");
+  if (keys.empty())
+    if (const char *k = std::getenv("IREEPKG_REGISTRY_KEY"); k && *k)
+      keys.push_back(k);
+  std::string url;
+  if (auto r = args.value("registry"))
+    url = *r;
+  else if (const char *r = std::getenv("IREEPKG_REGISTRY"); r && *r)
+    url = r;
+  if (!url.empty()) {
+    registry::RegistrySpec spec;
+    spec.name = "default";
+    spec.url = (net::isHttpUrl(url) || url.rfind("file://", 0) == 0)
+                   ? url
+                   : fs::absolute(url).lexically_normal().string();
+    spec.publicKeys = keys;
+    return {spec};
+  }
+  if (project) {
+    auto specs = workflow::projectRegistries(*project);
+    if (!keys.empty())
+      for (auto &s : specs)
+        if (s.publicKeys.empty())
+          s.publicKeys = keys;
+    return specs;
+  }
+  return {};
+}
+
+void printLockChanges(const std::vector<workflow::LockChange> &changes) {
+  for (const workflow::LockChange &c : changes) {
+    if (c.from.empty())
+      std::printf("  + %s %s\n", c.name.c_str(), c.to.c_str());
+    else if (c.to.empty())
+      std::printf("  - %s %s\n", c.name.c_str(), c.from.c_str());
+    else
+      std::printf("  ~ %s %s -> %s\n", c.name.c_str(), c.from.c_str(),
+                  c.to.c_str());
+  }
+}
+
+nlohmann::json lockChangesToJson(const std::vector<workflow::LockChange> &c) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const workflow::LockChange &x : c)
+    out.push_back({{"name", x.name},
+                   {"from", x.from.empty() ? nlohmann::json() : nlohmann::json(x.from)},
+                   {"to", x.to.empty() ? nlohmann::json() : nlohmann::json(x.to)}});
+  return out;
+}
+
+} // namespace ireepkg::cli

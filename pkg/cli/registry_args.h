@@ -1,0 +1,47 @@
+//===- registry_args.h - Registry, project and network options -*- C++ -*-===//
+//
+// What the commands that read registries share: --registry/--registry-key
+// (and IREEPKG_REGISTRY / IREEPKG_REGISTRY_KEY), --offline
+// (IREEPKG_OFFLINE=1), --iree-version, --bundle, and finding the project.
+// Each function prints its own usage error and returns nullopt on failure.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_CLI_REGISTRY_ARGS_H
+#define IREEPKG_CLI_REGISTRY_ARGS_H
+
+#include "command.h"
+#include "ireepkg/workflow.h"
+
+#include <optional>
+#include <vector>
+
+namespace ireepkg::cli {
+
+extern const OptionSpec kOptRegistry;
+extern const OptionSpec kOptRegistryKey;
+extern const OptionSpec kOptOffline;
+extern const OptionSpec kOptIreeVersion;
+extern const OptionSpec kOptProject;
+
+std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args);
+
+/// --project FILE, else the plugins.json found upward from here.
+std::optional<workflow::Project> projectFrom(const ParsedArgs &args);
+
+/// The prefix a project's commands change: --prefix or IREEPKG_PREFIX, else
+/// <project>/.iree-plugins.
+std::optional<std::string> projectPrefix(const ParsedArgs &args,
+                                         const workflow::Project &project);
+
+/// --registry (with --registry-key), else the environment variables, else
+/// the project's registries (when `project` is given).
+std::vector<registry::RegistrySpec>
+registriesFrom(const ParsedArgs &args, const workflow::Project *project);
+
+/// One line per lock change: "+ name 1.0.0", "~ name 1.0.0 -> 1.1.0".
+void printLockChanges(const std::vector<workflow::LockChange> &changes);
+nlohmann::json lockChangesToJson(const std::vector<workflow::LockChange> &c);
+
+} // namespace ireepkg::cli
+
+#endif // IREEPKG_CLI_REGISTRY_ARGS_H
