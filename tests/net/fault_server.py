@@ -37,7 +37,9 @@ that build their own URLs from a base), through the control URLs:
                            starts with a key gets that key's faults too;
                            replaces the previous table
     GET  /_control/log     {"requests": [{"method", "path", "file", "faults",
-                           "status", "if_none_match", "start", "end"}, ...],
+                           "status", "if_none_match", "user_agent", "start",
+                           "end"}, ...] in order of arrival ("status" and
+                           "end" are null while a request is in flight),
                            "max_in_flight": n}
     POST /_control/reset   forgets the log, the counters and the faults
 
@@ -179,8 +181,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         if url.path == "/_control/log":
             with self.state.lock:
-                return self.send_json({"requests": list(self.state.log),
+                snapshot = json.dumps({"requests": self.state.log,
                                        "max_in_flight": self.state.max_in_flight})
+            return self.send_json(json.loads(snapshot))
         faults, file_path = split_faults(url.path)
         with self.state.lock:
             for prefix, extra in self.state.faults.items():
@@ -189,10 +192,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.state.in_flight += 1
             self.state.max_in_flight = max(self.state.max_in_flight,
                                            self.state.in_flight)
+        # Logged as it arrives; "status" and "end" stay None until answered.
         entry = {"method": self.command, "path": self.path, "file": file_path,
                  "faults": faults,
                  "if_none_match": self.headers.get("If-None-Match"),
-                 "start": time.time()}
+                 "user_agent": self.headers.get("User-Agent"),
+                 "start": time.time(), "status": None, "end": None}
+        with self.state.lock:
+            self.state.log.append(entry)
         self.sent_status = None
         try:
             status = self.answer(url, faults, file_path)
@@ -201,11 +208,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             status = self.sent_status
         finally:
-            entry["status"] = status
-            entry["end"] = time.time()
             with self.state.lock:
+                entry["status"] = status
+                entry["end"] = time.time()
                 self.state.in_flight -= 1
-                self.state.log.append(entry)
 
     def answer(self, url, faults, file_path):
         """Sends the response; returns its status code."""
