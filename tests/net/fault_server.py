@@ -13,6 +13,8 @@ before the file is looked up, so one served file can be reached many ways:
 
     /a.bin                      served normally (ETag, If-None-Match -> 304)
     /delay-300/a.bin            waits 300 ms, then serves (models latency)
+    /rate-2048/a.bin            sends the body at 2048 KiB/s (models a
+                                connection of limited bandwidth)
     /fail-2/a.bin               the first 2 requests of this URL answer 500,
                                 later ones are served
     /status-404/a.bin           always answers 404 (any code)
@@ -60,7 +62,7 @@ import time
 import urllib.parse
 
 FAULT_SEGMENT = re.compile(
-    r"^(delay-\d+|fail-\d+|status-\d{3}|truncate|corrupt|reset|drip-\d+|"
+    r"^(delay-\d+|rate-\d+|fail-\d+|status-\d{3}|truncate|corrupt|reset|drip-\d+|"
     r"oversize|endless|redirect|redirect-loop)$")
 
 # Endless and dripping bodies stop by themselves after this long.
@@ -215,6 +217,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def answer(self, url, faults, file_path):
         """Sends the response; returns its status code."""
+        self.rate = None
         for fault in faults:
             name, _, arg = fault.partition("-")
             if fault == "redirect-loop":
@@ -227,6 +230,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.send_simple(302, "", [("Location", target)])
             if name == "delay":
                 time.sleep(int(arg) / 1000)
+            elif name == "rate":
+                self.rate = max(1, int(arg)) * 1024
             elif name == "status":
                 return self.send_simple(int(arg), f"status {arg} on request\n")
             elif name == "fail":
@@ -301,8 +306,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if etag:
             self.send_header("ETag", etag)
         self.end_headers()
-        if self.command != "HEAD":
+        if self.command == "HEAD":
+            return 200
+        if not self.rate:
             self.wfile.write(content)
+            return 200
+        # Paced: never ahead of `rate` bytes per second since the start.
+        start, sent, chunk = time.monotonic(), 0, 16 * 1024
+        while sent < len(content):
+            ahead = sent / self.rate - (time.monotonic() - start)
+            if ahead > 0:
+                time.sleep(ahead)
+            self.wfile.write(content[sent:sent + chunk])
+            sent += chunk
         return 200
 
     def read_file(self, file_path):
