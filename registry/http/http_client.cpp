@@ -134,20 +134,34 @@ std::string lastSegment(const std::string &url) {
 
 const char *httpReason(long code) {
   switch (code) {
-  case 400: return "bad request";
-  case 401: return "unauthorized";
-  case 403: return "forbidden";
-  case 404: return "not found";
-  case 405: return "method not allowed";
-  case 408: return "request timeout";
-  case 410: return "gone";
-  case 429: return "too many requests";
-  case 500: return "internal server error";
-  case 501: return "not implemented";
-  case 502: return "bad gateway";
-  case 503: return "service unavailable";
-  case 504: return "gateway timeout";
-  default: return nullptr;
+  case 400:
+    return "bad request";
+  case 401:
+    return "unauthorized";
+  case 403:
+    return "forbidden";
+  case 404:
+    return "not found";
+  case 405:
+    return "method not allowed";
+  case 408:
+    return "request timeout";
+  case 410:
+    return "gone";
+  case 429:
+    return "too many requests";
+  case 500:
+    return "internal server error";
+  case 501:
+    return "not implemented";
+  case 502:
+    return "bad gateway";
+  case 503:
+    return "service unavailable";
+  case 504:
+    return "gateway timeout";
+  default:
+    return nullptr;
   }
 }
 
@@ -227,8 +241,8 @@ public:
     };
     if (ec)
       return fail("cannot create " + dir_, ec.value());
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                    0644);
+    int fd =
+        ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
       return fail("cannot create " + temp, errno);
     auto oneLine = [](std::string s) {
@@ -237,8 +251,8 @@ public:
       return s;
     };
     std::string header = std::string(kCacheMagic) + "\nurl: " + oneLine(url) +
-                         "\nlabel: " + oneLine(label) + "\netag: " +
-                         oneLine(etag) + "\n\n";
+                         "\nlabel: " + oneLine(label) +
+                         "\netag: " + oneLine(etag) + "\n\n";
     bool written = writeAll(fd, header.data(), header.size()) &&
                    writeAll(fd, body.data(), body.size());
     int e = errno;
@@ -411,20 +425,18 @@ private:
 
 Expected<MetadataResponse>
 HttpClientImpl::fetchMetadata(const MetadataRequest &request) {
-  std::string name =
-      request.label.empty() && !request.urls.empty()
-          ? lastSegment(request.urls[0])
-          : request.label;
+  std::string name = request.label.empty() && !request.urls.empty()
+                         ? lastSegment(request.urls[0])
+                         : request.label;
   if (request.urls.empty())
-    return makeError(ErrorCode::Invalid,
-                     "no URL to fetch " + name + " from");
+    return makeError(ErrorCode::Invalid, "no URL to fetch " + name + " from");
 
   if (options_.offline) {
     for (const std::string &url : request.urls)
       if (std::optional<CacheEntry> entry = cache_.load(url))
         return MetadataResponse{std::move(entry->body), url, true};
-    std::string message = "offline, and " + name + " is not in the " +
-                          "metadata cache";
+    std::string message =
+        "offline, and " + name + " is not in the " + "metadata cache";
     if (cache_.enabled())
       message += " (" + cache_.dir() + ")";
     else
@@ -454,11 +466,10 @@ Status HttpClientImpl::downloadAll(const std::vector<DownloadRequest> &requests,
   for (const DownloadRequest &r : requests) {
     std::string name = r.label.empty() ? r.destPath : r.label;
     if (r.urls.empty())
-      return makeError(ErrorCode::Invalid, "no URL to download " + name +
-                                               " from");
-    if (r.destPath.empty())
       return makeError(ErrorCode::Invalid,
-                       "no destination path for " + name);
+                       "no URL to download " + name + " from");
+    if (r.destPath.empty())
+      return makeError(ErrorCode::Invalid, "no destination path for " + name);
     bool hex = r.sha256.size() == 64 &&
                std::all_of(r.sha256.begin(), r.sha256.end(), [](char c) {
                  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -472,9 +483,10 @@ Status HttpClientImpl::downloadAll(const std::vector<DownloadRequest> &requests,
     return ok();
 
   if (options_.offline) {
-    std::string message = "offline, and " + std::to_string(requests.size()) +
-                          (requests.size() == 1 ? " file needs" : " files need") +
-                          " downloading:";
+    std::string message =
+        "offline, and " + std::to_string(requests.size()) +
+        (requests.size() == 1 ? " file needs" : " files need") +
+        " downloading:";
     for (const DownloadRequest &r : requests)
       message += "\n  " + (r.label.empty() ? lastSegment(r.urls[0]) : r.label) +
                  " (" + r.urls[0] + ")";
@@ -557,8 +569,8 @@ Status HttpClientImpl::startAttempt(Job &job) {
                      static_cast<long>(std::max<uint64_t>(
                          1, options_.lowSpeedBytesPerSecond)));
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
-                     std::max(1L, static_cast<long>(std::ceil(
-                                      options_.readTimeoutSeconds))));
+                     std::max(1L, static_cast<long>(
+                                      std::ceil(options_.readTimeoutSeconds))));
   }
   // A body announced larger than the limit fails before it starts; one
   // that does not announce its length is cut off by onData.
@@ -587,9 +599,8 @@ void HttpClientImpl::retryOrMoveOn(Job &job, std::string what, Problem problem,
   if (retryable && job.attemptsOnUrl <= options_.retries) {
     double wait = options_.backoffSeconds *
                   std::pow(2.0, static_cast<double>(job.attemptsOnUrl - 1));
-    job.notBefore =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(wait));
+    job.notBefore = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(wait));
     job.state = Job::State::Waiting;
     return;
   }
@@ -619,8 +630,8 @@ Error HttpClientImpl::finalError(const Job &job) const {
   if (job.reports.size() == 1)
     message += " from " + line(job.reports[0]);
   else {
-    message += " from any of its " + std::to_string(job.reports.size()) +
-               " URLs:";
+    message +=
+        " from any of its " + std::to_string(job.reports.size()) + " URLs:";
     for (const UrlReport &r : job.reports)
       message += "\n  " + line(r);
   }
@@ -671,20 +682,19 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
 
   if (job.overflow || rc == CURLE_FILESIZE_EXCEEDED) {
     std::string what =
-        job.metadata
-            ? "larger than the limit of " + bytesText(job.limit) +
-                  " for " + job.name() + "; cut off"
-            : "sent more than the " + bytesText(job.limit) +
-                  " the index declares; cut off";
+        job.metadata ? "larger than the limit of " + bytesText(job.limit) +
+                           " for " + job.name() + "; cut off"
+                     : "sent more than the " + bytesText(job.limit) +
+                           " the index declares; cut off";
     return retryOrMoveOn(job, what, Problem::Integrity, false);
   }
   if (job.writeErrno)
-    return localFailure(Error(
-        ErrorCode::Io,
-        std::string("cannot write ") +
-            (job.metadata ? "the response to memory" : job.tempPath) + ": " +
-            std::strerror(job.writeErrno),
-        Location{job.metadata ? "" : job.destPath, 0, 0, "", "", ""}));
+    return localFailure(
+        Error(ErrorCode::Io,
+              std::string("cannot write ") +
+                  (job.metadata ? "the response to memory" : job.tempPath) +
+                  ": " + std::strerror(job.writeErrno),
+              Location{job.metadata ? "" : job.destPath, 0, 0, "", "", ""}));
 
   switch (rc) {
   case CURLE_OK:
@@ -694,8 +704,8 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
     if (const char *reason = httpReason(status))
       what += std::string(" (") + reason + ")";
     bool retryable = status >= 500 || status == 408 || status == 429;
-    Problem p = (status == 404 || status == 410) ? Problem::NotFound
-                                                 : Problem::Http;
+    Problem p =
+        (status == 404 || status == 410) ? Problem::NotFound : Problem::Http;
     return retryOrMoveOn(job, what, p, retryable);
   }
   case CURLE_TOO_MANY_REDIRECTS:
@@ -708,11 +718,11 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
       return retryOrMoveOn(
           job,
           "read timeout: less than " +
-              std::to_string(std::max<uint64_t>(
-                  1, options_.lowSpeedBytesPerSecond)) +
+              std::to_string(
+                  std::max<uint64_t>(1, options_.lowSpeedBytesPerSecond)) +
               " bytes/s for " +
-              std::to_string(std::max(
-                  1L, static_cast<long>(std::ceil(options_.readTimeoutSeconds)))) +
+              std::to_string(std::max(1L, static_cast<long>(std::ceil(
+                                              options_.readTimeoutSeconds)))) +
               " s" + got,
           Problem::Network, true);
     return retryOrMoveOn(job, "timed out: " + detail, Problem::Network, true);
@@ -771,13 +781,15 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
   std::string digest = job.hasher.hexDigest();
   if (digest != job.sha256)
     return retryOrMoveOn(job,
-                         "wrong SHA-256: got " + digest + ", the index "
-                         "declares " + job.sha256,
+                         "wrong SHA-256: got " + digest +
+                             ", the index "
+                             "declares " +
+                             job.sha256,
                          Problem::Integrity, false);
   int fd = job.fd;
   job.fd = -1;
-  if (::close(fd) != 0 || ::rename(job.tempPath.c_str(),
-                                    job.destPath.c_str()) != 0) {
+  if (::close(fd) != 0 ||
+      ::rename(job.tempPath.c_str(), job.destPath.c_str()) != 0) {
     int e = errno;
     job.discardTemp();
     return localFailure(Error(ErrorCode::Io,
@@ -906,8 +918,7 @@ CURLcode gCurlInitResult = CURLE_OK;
 
 std::string modulePath() {
   Dl_info info{};
-  if (::dladdr(reinterpret_cast<void *>(&modulePath), &info) &&
-      info.dli_fname)
+  if (::dladdr(reinterpret_cast<void *>(&modulePath), &info) && info.dli_fname)
     return info.dli_fname;
   return "libireepkg_http.so";
 }
@@ -951,12 +962,13 @@ ireepkg_http_create_client(const HttpModuleAbi *abi,
       }
     if (!caFile.empty() && ::access(caFile.c_str(), R_OK) != 0)
       return fail(errorCode, message, messageSize, ErrorCode::NotFound,
-                  caSource + " " + caFile + " cannot be read: " +
-                      std::strerror(errno),
+                  caSource + " " + caFile +
+                      " cannot be read: " + std::strerror(errno),
                   "point it at a PEM file of the certificate authorities to "
                   "trust");
-    std::call_once(gCurlInit,
-                   [] { gCurlInitResult = curl_global_init(CURL_GLOBAL_DEFAULT); });
+    std::call_once(gCurlInit, [] {
+      gCurlInitResult = curl_global_init(CURL_GLOBAL_DEFAULT);
+    });
     if (gCurlInitResult != CURLE_OK)
       return fail(errorCode, message, messageSize, ErrorCode::Internal,
                   std::string("cannot initialise libcurl: ") +

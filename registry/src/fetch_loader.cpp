@@ -88,8 +88,8 @@ Expected<LoadedModule> loadModule() {
     void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       const char *why = ::dlerror();
-      tried.push_back(path + " (cannot load: " +
-                      (why ? why : "unknown error") + ")");
+      tried.push_back(path + " (cannot load: " + (why ? why : "unknown error") +
+                      ")");
       continue;
     }
     void *symbol = ::dlsym(handle, IREEPKG_HTTP_FACTORY_NAME);
