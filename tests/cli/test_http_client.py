@@ -509,3 +509,16 @@ def test_module_from_the_environment_or_an_installed_layout(tmp_path):
     r = subprocess.run([str(driver), json.dumps(request)], capture_output=True,
                        text=True, timeout=30, env=env)
     assert json.loads(r.stdout)["stage"] == "metadata"  # loaded; offline miss
+
+
+def test_faults_attached_through_the_control_url(www, server, dest):
+    # For clients that build their own URLs: the plain URL misbehaves.
+    server.set_faults({"/a.bin": ["fail-1"]})
+    out = drive(download_request(www, [f"{server}/a.bin"], dest))
+    assert out["ok"], out
+    assert [r["status"] for r in server.requests_for("/a.bin")] == [500, 200]
+    server.set_faults({"/a.": ["corrupt"]})
+    (dest / "a.bin").unlink()
+    out = drive(download_request(www, [f"{server}/a.bin"], dest))
+    assert out["error"]["code"] == "integrity"
+    assert listing(dest) == []
