@@ -17,7 +17,8 @@ import time
 import pytest
 
 from conftest import BUILD
-from netfix import fault_server, free_port, nginx_server
+from netfix import (fault_server, fault_server_url, free_port,  # noqa: F401
+                    nginx_https, nginx_server)
 
 DRIVER = BUILD / "bin" / "ireepkg-fetch-driver"
 MODULE = BUILD / "lib" / "libireepkg_http.so"
@@ -455,6 +456,17 @@ def test_https_conditional_requests_with_nginx(https, tmp_path):
     assert last[1]["if_none_match"] is not None
 
 
+def test_https_certificate_names_localhost_too(nginx_https, dest):
+    (url, ca_file), root = nginx_https
+    (root / "d.bin").write_bytes(b"d" * 1000)
+    named = url.replace("127.0.0.1", "localhost")
+    out = drive({"options": {**FAST, "ca_file": ca_file}, "downloads": [
+        {"urls": [f"{named}/d.bin"], "dest": str(dest / "d.bin"),
+         "size": 1000, "sha256": sha(b"d" * 1000)}]})
+    assert out["ok"], out
+    assert listing(dest) == ["d.bin"]
+
+
 def test_https_without_the_ca_fails_on_the_certificate(www, https, dest):
     url, _ = https
     out = drive(download_request(www, [f"{url}/a.bin"], dest))
@@ -511,14 +523,23 @@ def test_module_from_the_environment_or_an_installed_layout(tmp_path):
     assert json.loads(r.stdout)["stage"] == "metadata"  # loaded; offline miss
 
 
-def test_faults_attached_through_the_control_url(www, server, dest):
+def test_faults_attached_through_the_control_url(fault_server_url, dest):
     # For clients that build their own URLs: the plain URL misbehaves.
-    server.set_faults({"/a.bin": ["fail-1"]})
-    out = drive(download_request(www, [f"{server}/a.bin"], dest))
+    server, root = fault_server_url
+    data = os.urandom(5000)
+    (root / "c.bin").write_bytes(data)
+    request = {"options": FAST, "downloads": [
+        {"urls": [f"{server}/c.bin"], "dest": str(dest / "c.bin"),
+         "size": len(data), "sha256": sha(data)}]}
+    server.set_faults({"/c.bin": ["fail-1"]})
+    out = drive(request)
     assert out["ok"], out
-    assert [r["status"] for r in server.requests_for("/a.bin")] == [500, 200]
-    server.set_faults({"/a.": ["corrupt"]})
-    (dest / "a.bin").unlink()
-    out = drive(download_request(www, [f"{server}/a.bin"], dest))
+    assert [r["status"] for r in server.requests_for("/c.bin")] == [500, 200]
+    server.set_faults({"/c.": ["corrupt"]})
+    (dest / "c.bin").unlink()
+    out = drive(request)
     assert out["error"]["code"] == "integrity"
     assert listing(dest) == []
+    server.reset()
+    assert drive(request)["ok"]
+    assert [r["status"] for r in server.log()] == [200]
