@@ -38,6 +38,11 @@ private:
   bool tty_;
   bool progressShown_ = false;
   uint64_t lastShown_ = 0;
+  // "downloading": when it started and was last drawn (monotonic seconds;
+  // start < 0 when no download is under way).
+  double downloadStart_ = -1;
+  double downloadDrawn_ = 0;
+  void downloadProgress(uint64_t done, uint64_t total);
 };
 
 /// The prefix for this command (see locatePrefix), or prints an error.

@@ -1,1 +1,987 @@
-// Filled in by the registry layer's implementation.
+//===- http_client.cpp - The libcurl client (libireepkg_http.so) ---------===//
+//
+// Everything fetch.h promises, on one curl multi handle per client:
+//
+//  - A request is a Job: its mirror URLs, a sink (memory for metadata, a
+//    temporary file plus SHA-256 for archives) and a byte limit beyond which
+//    the transfer is cut off. One loop drives all jobs, at most `parallel`
+//    at once; a job that must wait before its next attempt (backoff) does
+//    not hold up the others.
+//  - After each attempt the outcome decides: success; retry the same URL
+//    after a backoff (connection errors, timeouts, 5xx, 408, 429, truncated
+//    bodies); or move on to the next mirror (other 4xx, wrong hash, too
+//    large, TLS failures, redirect loops, retries used up). When the last
+//    mirror is used up the job fails with what every URL answered.
+//  - Metadata bodies are cached as <cache>/<sha256 of the URL>: a small
+//    header (URL, label, ETag), a blank line, then the body, written to a
+//    temporary file and renamed.
+//
+// Archives are not fsync'ed before the rename: whoever reads one later
+// (install) hashes it again as it reads.
+//
+// Only the factory at the end is exported (exports.map); the static
+// libraries this module links stay private to it.
+//
+//===----------------------------------------------------------------------===//
+#include "../src/http_module.h"
+
+#include "ireepkg/hash.h"
+#include "ireepkg/prefix.h"
+
+#include <curl/curl.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#ifndef IREEPKG_VERSION
+#define IREEPKG_VERSION "0.0.0"
+#endif
+
+namespace ireepkg::net {
+
+// The host binary has its own copy (fetch_loader.cpp); this module resolves
+// nothing from it, so it needs one too for HttpClient's vtable.
+HttpClient::~HttpClient() = default;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+std::string bytesText(uint64_t n) {
+  char buf[64];
+  if (n >= (1u << 20))
+    std::snprintf(buf, sizeof buf, "%llu bytes (%.1f MiB)",
+                  static_cast<unsigned long long>(n), n / 1048576.0);
+  else if (n >= 1024)
+    std::snprintf(buf, sizeof buf, "%llu bytes (%.1f KiB)",
+                  static_cast<unsigned long long>(n), n / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%llu bytes",
+                  static_cast<unsigned long long>(n));
+  return buf;
+}
+
+std::string randomHex(size_t chars) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char digits[] = "0123456789abcdef";
+  std::string out(chars, '0');
+  for (char &c : out)
+    c = digits[rng() & 15];
+  return out;
+}
+
+bool writeAll(int fd, const char *data, size_t size) {
+  while (size) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::optional<std::string> readWholeFile(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::nullopt;
+  std::string out;
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0)
+      break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+/// The file name at the end of a URL, for messages when there is no label.
+std::string lastSegment(const std::string &url) {
+  std::string path = url.substr(0, url.find_first_of("?#"));
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+const char *httpReason(long code) {
+  switch (code) {
+  case 400:
+    return "bad request";
+  case 401:
+    return "unauthorized";
+  case 403:
+    return "forbidden";
+  case 404:
+    return "not found";
+  case 405:
+    return "method not allowed";
+  case 408:
+    return "request timeout";
+  case 410:
+    return "gone";
+  case 429:
+    return "too many requests";
+  case 500:
+    return "internal server error";
+  case 501:
+    return "not implemented";
+  case 502:
+    return "bad gateway";
+  case 503:
+    return "service unavailable";
+  case 504:
+    return "gateway timeout";
+  default:
+    return nullptr;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The metadata cache
+//===----------------------------------------------------------------------===//
+
+constexpr const char *kCacheMagic = "ireepkg-metadata-cache 1";
+
+struct CacheEntry {
+  std::string etag;
+  std::string body;
+};
+
+class MetadataCache {
+public:
+  explicit MetadataCache(std::string dir) : dir_(std::move(dir)) {}
+  bool enabled() const { return !dir_.empty(); }
+  const std::string &dir() const { return dir_; }
+
+  std::string pathFor(const std::string &url) const {
+    return dir_ + "/" + Sha256::hex(url);
+  }
+
+  /// The entry for `url`; nothing when absent or unreadable (an entry of
+  /// another URL under the same name, or a damaged one, counts as absent).
+  std::optional<CacheEntry> load(const std::string &url) const {
+    if (!enabled())
+      return std::nullopt;
+    std::optional<std::string> text = readWholeFile(pathFor(url));
+    if (!text)
+      return std::nullopt;
+    size_t pos = 0;
+    auto nextLine = [&](std::string &line) {
+      size_t nl = text->find('\n', pos);
+      if (nl == std::string::npos)
+        return false;
+      line = text->substr(pos, nl - pos);
+      pos = nl + 1;
+      return true;
+    };
+    std::string line;
+    if (!nextLine(line) || line != kCacheMagic)
+      return std::nullopt;
+    CacheEntry entry;
+    bool sameUrl = false;
+    while (true) {
+      if (!nextLine(line))
+        return std::nullopt;
+      if (line.empty())
+        break;
+      if (line.starts_with("url: "))
+        sameUrl = line.substr(5) == url;
+      else if (line.starts_with("etag: "))
+        entry.etag = line.substr(6);
+    }
+    if (!sameUrl)
+      return std::nullopt;
+    entry.body = text->substr(pos);
+    return entry;
+  }
+
+  Status store(const std::string &url, const std::string &label,
+               const std::string &etag, const std::string &body) const {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    std::string path = pathFor(url);
+    std::string temp = path + ".part-" + randomHex(8);
+    auto fail = [&](const std::string &what, int e) -> Status {
+      ::unlink(temp.c_str());
+      return makeError(ErrorCode::Io,
+                       "cannot write the metadata cache: " + what + ": " +
+                           std::strerror(e),
+                       Location{path, 0, 0, "", "", ""},
+                       "check that the cache directory " + dir_ +
+                           " is writable (IREEPKG_CACHE_DIR moves it)");
+    };
+    if (ec)
+      return fail("cannot create " + dir_, ec.value());
+    int fd =
+        ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return fail("cannot create " + temp, errno);
+    auto oneLine = [](std::string s) {
+      std::replace(s.begin(), s.end(), '\n', ' ');
+      std::replace(s.begin(), s.end(), '\r', ' ');
+      return s;
+    };
+    std::string header = std::string(kCacheMagic) + "\nurl: " + oneLine(url) +
+                         "\nlabel: " + oneLine(label) +
+                         "\netag: " + oneLine(etag) + "\n\n";
+    bool written = writeAll(fd, header.data(), header.size()) &&
+                   writeAll(fd, body.data(), body.size());
+    int e = errno;
+    if (::close(fd) != 0 && written) {
+      written = false;
+      e = errno;
+    }
+    if (!written)
+      return fail("cannot write " + temp, e);
+    if (::rename(temp.c_str(), path.c_str()) != 0)
+      return fail("cannot rename " + temp, errno);
+    return ok();
+  }
+
+private:
+  std::string dir_;
+};
+
+//===----------------------------------------------------------------------===//
+// Jobs
+//===----------------------------------------------------------------------===//
+
+/// What went wrong with one URL, by kind; decides the final error code and
+/// hint.
+enum class Problem { Network, NotFound, Http, Integrity, Tls };
+
+struct UrlReport {
+  std::string url;
+  std::string what;
+  int attempts = 0;
+  Problem problem = Problem::Network;
+};
+
+struct Job {
+  // The request.
+  bool metadata = false;
+  std::vector<std::string> urls;
+  std::string label;
+  uint64_t limit = 0; ///< metadata: maxBytes; archive: the exact size
+  std::string destPath;
+  std::string sha256;
+
+  // Metadata: the cached entry of the URL being tried, and the answer.
+  std::optional<CacheEntry> cached;
+  std::string body;
+  std::string answeredUrl;
+  bool fromCache = false;
+
+  // Archive: the temporary file, created at the first attempt.
+  std::string tempPath;
+  int fd = -1;
+  Sha256 hasher;
+
+  // The attempt in flight.
+  CURL *easy = nullptr;
+  curl_slist *headers = nullptr;
+  char errbuf[CURL_ERROR_SIZE] = {};
+  uint64_t received = 0;
+  bool overflow = false;
+  int writeErrno = 0;
+
+  // Where the job stands.
+  enum class State { Waiting, Running, Done, Failed } state = State::Waiting;
+  size_t urlIndex = 0;
+  int attemptsOnUrl = 0;
+  Clock::time_point notBefore{};
+  std::vector<UrlReport> reports;
+  std::optional<Error> error; ///< set when State::Failed
+
+  Job() = default;
+  Job(const Job &) = delete;
+  Job &operator=(const Job &) = delete;
+
+  const std::string &url() const { return urls[urlIndex]; }
+  std::string name() const {
+    return label.empty() ? lastSegment(urls.empty() ? destPath : urls[0])
+                         : label;
+  }
+
+  void endAttempt(CURLM *multi) {
+    if (easy) {
+      curl_multi_remove_handle(multi, easy);
+      curl_easy_cleanup(easy);
+      easy = nullptr;
+    }
+    if (headers) {
+      curl_slist_free_all(headers);
+      headers = nullptr;
+    }
+  }
+
+  /// Closes and removes the temporary file, if any.
+  void discardTemp() {
+    if (fd >= 0) {
+      ::close(fd);
+      fd = -1;
+    }
+    if (!tempPath.empty()) {
+      ::unlink(tempPath.c_str());
+      tempPath.clear();
+    }
+  }
+};
+
+size_t onData(char *data, size_t size, size_t count, void *user) noexcept {
+  Job &job = *static_cast<Job *>(user);
+  size_t n = size * count;
+  if (job.received + n > job.limit) {
+    // Cut off: an oversized or endless body ends here.
+    job.overflow = true;
+    return CURL_WRITEFUNC_ERROR;
+  }
+  job.received += n;
+  if (job.metadata) {
+    try {
+      job.body.append(data, n);
+    } catch (...) {
+      job.writeErrno = ENOMEM;
+      return CURL_WRITEFUNC_ERROR;
+    }
+    return n;
+  }
+  job.hasher.update(data, n);
+  if (!writeAll(job.fd, data, n)) {
+    job.writeErrno = errno;
+    return CURL_WRITEFUNC_ERROR;
+  }
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// The client
+//===----------------------------------------------------------------------===//
+
+class HttpClientImpl final : public HttpClient {
+public:
+  HttpClientImpl(const FetchOptions &options, std::string caFile)
+      : options_(options), caFile_(std::move(caFile)),
+        cache_(options.metadataCacheDir), multi_(curl_multi_init()) {
+    options_.parallel = std::max(1, options_.parallel);
+    options_.retries = std::max(0, options_.retries);
+    options_.maxRedirects = std::max(0, options_.maxRedirects);
+    options_.backoffSeconds = std::max(0.0, options_.backoffSeconds);
+  }
+  ~HttpClientImpl() override {
+    if (multi_)
+      curl_multi_cleanup(multi_);
+  }
+  bool valid() const { return multi_ != nullptr; }
+
+  Expected<MetadataResponse>
+  fetchMetadata(const MetadataRequest &request) override;
+  Status downloadAll(const std::vector<DownloadRequest> &requests,
+                     Reporter &reporter) override;
+
+private:
+  Status run(std::vector<std::unique_ptr<Job>> &jobs, int parallel,
+             Reporter *reporter);
+  Status startAttempt(Job &job);
+  void finishAttempt(Job &job, CURLcode rc);
+  void retryOrMoveOn(Job &job, std::string what, Problem problem,
+                     bool retryable);
+  Error finalError(const Job &job) const;
+
+  FetchOptions options_;
+  std::string caFile_;
+  MetadataCache cache_;
+  CURLM *multi_;
+};
+
+Expected<MetadataResponse>
+HttpClientImpl::fetchMetadata(const MetadataRequest &request) {
+  std::string name = request.label.empty() && !request.urls.empty()
+                         ? lastSegment(request.urls[0])
+                         : request.label;
+  if (request.urls.empty())
+    return makeError(ErrorCode::Invalid, "no URL to fetch " + name + " from");
+
+  if (options_.offline) {
+    for (const std::string &url : request.urls)
+      if (std::optional<CacheEntry> entry = cache_.load(url))
+        return MetadataResponse{std::move(entry->body), url, true};
+    std::string message =
+        "offline, and " + name + " is not in the " + "metadata cache";
+    if (cache_.enabled())
+      message += " (" + cache_.dir() + ")";
+    else
+      message += " (no cache is configured)";
+    message += "; looked for " + request.urls[0];
+    for (size_t i = 1; i < request.urls.size(); ++i)
+      message += ", " + request.urls[i];
+    return makeError(ErrorCode::NotFound, message, {},
+                     "run the command once online to fill the cache, then "
+                     "it works offline");
+  }
+
+  std::vector<std::unique_ptr<Job>> jobs;
+  jobs.push_back(std::make_unique<Job>());
+  Job &job = *jobs.back();
+  job.metadata = true;
+  job.urls = request.urls;
+  job.label = name;
+  job.limit = request.maxBytes;
+  if (Status s = run(jobs, 1, nullptr); !s)
+    return Unexpected(s.error());
+  return MetadataResponse{std::move(job.body), job.answeredUrl, job.fromCache};
+}
+
+Status HttpClientImpl::downloadAll(const std::vector<DownloadRequest> &requests,
+                                   Reporter &reporter) {
+  for (const DownloadRequest &r : requests) {
+    std::string name = r.label.empty() ? r.destPath : r.label;
+    if (r.urls.empty())
+      return makeError(ErrorCode::Invalid,
+                       "no URL to download " + name + " from");
+    if (r.destPath.empty())
+      return makeError(ErrorCode::Invalid, "no destination path for " + name);
+    bool hex = r.sha256.size() == 64 &&
+               std::all_of(r.sha256.begin(), r.sha256.end(), [](char c) {
+                 return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+               });
+    if (!hex)
+      return makeError(ErrorCode::Invalid,
+                       "the SHA-256 declared for " + name + " ('" + r.sha256 +
+                           "') is not 64 lower-case hex digits");
+  }
+  if (requests.empty())
+    return ok();
+
+  if (options_.offline) {
+    std::string message =
+        "offline, and " + std::to_string(requests.size()) +
+        (requests.size() == 1 ? " file needs" : " files need") +
+        " downloading:";
+    for (const DownloadRequest &r : requests)
+      message += "\n  " + (r.label.empty() ? lastSegment(r.urls[0]) : r.label) +
+                 " (" + r.urls[0] + ")";
+    return makeError(ErrorCode::NotFound, message, {},
+                     "run the command once online to download them into the "
+                     "cache, then it works offline");
+  }
+
+  std::vector<std::unique_ptr<Job>> jobs;
+  for (const DownloadRequest &r : requests) {
+    jobs.push_back(std::make_unique<Job>());
+    Job &job = *jobs.back();
+    job.urls = r.urls;
+    job.label = r.label.empty() ? lastSegment(r.urls[0]) : r.label;
+    job.limit = r.size;
+    job.destPath = r.destPath;
+    job.sha256 = r.sha256;
+  }
+  return run(jobs, options_.parallel, &reporter);
+}
+
+Status HttpClientImpl::startAttempt(Job &job) {
+  job.received = 0;
+  job.overflow = false;
+  job.writeErrno = 0;
+  job.errbuf[0] = 0;
+  ++job.attemptsOnUrl;
+
+  if (job.metadata) {
+    job.body.clear();
+    if (job.attemptsOnUrl == 1)
+      job.cached = cache_.load(job.url());
+  } else {
+    job.hasher = Sha256();
+    if (job.fd < 0) {
+      job.tempPath = job.destPath + ".part-" + randomHex(8);
+      job.fd = ::open(job.tempPath.c_str(),
+                      O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (job.fd < 0) {
+        int e = errno;
+        job.tempPath.clear();
+        return makeError(ErrorCode::Io,
+                         "cannot create a temporary file beside " +
+                             job.destPath + ": " + std::strerror(e),
+                         Location{job.destPath, 0, 0, "", "", ""},
+                         "check that the directory exists and is writable");
+      }
+    } else if (::ftruncate(job.fd, 0) != 0 ||
+               ::lseek(job.fd, 0, SEEK_SET) != 0) {
+      return makeError(ErrorCode::Io,
+                       "cannot rewind " + job.tempPath + ": " +
+                           std::strerror(errno),
+                       Location{job.tempPath, 0, 0, "", "", ""});
+    }
+  }
+
+  CURL *easy = curl_easy_init();
+  if (!easy)
+    return makeError(ErrorCode::Internal, "curl_easy_init failed");
+  job.easy = easy;
+  curl_easy_setopt(easy, CURLOPT_URL, job.url().c_str());
+  curl_easy_setopt(easy, CURLOPT_PRIVATE, &job);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &onData);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &job);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, job.errbuf);
+  curl_easy_setopt(easy, CURLOPT_USERAGENT, "ireepkg/" IREEPKG_VERSION);
+  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https,file");
+  curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(easy, CURLOPT_MAXREDIRS,
+                   static_cast<long>(options_.maxRedirects));
+  // A status >= 400 ends the transfer before its body.
+  curl_easy_setopt(easy, CURLOPT_FAILONERROR, 1L);
+  if (options_.connectTimeoutSeconds > 0)
+    curl_easy_setopt(
+        easy, CURLOPT_CONNECTTIMEOUT_MS,
+        static_cast<long>(std::ceil(options_.connectTimeoutSeconds * 1000)));
+  if (options_.readTimeoutSeconds > 0) {
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT,
+                     static_cast<long>(std::max<uint64_t>(
+                         1, options_.lowSpeedBytesPerSecond)));
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
+                     std::max(1L, static_cast<long>(
+                                      std::ceil(options_.readTimeoutSeconds))));
+  }
+  // A body announced larger than the limit fails before it starts; one
+  // that does not announce its length is cut off by onData.
+  curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
+                   static_cast<curl_off_t>(std::min<uint64_t>(
+                       job.limit, static_cast<uint64_t>(INT64_MAX))));
+  if (!job.metadata)
+    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 256L * 1024);
+  if (!caFile_.empty())
+    curl_easy_setopt(easy, CURLOPT_CAINFO, caFile_.c_str());
+  if (job.metadata && job.cached && !job.cached->etag.empty()) {
+    std::string header = "If-None-Match: " + job.cached->etag;
+    job.headers = curl_slist_append(nullptr, header.c_str());
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, job.headers);
+  }
+  if (curl_multi_add_handle(multi_, easy) != CURLM_OK) {
+    job.endAttempt(multi_);
+    return makeError(ErrorCode::Internal, "curl_multi_add_handle failed");
+  }
+  job.state = Job::State::Running;
+  return ok();
+}
+
+void HttpClientImpl::retryOrMoveOn(Job &job, std::string what, Problem problem,
+                                   bool retryable) {
+  if (retryable && job.attemptsOnUrl <= options_.retries) {
+    double wait = options_.backoffSeconds *
+                  std::pow(2.0, static_cast<double>(job.attemptsOnUrl - 1));
+    job.notBefore = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(wait));
+    job.state = Job::State::Waiting;
+    return;
+  }
+  job.reports.push_back(
+      UrlReport{job.url(), std::move(what), job.attemptsOnUrl, problem});
+  ++job.urlIndex;
+  job.attemptsOnUrl = 0;
+  job.cached.reset();
+  if (job.urlIndex < job.urls.size()) {
+    job.notBefore = Clock::now();
+    job.state = Job::State::Waiting;
+    return;
+  }
+  job.error = finalError(job);
+  job.state = Job::State::Failed;
+}
+
+Error HttpClientImpl::finalError(const Job &job) const {
+  const char *verb = job.metadata ? "fetch" : "download";
+  std::string message = std::string("cannot ") + verb + " " + job.name();
+  auto line = [](const UrlReport &r) {
+    std::string s = r.url + ": " + r.what;
+    if (r.attempts > 1)
+      s += " (" + std::to_string(r.attempts) + " attempts)";
+    return s;
+  };
+  if (job.reports.size() == 1)
+    message += " from " + line(job.reports[0]);
+  else {
+    message +=
+        " from any of its " + std::to_string(job.reports.size()) + " URLs:";
+    for (const UrlReport &r : job.reports)
+      message += "\n  " + line(r);
+  }
+  bool integrity = false, tls = false, allNotFound = true;
+  for (const UrlReport &r : job.reports) {
+    integrity |= r.problem == Problem::Integrity;
+    tls |= r.problem == Problem::Tls;
+    allNotFound &= r.problem == Problem::NotFound;
+  }
+  if (integrity)
+    return Error(ErrorCode::Integrity, message, {},
+                 "the server sent something other than what was declared; "
+                 "if this persists, tell the registry's maintainers");
+  if (tls)
+    return Error(ErrorCode::Io, message, {},
+                 "if the server uses a private certificate authority, pass "
+                 "its certificate with IREEPKG_CA_FILE=<pem file>");
+  if (allNotFound)
+    return Error(ErrorCode::NotFound, message, {},
+                 "check the registry URL; the file may have been removed");
+  return Error(ErrorCode::Io, message, {},
+               "check the network connection and the registry URL; with "
+               "the data already cached, --offline works without a network");
+}
+
+void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
+  long status = 0;
+  curl_easy_getinfo(job.easy, CURLINFO_RESPONSE_CODE, &status);
+  std::string etag;
+  if (job.metadata && rc == CURLE_OK) {
+    curl_header *h = nullptr;
+    if (curl_easy_header(job.easy, "ETag", 0, CURLH_HEADER, -1, &h) ==
+            CURLHE_OK &&
+        h && h->value)
+      etag = h->value;
+  }
+  std::string detail = job.errbuf[0] ? job.errbuf : curl_easy_strerror(rc);
+  job.endAttempt(multi_);
+
+  auto localFailure = [&](Error e) {
+    job.error = std::move(e);
+    job.state = Job::State::Failed;
+  };
+  std::string got = job.metadata
+                        ? ""
+                        : " after " + std::to_string(job.received) + " of " +
+                              std::to_string(job.limit) + " bytes";
+
+  if (job.overflow || rc == CURLE_FILESIZE_EXCEEDED) {
+    std::string what =
+        job.metadata ? "larger than the limit of " + bytesText(job.limit) +
+                           " for " + job.name() + "; cut off"
+                     : "sent more than the " + bytesText(job.limit) +
+                           " the index declares; cut off";
+    return retryOrMoveOn(job, what, Problem::Integrity, false);
+  }
+  if (job.writeErrno)
+    return localFailure(
+        Error(ErrorCode::Io,
+              std::string("cannot write ") +
+                  (job.metadata ? "the response to memory" : job.tempPath) +
+                  ": " + std::strerror(job.writeErrno),
+              Location{job.metadata ? "" : job.destPath, 0, 0, "", "", ""}));
+
+  switch (rc) {
+  case CURLE_OK:
+    break;
+  case CURLE_HTTP_RETURNED_ERROR: {
+    std::string what = "HTTP " + std::to_string(status);
+    if (const char *reason = httpReason(status))
+      what += std::string(" (") + reason + ")";
+    bool retryable = status >= 500 || status == 408 || status == 429;
+    Problem p =
+        (status == 404 || status == 410) ? Problem::NotFound : Problem::Http;
+    return retryOrMoveOn(job, what, p, retryable);
+  }
+  case CURLE_TOO_MANY_REDIRECTS:
+    return retryOrMoveOn(job,
+                         "more than " + std::to_string(options_.maxRedirects) +
+                             " redirects (a redirect loop?)",
+                         Problem::Http, false);
+  case CURLE_OPERATION_TIMEDOUT:
+    if (detail.starts_with("Operation too slow"))
+      return retryOrMoveOn(
+          job,
+          "read timeout: less than " +
+              std::to_string(
+                  std::max<uint64_t>(1, options_.lowSpeedBytesPerSecond)) +
+              " bytes/s for " +
+              std::to_string(std::max(1L, static_cast<long>(std::ceil(
+                                              options_.readTimeoutSeconds)))) +
+              " s" + got,
+          Problem::Network, true);
+    return retryOrMoveOn(job, "timed out: " + detail, Problem::Network, true);
+  case CURLE_PARTIAL_FILE:
+    return retryOrMoveOn(job, "truncated: the connection closed" + got,
+                         Problem::Network, true);
+  case CURLE_COULDNT_CONNECT:
+  case CURLE_COULDNT_RESOLVE_HOST:
+  case CURLE_COULDNT_RESOLVE_PROXY:
+  case CURLE_SEND_ERROR:
+  case CURLE_RECV_ERROR:
+  case CURLE_GOT_NOTHING:
+  case CURLE_HTTP2:
+  case CURLE_HTTP2_STREAM:
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_WEIRD_SERVER_REPLY:
+    return retryOrMoveOn(job, detail + (rc == CURLE_RECV_ERROR ? got : ""),
+                         Problem::Network, true);
+  case CURLE_PEER_FAILED_VERIFICATION:
+  case CURLE_SSL_CACERT_BADFILE:
+  case CURLE_SSL_CERTPROBLEM:
+  case CURLE_SSL_ISSUER_ERROR:
+  case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    return retryOrMoveOn(job, "TLS: " + detail, Problem::Tls, false);
+  default:
+    return retryOrMoveOn(job, detail, Problem::Network, false);
+  }
+
+  // CURLE_OK.
+  if (job.metadata) {
+    if (status == 304 && job.cached) {
+      job.body = std::move(job.cached->body);
+      job.answeredUrl = job.url();
+      job.fromCache = true;
+      job.state = Job::State::Done;
+      return;
+    }
+    if (status != 0 && (status < 200 || status > 299))
+      return retryOrMoveOn(job, "unexpected HTTP " + std::to_string(status),
+                           Problem::Http, false);
+    if (cache_.enabled())
+      if (Status s = cache_.store(job.url(), job.label, etag, job.body); !s)
+        return localFailure(s.error());
+    job.answeredUrl = job.url();
+    job.fromCache = false;
+    job.state = Job::State::Done;
+    return;
+  }
+
+  if (status != 0 && (status < 200 || status > 299))
+    return retryOrMoveOn(job, "unexpected HTTP " + std::to_string(status),
+                         Problem::Http, false);
+  if (job.received < job.limit)
+    return retryOrMoveOn(job, "truncated: the body ended" + got,
+                         Problem::Network, true);
+  std::string digest = job.hasher.hexDigest();
+  if (digest != job.sha256)
+    return retryOrMoveOn(job,
+                         "wrong SHA-256: got " + digest +
+                             ", the index "
+                             "declares " +
+                             job.sha256,
+                         Problem::Integrity, false);
+  int fd = job.fd;
+  job.fd = -1;
+  if (::close(fd) != 0 ||
+      ::rename(job.tempPath.c_str(), job.destPath.c_str()) != 0) {
+    int e = errno;
+    job.discardTemp();
+    return localFailure(Error(ErrorCode::Io,
+                              "cannot move the download into place: " +
+                                  std::string(std::strerror(e)),
+                              Location{job.destPath, 0, 0, "", "", ""}));
+  }
+  job.tempPath.clear();
+  job.answeredUrl = job.url();
+  job.state = Job::State::Done;
+}
+
+Status HttpClientImpl::run(std::vector<std::unique_ptr<Job>> &jobs,
+                           int parallel, Reporter *reporter) {
+  // Whatever happens, nothing is left in flight or half-written.
+  struct Cleanup {
+    CURLM *multi;
+    std::vector<std::unique_ptr<Job>> &jobs;
+    ~Cleanup() {
+      for (auto &job : jobs) {
+        job->endAttempt(multi);
+        if (job->state != Job::State::Done)
+          job->discardTemp();
+      }
+    }
+  } cleanup{multi_, jobs};
+
+  uint64_t total = 0;
+  for (auto &job : jobs)
+    if (!job->metadata)
+      total += job->limit;
+  auto bytesDone = [&] {
+    uint64_t done = 0;
+    for (auto &job : jobs)
+      done += job->state == Job::State::Done ? job->limit : job->received;
+    return done;
+  };
+  Clock::time_point lastReport = Clock::now();
+  if (reporter)
+    reporter->progress("downloading", 0, total);
+
+  while (true) {
+    Clock::time_point now = Clock::now();
+    int running = 0;
+    for (auto &job : jobs)
+      running += job->state == Job::State::Running;
+    std::optional<Clock::time_point> nextDue;
+    for (auto &job : jobs) {
+      if (job->state != Job::State::Waiting)
+        continue;
+      if (job->notBefore <= now && running < parallel) {
+        if (Status s = startAttempt(*job); !s)
+          return s;
+        ++running;
+      } else if (job->notBefore > now) {
+        nextDue = nextDue ? std::min(*nextDue, job->notBefore) : job->notBefore;
+      }
+    }
+    if (running == 0 && !nextDue)
+      break;
+
+    int stillRunning = 0;
+    if (CURLMcode mc = curl_multi_perform(multi_, &stillRunning);
+        mc != CURLM_OK)
+      return makeError(ErrorCode::Internal,
+                       std::string("curl_multi_perform: ") +
+                           curl_multi_strerror(mc));
+    int queued = 0;
+    while (CURLMsg *msg = curl_multi_info_read(multi_, &queued)) {
+      if (msg->msg != CURLMSG_DONE)
+        continue;
+      Job *job = nullptr;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &job);
+      finishAttempt(*job, msg->data.result);
+      if (job->state == Job::State::Failed)
+        return Unexpected(std::move(*job->error));
+    }
+
+    now = Clock::now();
+    if (reporter && now - lastReport >= std::chrono::milliseconds(100)) {
+      reporter->progress("downloading", bytesDone(), total);
+      lastReport = now;
+    }
+
+    // Sleep until there is data, a retry is due, or it is time to report.
+    long timeoutMs = 100;
+    int runningNow = 0, waitingNow = 0;
+    for (auto &job : jobs) {
+      runningNow += job->state == Job::State::Running;
+      waitingNow += job->state == Job::State::Waiting;
+    }
+    if (runningNow == 0 && waitingNow == 0)
+      break;
+    for (auto &job : jobs) {
+      if (job->state != Job::State::Waiting)
+        continue;
+      if (job->notBefore > now) {
+        auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        job->notBefore - now)
+                        .count();
+        timeoutMs = std::clamp<long>(wait + 1, 1, timeoutMs);
+      } else if (runningNow < parallel) {
+        timeoutMs = 0; // due, and there is room: start it right away
+      }
+    }
+    bool anyRunning = runningNow > 0;
+    if (anyRunning) {
+      long curlTimeout = -1;
+      curl_multi_timeout(multi_, &curlTimeout);
+      if (curlTimeout >= 0)
+        timeoutMs = std::min(timeoutMs, curlTimeout);
+      if (timeoutMs > 0)
+        curl_multi_poll(multi_, nullptr, 0, static_cast<int>(timeoutMs),
+                        nullptr);
+    } else if (timeoutMs > 0) {
+      ::usleep(static_cast<useconds_t>(timeoutMs * 1000));
+    }
+  }
+  if (reporter)
+    reporter->progress("downloading", total, total);
+  return ok();
+}
+
+std::once_flag gCurlInit;
+CURLcode gCurlInitResult = CURLE_OK;
+
+std::string modulePath() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void *>(&modulePath), &info) && info.dli_fname)
+    return info.dli_fname;
+  return "libireepkg_http.so";
+}
+
+int fail(int *errorCode, char *message, size_t messageSize, ErrorCode code,
+         const std::string &text, const std::string &hint) {
+  *errorCode = static_cast<int>(code);
+  std::string all = hint.empty() ? text : text + "\n" + hint;
+  if (messageSize) {
+    size_t n = std::min(all.size(), messageSize - 1);
+    std::memcpy(message, all.data(), n);
+    message[n] = 0;
+  }
+  return 1;
+}
+
+} // namespace
+} // namespace ireepkg::net
+
+using namespace ireepkg;
+using namespace ireepkg::net;
+
+extern "C" __attribute__((visibility("default"))) int
+ireepkg_http_create_client(const HttpModuleAbi *abi,
+                           const FetchOptions *options, HttpClient **client,
+                           int *errorCode, char *message, size_t messageSize) {
+  try {
+    *client = nullptr;
+    if (!abi || !(*abi == HttpModuleAbi{}))
+      return fail(errorCode, message, messageSize, ErrorCode::Unsupported,
+                  "the HTTP module " + modulePath() +
+                      " belongs to another build of ireepkg",
+                  "reinstall ireepkg so that the program and its lib/ "
+                  "directory match");
+    std::string caFile = options->caFile;
+    std::string caSource = "the CA file";
+    if (caFile.empty())
+      if (const char *env = std::getenv("IREEPKG_CA_FILE"); env && *env) {
+        caFile = env;
+        caSource = "IREEPKG_CA_FILE";
+      }
+    if (!caFile.empty() && ::access(caFile.c_str(), R_OK) != 0)
+      return fail(errorCode, message, messageSize, ErrorCode::NotFound,
+                  caSource + " " + caFile +
+                      " cannot be read: " + std::strerror(errno),
+                  "point it at a PEM file of the certificate authorities to "
+                  "trust");
+    std::call_once(gCurlInit, [] {
+      gCurlInitResult = curl_global_init(CURL_GLOBAL_DEFAULT);
+    });
+    if (gCurlInitResult != CURLE_OK)
+      return fail(errorCode, message, messageSize, ErrorCode::Internal,
+                  std::string("cannot initialise libcurl: ") +
+                      curl_easy_strerror(gCurlInitResult),
+                  "");
+    auto impl = std::make_unique<HttpClientImpl>(*options, caFile);
+    if (!impl->valid())
+      return fail(errorCode, message, messageSize, ErrorCode::Internal,
+                  "curl_multi_init failed", "");
+    *client = impl.release();
+    return 0;
+  } catch (const std::exception &e) {
+    return fail(errorCode, message, messageSize, ErrorCode::Internal,
+                std::string("the HTTP module failed: ") + e.what(), "");
+  }
+}

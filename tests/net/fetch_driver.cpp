@@ -1,0 +1,181 @@
+//===- fetch_driver.cpp - Drives the HTTP client from a test ------------===//
+//
+// ireepkg-fetch-driver '<request JSON>'   (or '-' to read it from stdin)
+//
+// Loads the HTTP module exactly as ireepkg does (net::openHttpClient), runs
+// one request and prints the result as one JSON object on stdout, so that
+// tests and benchmarks can exercise the real client against real servers.
+//
+// Request:
+//   {"options":   {"connect_timeout": s, "read_timeout": s, "low_speed": B/s,
+//                  "retries": n, "backoff": s, "max_redirects": n,
+//                  "parallel": n, "ca_file": path, "offline": bool,
+//                  "metadata_cache_dir": path},           every key optional
+//    "metadata":  {"urls": [...], "max_bytes": n, "label": s},    optional
+//    "downloads": [{"urls": [...], "dest": path, "size": n,
+//                   "sha256": hex, "label": s}, ...]}            optional
+// Metadata is fetched first, then the downloads.
+//
+// Result (exit 0 when ok, 1 on an error from the client, 2 on a bad request):
+//   {"ok": true|false,
+//    "stage": "open"|"metadata"|"downloads",          where it failed
+//    "error": {"code", "message", "hint"},            when not ok
+//    "metadata": {"body", "url", "from_cache", "size"},
+//    "progress": {"calls", "last_done", "last_total", "max_done"},
+//    "open_ms", "metadata_ms", "downloads_ms"}        times of each step
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/fetch.h"
+#include "ireepkg/prefix.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <set>
+#include <string>
+
+using namespace ireepkg;
+using json = nlohmann::json;
+
+namespace {
+
+/// Records what the client reports, for the result.
+class RecordingReporter : public Reporter {
+public:
+  void progress(const std::string &label, uint64_t done,
+                uint64_t total) override {
+    ++calls;
+    labels.insert(label);
+    lastDone = done;
+    lastTotal = total;
+    maxDone = std::max(maxDone, done);
+  }
+  uint64_t calls = 0, lastDone = 0, lastTotal = 0, maxDone = 0;
+  std::set<std::string> labels;
+};
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+json errorJson(const Error &e) {
+  return {{"code", errorCodeName(e.code)},
+          {"message", e.message},
+          {"hint", e.hint}};
+}
+
+int print(const json &j, int code) {
+  std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace)
+            << std::endl;
+  return code;
+}
+
+int usage(const std::string &why) {
+  return print({{"ok", false},
+                {"stage", "request"},
+                {"error", {{"code", "Usage"}, {"message", why}, {"hint", ""}}}},
+               2);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 2)
+    return usage("usage: ireepkg-fetch-driver '<request JSON>' | -");
+  std::string text = argv[1];
+  if (text == "-")
+    text.assign(std::istreambuf_iterator<char>(std::cin),
+                std::istreambuf_iterator<char>());
+  json request;
+  net::FetchOptions options;
+  net::MetadataRequest metadata;
+  bool wantMetadata = false;
+  std::vector<net::DownloadRequest> downloads;
+  try {
+    request = json::parse(text);
+    json o = request.value("options", json::object());
+    options.connectTimeoutSeconds =
+        o.value("connect_timeout", options.connectTimeoutSeconds);
+    options.readTimeoutSeconds =
+        o.value("read_timeout", options.readTimeoutSeconds);
+    options.lowSpeedBytesPerSecond =
+        o.value("low_speed", options.lowSpeedBytesPerSecond);
+    options.retries = o.value("retries", options.retries);
+    options.backoffSeconds = o.value("backoff", options.backoffSeconds);
+    options.maxRedirects = o.value("max_redirects", options.maxRedirects);
+    options.parallel = o.value("parallel", options.parallel);
+    options.caFile = o.value("ca_file", options.caFile);
+    options.offline = o.value("offline", options.offline);
+    options.metadataCacheDir =
+        o.value("metadata_cache_dir", options.metadataCacheDir);
+    if (request.contains("metadata")) {
+      const json &m = request["metadata"];
+      wantMetadata = true;
+      metadata.urls = m.at("urls").get<std::vector<std::string>>();
+      metadata.maxBytes = m.value("max_bytes", metadata.maxBytes);
+      metadata.label = m.value("label", metadata.label);
+    }
+    for (const json &d : request.value("downloads", json::array())) {
+      net::DownloadRequest r;
+      r.urls = d.at("urls").get<std::vector<std::string>>();
+      r.destPath = d.at("dest").get<std::string>();
+      r.size = d.at("size").get<uint64_t>();
+      r.sha256 = d.at("sha256").get<std::string>();
+      r.label = d.value("label", std::string());
+      downloads.push_back(std::move(r));
+    }
+  } catch (const json::exception &e) {
+    return usage(std::string("bad request: ") + e.what());
+  }
+
+  json result = {{"ok", true}};
+  auto start = std::chrono::steady_clock::now();
+  auto client = net::openHttpClient(options);
+  result["open_ms"] = msSince(start);
+  if (!client) {
+    result["ok"] = false;
+    result["stage"] = "open";
+    result["error"] = errorJson(client.error());
+    return print(result, 1);
+  }
+
+  if (wantMetadata) {
+    start = std::chrono::steady_clock::now();
+    auto response = (*client)->fetchMetadata(metadata);
+    result["metadata_ms"] = msSince(start);
+    if (!response) {
+      result["ok"] = false;
+      result["stage"] = "metadata";
+      result["error"] = errorJson(response.error());
+      return print(result, 1);
+    }
+    result["metadata"] = {{"body", response->body},
+                          {"url", response->url},
+                          {"from_cache", response->fromCache},
+                          {"size", response->body.size()}};
+  }
+
+  if (request.contains("downloads")) {
+    RecordingReporter reporter;
+    start = std::chrono::steady_clock::now();
+    Status s = (*client)->downloadAll(downloads, reporter);
+    result["downloads_ms"] = msSince(start);
+    result["progress"] = {{"calls", reporter.calls},
+                          {"labels", reporter.labels},
+                          {"last_done", reporter.lastDone},
+                          {"last_total", reporter.lastTotal},
+                          {"max_done", reporter.maxDone}};
+    if (!s) {
+      result["ok"] = false;
+      result["stage"] = "downloads";
+      result["error"] = errorJson(s.error());
+      return print(result, 1);
+    }
+  }
+  return print(result, 0);
+}
