@@ -1,0 +1,433 @@
+"""Projects against a real (directory) registry: install by name, lock, sync,
+update, outdated, search and offline bundles, through the CLI."""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import EXAMPLES, data_package, make_writable, pack, run
+
+
+def _json(r):
+    assert r.code == 0, r
+    return json.loads(r.out)
+
+
+class Registry:
+    """A signed directory registry with a key pair, built with the CLI."""
+
+    def __init__(self, root: pathlib.Path):
+        self.root = root
+        self.dir = root / "registry"
+        self.dist = root / "dist"
+        self.src = root / "src"
+        base = root / "keys" / "registry"
+        base.parent.mkdir(parents=True)
+        r = run("key", "generate", "-o", base)
+        assert r.code == 0, r
+        self.key = pathlib.Path(str(base) + ".key")
+        self.pub_file = pathlib.Path(str(base) + ".pub")
+        self.pub = self.pub_file.read_text().splitlines()[1].strip()
+        r = run("registry", "init", self.dir, "--key", self.key, "--name", "test")
+        assert r.code == 0, r
+
+    def publish_archive(self, archive):
+        r = run("publish", archive, "--registry", self.dir, "--key", self.key)
+        assert r.code == 0, r
+        return archive
+
+    def publish(self, name, version, dependencies=None, requires=None,
+                files=None):
+        d = data_package(self.src, name, version, dependencies, files)
+        if requires:
+            m = json.loads((d / "ireeplugin.json").read_text())
+            m["requires"] = requires
+            (d / "ireeplugin.json").write_text(json.dumps(m, indent=2) + "\n")
+        return self.publish_archive(pack(d, self.dist))
+
+    def yank(self, spec):
+        r = run("yank", spec, "--registry", self.dir, "--key", self.key)
+        assert r.code == 0, r
+
+    def index(self, name):
+        return json.loads((self.dir / "index" / f"{name}.json").read_text())
+
+
+@pytest.fixture
+def reg(tmp_path):
+    r = Registry(tmp_path)
+    r.publish("base-kernels", "1.0.0")
+    r.publish("base-kernels", "1.1.0")
+    r.publish("fft-kit", "1.0.0", {"base-kernels": "^1.0"})
+    r.publish("old-fft", "2.0.0", {"base-kernels": "<1.0.0"})
+    return r
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A download cache of the test's own, so offline tests are honest."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(d))
+    return d
+
+
+def project(tmp_path, reg, plugins, platforms=None, extra=None):
+    d = tmp_path / "proj"
+    d.mkdir(exist_ok=True)
+    p = {"schema_version": 1,
+         "registries": [{"name": "test", "url": os.path.relpath(reg.dir, d),
+                         "public_key": reg.pub}],
+         "plugins": plugins}
+    if platforms:
+        p["platforms"] = platforms
+    if extra:
+        p.update(extra)
+    (d / "plugins.json").write_text(json.dumps(p, indent=2) + "\n")
+    return d
+
+
+def installed(prefix):
+    st = json.loads((prefix / "state" / "installed.json").read_text())
+    return {p["name"]: p for p in st["packages"]}
+
+
+# --- install by name ---------------------------------------------------------
+
+def test_install_by_name_resolves_dependencies(tmp_path, reg, cache):
+    prefix = tmp_path / "prefix"
+    r = run("install", "fft-kit", "--registry", reg.dir, "--registry-key",
+            reg.pub, "--prefix", prefix, "--json")
+    out = _json(r)
+    assert {(c["name"], c["to"]) for c in out["changes"]} == {
+        ("fft-kit", "1.0.0"), ("base-kernels", "1.1.0")}
+    st = json.loads((prefix / "state" / "installed.json").read_text())
+    names = [p["name"] for p in st["packages"]]
+    assert names == ["base-kernels", "fft-kit"]  # dependencies first
+    by = {p["name"]: p for p in st["packages"]}
+    assert by["fft-kit"]["reason"] == "explicit"
+    assert by["base-kernels"]["reason"] == "dependency"
+    # The archive installed is the one the index pins.
+    entry = [e for e in reg.index("fft-kit")["versions"]][0]
+    assert by["fft-kit"]["archive_sha256"] == entry["sha256"]
+    # Again: nothing to do.
+    r = run("install", "fft-kit", "--registry", reg.dir, "--registry-key",
+            reg.pub, "--prefix", prefix)
+    assert r.code == 0, r
+    assert "installed" not in r.out
+
+
+def test_install_by_name_with_constraint(tmp_path, reg, cache):
+    prefix = tmp_path / "prefix"
+    r = run("install", "base-kernels@<1.1", "--registry", reg.dir,
+            "--registry-key", reg.pub, "--prefix", prefix)
+    assert r.code == 0, r
+    assert installed(prefix)["base-kernels"]["version"] == "1.0.0"
+
+
+def test_install_by_name_needs_a_trusted_key(tmp_path, reg, cache):
+    prefix = tmp_path / "prefix"
+    r = run("install", "fft-kit", "--registry", reg.dir, "--prefix", prefix)
+    assert r.code == 1, r
+    keyid = reg.pub_file.read_text().split()[-1]
+    assert keyid in r.err
+    assert "--registry-key" in r.err
+    assert not (prefix / "packages").exists()
+
+
+def test_install_by_name_wrong_key_installs_nothing(tmp_path, reg, cache):
+    other = tmp_path / "other"
+    assert run("key", "generate", "-o", other).code == 0
+    wrong = pathlib.Path(str(other) + ".pub").read_text().splitlines()[1]
+    prefix = tmp_path / "prefix"
+    r = run("install", "fft-kit", "--registry", reg.dir, "--registry-key",
+            wrong, "--prefix", prefix)
+    assert r.code == 1, r
+    assert "key" in r.err
+    assert not (prefix / "packages").exists()
+
+
+def test_install_unknown_name(tmp_path, reg, cache):
+    r = run("install", "fft-kitt", "--registry", reg.dir, "--registry-key",
+            reg.pub, "--prefix", tmp_path / "p")
+    assert r.code == 1, r
+    assert "fft-kitt" in r.err
+
+
+def test_install_refuses_mixing_files_and_names(tmp_path, reg):
+    archive = next(reg.dist.glob("fft-kit-*.ireepkg"))
+    r = run("install", archive, "base-kernels", "--prefix", tmp_path / "p")
+    assert r.code == 2
+    assert "either archive files or package names" in r.err
+
+
+# --- lock ----------------------------------------------------------------------
+
+def test_lock_is_deterministic_and_pins_hashes(tmp_path, reg, cache):
+    d = project(tmp_path, reg, [{"name": "fft-kit", "version": "^1.0"}],
+                platforms=["linux-x86_64", "linux-aarch64"])
+    r = run("lock", "--iree-version", "3.13.0", cwd=d)
+    assert r.code == 0, r
+    assert "+ base-kernels 1.1.0" in r.out
+    lock_path = d / "plugins.lock.json"
+    first = lock_path.read_bytes()
+    lock = json.loads(first)
+    assert [p["name"] for p in lock["packages"]] == ["base-kernels", "fft-kit"]
+    assert lock["activation"] == ["base-kernels", "fft-kit"]
+    assert lock["platforms"] == ["linux-aarch64", "linux-x86_64"]
+    assert lock["input_hash"].startswith("sha256:")
+    by = {p["name"]: p for p in lock["packages"]}
+    entry = [e for e in reg.index("base-kernels")["versions"]
+             if e["version"] == "1.1.0"][0]
+    assert by["base-kernels"]["sha256"] == entry["sha256"]
+    assert by["base-kernels"]["size"] == entry["size"]
+    assert by["fft-kit"]["dependencies"] == ["base-kernels@1.1.0"]
+    # Unchanged input: the same bytes, and the file is not rewritten.
+    mtime = lock_path.stat().st_mtime_ns
+    r = run("lock", "--iree-version", "3.13.0", cwd=d)
+    assert r.code == 0, r
+    assert "up to date" in r.out
+    assert lock_path.read_bytes() == first
+    assert lock_path.stat().st_mtime_ns == mtime
+    # A fresh lock from scratch gives the same bytes too.
+    lock_path.unlink()
+    assert run("lock", "--iree-version", "3.13.0", cwd=d).code == 0
+    assert lock_path.read_bytes() == first
+    assert run("lock", "--check", "--iree-version", "3.13.0", cwd=d).code == 0
+
+
+def test_lock_keeps_locked_versions_and_yanked_ones(tmp_path, reg, cache):
+    d = project(tmp_path, reg, [{"name": "base-kernels"}])
+    assert run("lock", cwd=d).code == 0
+    lock = json.loads((d / "plugins.lock.json").read_text())
+    assert lock["packages"][0]["version"] == "1.1.0"
+    reg.publish("base-kernels", "1.2.0")
+    reg.yank("base-kernels@1.1.0")
+    # The locked (now yanked) version stays.
+    assert run("lock", cwd=d).code == 0
+    lock = json.loads((d / "plugins.lock.json").read_text())
+    assert lock["packages"][0]["version"] == "1.1.0"
+    # --upgrade moves on; a fresh lock never picks the yanked version.
+    r = run("lock", "--upgrade", cwd=d)
+    assert r.code == 0, r
+    assert "~ base-kernels 1.1.0 -> 1.2.0" in r.out
+    reg.yank("base-kernels@1.2.0")
+    (d / "plugins.lock.json").unlink()
+    assert run("lock", cwd=d).code == 0
+    lock = json.loads((d / "plugins.lock.json").read_text())
+    assert lock["packages"][0]["version"] == "1.0.0"
+
+
+def test_lock_explains_conflicts(tmp_path, reg, cache):
+    d = project(tmp_path, reg, [{"name": "fft-kit", "version": "^1.0"},
+                                {"name": "old-fft", "version": "^2.0"}])
+    r = run("lock", cwd=d)
+    assert r.code == 1, r
+    assert "Because" in r.err
+    assert "fft-kit" in r.err and "old-fft" in r.err
+    assert "version solving failed" in r.err or "no solution" in r.err
+    assert not (d / "plugins.lock.json").exists()
+
+
+def test_lock_filters_by_iree_version(tmp_path, reg, cache):
+    reg.publish("new-only", "1.0.0", requires={"iree": ">=4.0.0"})
+    d = project(tmp_path, reg, [{"name": "new-only"}])
+    r = run("lock", "--iree-version", "3.13.0", cwd=d)
+    assert r.code == 1, r
+    assert "new-only" in r.err and "IREE" in r.err
+    assert run("lock", "--iree-version", "4.1.0", cwd=d).code == 0
+
+
+def test_lock_for_a_foreign_platform(tmp_path, reg, cache):
+    reg.publish_archive(pack(EXAMPLES / "simple-mul", reg.dist))
+    # simple-mul has builds for x86_64 and aarch64, not riscv64.
+    d = project(tmp_path, reg, [{"name": "simple-mul"}],
+                platforms=["linux-aarch64"])
+    r = run("lock", cwd=d)
+    assert r.code == 0, r
+    d2 = tmp_path / "proj"
+    p = json.loads((d2 / "plugins.json").read_text())
+    p["platforms"] = ["linux-riscv64"]
+    (d2 / "plugins.json").write_text(json.dumps(p))
+    r = run("lock", cwd=d2)
+    assert r.code == 1, r
+    assert "simple-mul" in r.err and "linux-riscv64" in r.err
+
+
+def test_lock_checks_option_values(tmp_path, reg, cache):
+    reg.publish_archive(pack(EXAMPLES / "simple-mul", reg.dist))
+    reg.publish_archive(pack(EXAMPLES / "mul-pipeline", reg.dist))
+    d = project(tmp_path, reg, [
+        {"name": "mul-pipeline",
+         "options": {"iree-llvmcpu-distribution-size": 4096}}])
+    r = run("lock", "--iree-version", "3.13.0", cwd=d)
+    assert r.code == 1, r
+    assert "mul-pipeline" in r.err
+    assert "iree-llvmcpu-distribution-size" in r.err
+    assert "1024" in r.err  # the rule
+    assert "/plugins/0/options/iree-llvmcpu-distribution-size" in r.err
+    assert not (d / "plugins.lock.json").exists()
+
+
+# --- sync ----------------------------------------------------------------------
+
+def test_sync_installs_exactly_the_lock(tmp_path, reg, cache):
+    d = project(tmp_path, reg, [{"name": "fft-kit"}])
+    r = run("sync", cwd=d)  # no lock yet: locks first
+    assert r.code == 0, r
+    prefix = d / ".iree-plugins"
+    assert set(installed(prefix)) == {"base-kernels", "fft-kit"}
+    assert installed(prefix)["base-kernels"]["reason"] == "dependency"
+    r = run("sync", cwd=d)
+    assert r.code == 0, r
+    assert "up to date" in r.out
+    # Dropping the plugin from plugins.json removes it and its dependency.
+    p = json.loads((d / "plugins.json").read_text())
+    p["plugins"] = [{"name": "base-kernels", "version": "=1.0.0"}]
+    (d / "plugins.json").write_text(json.dumps(p, indent=2))
+    r = run("sync", "--locked", cwd=d)
+    assert r.code == 1, r
+    assert "out of date" in r.err
+    assert set(installed(prefix)) == {"base-kernels", "fft-kit"}
+    r = run("sync", "--json", cwd=d)
+    out = _json(r)
+    assert out["relocked"] is True
+    assert installed(prefix) .keys() == {"base-kernels"}
+    assert installed(prefix)["base-kernels"]["version"] == "1.0.0"
+    assert installed(prefix)["base-kernels"]["reason"] == "explicit"
+    assert run("verify", "--prefix", prefix).code == 0
+
+
+def test_sync_frozen_uses_the_lock_unchecked(tmp_path, reg, cache):
+    d = project(tmp_path, reg, [{"name": "base-kernels", "version": "=1.0.0"}])
+    assert run("lock", cwd=d).code == 0
+    p = json.loads((d / "plugins.json").read_text())
+    p["plugins"] = [{"name": "fft-kit"}]
+    (d / "plugins.json").write_text(json.dumps(p, indent=2))
+    r = run("sync", "--frozen", cwd=d)
+    assert r.code == 0, r
+    assert set(installed(d / ".iree-plugins")) == {"base-kernels"}
+
+
+def test_sync_offline_says_what_is_missing(tmp_path, reg, cache):
+    d = project(tmp_path, reg, [{"name": "fft-kit"}])
+    assert run("lock", cwd=d).code == 0
+    r = run("sync", "--offline", cwd=d)
+    assert r.code == 1, r
+    assert "--offline" in r.err
+    assert "fft-kit 1.0.0" in r.err and "base-kernels 1.1.0" in r.err
+    assert not (d / ".iree-plugins" / "packages").exists()
+    # Once downloaded, offline works, even into a fresh prefix and with the
+    # registry gone.
+    assert run("sync", cwd=d).code == 0
+    shutil.rmtree(reg.dir)
+    r = run("sync", "--offline", "--prefix", tmp_path / "fresh", cwd=d)
+    assert r.code == 0, r
+    assert set(installed(tmp_path / "fresh")) == {"base-kernels", "fft-kit"}
+
+
+def test_sync_refuses_an_archive_that_changed_under_the_lock(tmp_path, reg,
+                                                             cache):
+    d = project(tmp_path, reg, [{"name": "fft-kit"}])
+    assert run("lock", cwd=d).code == 0
+    lock = json.loads((d / "plugins.lock.json").read_text())
+    lock["packages"][1]["sha256"] = "0" * 64
+    (d / "plugins.lock.json").write_text(json.dumps(lock, indent=2))
+    r = run("sync", "--frozen", cwd=d)
+    assert r.code == 1, r
+    assert "not the one the lock pins" in r.err
+    assert not (d / ".iree-plugins" / "packages").exists()
+
+
+# --- update and outdated ---------------------------------------------------------
+
+def test_outdated_and_update(tmp_path, reg, cache):
+    d = project(tmp_path, reg, [{"name": "fft-kit", "version": "^1.0"},
+                                {"name": "base-kernels", "version": "~1.0"}])
+    assert run("sync", cwd=d).code == 0
+    assert installed(d / ".iree-plugins")["base-kernels"]["version"] == "1.0.0"
+    reg.publish("fft-kit", "1.1.0", {"base-kernels": "^1.0"})
+    reg.publish("base-kernels", "1.0.1")
+    out = _json(run("outdated", "--json", cwd=d))
+    by = {p["name"]: p for p in out["packages"]}
+    assert by["fft-kit"]["locked"] == "1.0.0"
+    assert by["fft-kit"]["wanted"] == "1.1.0"
+    assert by["base-kernels"] == {"name": "base-kernels", "locked": "1.0.0",
+                                  "wanted": "1.0.1", "latest": "1.1.0",
+                                  "registry": "test"}
+    r = run("update", "fft-kit", cwd=d)
+    assert r.code == 0, r
+    st = installed(d / ".iree-plugins")
+    assert st["fft-kit"]["version"] == "1.1.0"
+    assert st["base-kernels"]["version"] == "1.0.0"
+    r = run("update", cwd=d)
+    assert r.code == 0, r
+    assert installed(d / ".iree-plugins")["base-kernels"]["version"] == "1.0.1"
+    r = run("outdated", cwd=d)
+    assert r.code == 0, r
+    assert "base-kernels" in r.out  # latest 1.1.0 is outside ~1.0
+
+
+# --- search ----------------------------------------------------------------------
+
+def test_search(tmp_path, reg, cache):
+    out = _json(run("search", "fft", "--registry", reg.dir, "--registry-key",
+                    reg.pub, "--json"))
+    assert [p["name"] for p in out["packages"]] == ["fft-kit", "old-fft"]
+    assert out["packages"][0]["latest"] == "1.0.0"
+    assert out["packages"][0]["summary"] == "test package fft-kit"
+    r = run("search", "nothing-like-this", "--registry", reg.dir,
+            "--registry-key", reg.pub)
+    assert r.code == 1
+    assert "no package matches" in r.out
+
+
+# --- bundles ---------------------------------------------------------------------
+
+def test_bundle_round_trip_offline(tmp_path, reg, cache, monkeypatch):
+    d = project(tmp_path, reg, [{"name": "fft-kit"}])
+    assert run("lock", cwd=d).code == 0
+    bundle = tmp_path / "vendor.ireebundle"
+    r = run("bundle", "create", "-o", bundle, "--json", cwd=d)
+    out = _json(r)
+    assert out["packages"] == 2
+    # Another machine: no registry, an empty cache, no network.
+    shutil.rmtree(reg.dir)
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache2"))
+    r = run("sync", "--offline", "--bundle", bundle, cwd=d)
+    assert r.code == 0, r
+    assert set(installed(d / ".iree-plugins")) == {"base-kernels", "fft-kit"}
+    # install --bundle by name, outside the project.
+    r = run("install", "--bundle", bundle, "--registry-key", reg.pub,
+            "--offline", "fft-kit", "--prefix", tmp_path / "p2",
+            cwd=tmp_path)
+    assert r.code == 0, r
+    assert set(installed(tmp_path / "p2")) == {"base-kernels", "fft-kit"}
+
+
+def test_tampered_bundle_is_refused(tmp_path, reg, cache, monkeypatch):
+    d = project(tmp_path, reg, [{"name": "fft-kit"}])
+    assert run("lock", cwd=d).code == 0
+    bundle = tmp_path / "vendor.ireebundle"
+    assert run("bundle", "create", "-o", bundle, cwd=d).code == 0
+    # Rebuild the bundle with one archive's bytes changed.
+    work = tmp_path / "unpacked"
+    work.mkdir()
+    subprocess.run(["tar", "--zstd", "-xf", bundle, "-C", work], check=True)
+    archive = next(work.rglob("fft-kit-1.0.0.ireepkg"))
+    data = bytearray(archive.read_bytes())
+    data[-1] ^= 0xFF
+    archive.write_bytes(bytes(data))
+    bad = tmp_path / "bad.ireebundle"
+    members = sorted(str(p.relative_to(work)) for p in work.rglob("*")
+                     if p.is_file())
+    members.remove("bundle.json")
+    subprocess.run(["tar", "--zstd", "-cf", bad, "-C", work, "bundle.json",
+                    *members], check=True)
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache2"))
+    r = run("sync", "--offline", "--bundle", bad, cwd=d)
+    assert r.code == 1, r
+    assert "fft-kit" in r.err
+    assert not (d / ".iree-plugins" / "packages").exists()
