@@ -1,0 +1,164 @@
+"""Registries over real HTTP servers on loopback: nginx over HTTP and HTTPS
+(with a certificate authority made for the test), and the fault-injecting
+server. Install by name, lock, sync, mirrors, ETag caching, parallel
+downloads, faults and attacks, through the CLI."""
+import json
+import os
+import pathlib
+import shutil
+
+import pytest
+
+from conftest import run
+from netfix import fault_server, nginx_server
+from test_registry_workflow import Registry, installed
+
+
+@pytest.fixture
+def reg(tmp_path, monkeypatch):
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
+    r = Registry(tmp_path)
+    r.publish("base-kernels", "1.0.0")
+    r.publish("base-kernels", "1.1.0")
+    r.publish("fft-kit", "1.0.0", {"base-kernels": "^1.0"})
+    for i in range(12):
+        r.publish(f"extra-{i:02d}", "1.0.0",
+                  files={"data/blob.bin": os.urandom(64 << 10)})
+    return r
+
+
+def http_project(tmp_path, url, reg, plugins, mirrors=None):
+    d = tmp_path / "proj"
+    d.mkdir(parents=True, exist_ok=True)
+    entry = {"name": "web", "url": url, "public_key": reg.pub}
+    if mirrors:
+        entry["mirrors"] = mirrors
+    (d / "plugins.json").write_text(json.dumps(
+        {"schema_version": 1, "registries": [entry], "plugins": plugins},
+        indent=2) + "\n")
+    return d
+
+
+def test_https_install_lock_and_sync_through_nginx(tmp_path, reg, monkeypatch):
+    with nginx_server(reg.dir, https=True) as (url, ca_file):
+        # Without the test's CA the certificate is refused.
+        r = run("install", "fft-kit", "--registry", url, "--registry-key",
+                reg.pub, "--prefix", tmp_path / "p0")
+        assert r.code == 1, r
+        assert "certificate" in r.err.lower()
+        monkeypatch.setenv("IREEPKG_CA_FILE", str(ca_file))
+        r = run("install", "fft-kit", "--registry", url, "--registry-key",
+                reg.pub, "--prefix", tmp_path / "p1")
+        assert r.code == 0, r
+        assert set(installed(tmp_path / "p1")) == {"base-kernels", "fft-kit"}
+        d = http_project(tmp_path, url, reg,
+                         [{"name": "fft-kit"}, {"name": "extra-00"}])
+        r = run("lock", cwd=d)
+        assert r.code == 0, r
+        lock = json.loads((d / "plugins.lock.json").read_text())
+        assert {p["source"]["registry"] for p in lock["packages"]} == {url}
+        r = run("sync", "--locked", cwd=d)
+        assert r.code == 0, r
+        assert set(installed(d / ".iree-plugins")) == {
+            "base-kernels", "fft-kit", "extra-00"}
+
+
+def test_conditional_requests_and_offline_metadata(tmp_path, reg):
+    with fault_server(reg.dir) as url:
+        d = http_project(tmp_path, url, reg, [{"name": "fft-kit"}])
+        assert run("lock", cwd=d).code == 0
+        first = url.requests_for("/snapshot.json")
+        assert first and first[0]["status"] == 200
+        (d / "plugins.lock.json").unlink()
+        url.reset()
+        assert run("lock", cwd=d).code == 0
+        again = url.requests_for("/snapshot.json")
+        assert again and again[0]["if_none_match"], again
+        assert again[0]["status"] == 304
+        index = url.requests_for("/index/fft-kit.json")
+        assert index and index[0]["status"] == 304
+        # Offline: metadata from the cache, no request at all.
+        (d / "plugins.lock.json").unlink()
+        url.reset()
+        r = run("lock", "--offline", cwd=d)
+        assert r.code == 0, r
+        assert url.log() == []
+    # Offline with nothing cached says what is missing.
+    d2 = http_project(tmp_path / "other", "http://127.0.0.1:9/", reg,
+                      [{"name": "fft-kit"}])
+    r = run("lock", "--offline", cwd=d2)
+    assert r.code == 1, r
+    assert "offline" in r.err.lower()
+
+
+def test_mirror_fallback(tmp_path, reg):
+    with fault_server(reg.dir) as url:
+        d = http_project(tmp_path, url + "/status-500", reg,
+                         [{"name": "fft-kit"}], mirrors=[str(url)])
+        r = run("sync", cwd=d)
+        assert r.code == 0, r
+        assert set(installed(d / ".iree-plugins")) == {"base-kernels",
+                                                      "fft-kit"}
+        assert any(e["status"] == 500 for e in url.log())
+
+
+def test_parallel_downloads(tmp_path, reg):
+    with fault_server(reg.dir) as url:
+        url.set_faults({"/archives/": ["delay-300"]})
+        names = [{"name": f"extra-{i:02d}"} for i in range(12)]
+        d = http_project(tmp_path, url, reg, names)
+        r = run("sync", cwd=d)
+        assert r.code == 0, r
+        assert len(installed(d / ".iree-plugins")) == 12
+        assert url.max_in_flight() >= 6
+        archive_requests = [e for e in url.log()
+                            if e["path"].startswith("/archives/")]
+        starts = sorted(e["start"] for e in archive_requests)
+        ends = sorted(e["end"] for e in archive_requests)
+        # 12 downloads of 300 ms each overlapped: well under the 3.6 s sum.
+        assert ends[-1] - starts[0] < 2.0
+
+
+@pytest.mark.parametrize("fault", ["truncate", "corrupt", "reset",
+                                   "oversize", "endless"])
+def test_archive_faults_install_nothing(tmp_path, reg, fault):
+    with fault_server(reg.dir) as url:
+        url.set_faults({"/archives/fft-kit/": [fault]})
+        d = http_project(tmp_path, url, reg, [{"name": "fft-kit"}])
+        assert run("lock", cwd=d).code == 0
+        r = run("sync", cwd=d, timeout=120)
+        assert r.code == 1, r
+        assert "fft-kit" in r.err
+        assert not (d / ".iree-plugins" / "packages").exists()
+        # Nothing half-downloaded is left in the cache either.
+        parts = [p for p in (tmp_path / "cache").rglob("*.part-*")]
+        assert parts == []
+
+
+def test_archive_retries_then_succeeds(tmp_path, reg):
+    with fault_server(reg.dir) as url:
+        url.set_faults({"/archives/fft-kit/": ["fail-2"]})
+        d = http_project(tmp_path, url, reg, [{"name": "fft-kit"}])
+        r = run("sync", cwd=d)
+        assert r.code == 0, r
+        statuses = [e["status"] for e in url.log()
+                    if e["path"].startswith("/archives/fft-kit/")]
+        assert statuses == [500, 500, 200]
+
+
+def test_rollback_over_http_is_refused(tmp_path, reg):
+    old = tmp_path / "old-registry"
+    shutil.copytree(reg.dir, old)
+    reg.publish("fft-kit", "1.1.0", {"base-kernels": "^1.0"})
+    same = tmp_path / "same"
+    shutil.copytree(reg.dir, same)
+    with fault_server(same) as url3:
+        d3 = http_project(tmp_path / "c", url3, reg, [{"name": "fft-kit"}])
+        assert run("lock", cwd=d3).code == 0
+        # Swap the served files for the older registry, keep the URL.
+        shutil.rmtree(same)
+        shutil.copytree(old, same)
+        (d3 / "plugins.lock.json").unlink()
+        r = run("lock", cwd=d3)
+        assert r.code == 1, r
+        assert "rollback" in r.err.lower() or "older" in r.err.lower()
