@@ -95,6 +95,11 @@ int runExec(const Command &, const ParsedArgs &);
 int runDoctor(const Command &, const ParsedArgs &);
 int runSign(const Command &, const ParsedArgs &);
 int runSignatureVerify(const Command &, const ParsedArgs &);
+int runRegistryInit(const Command &, const ParsedArgs &);
+int runRegistryResign(const Command &, const ParsedArgs &);
+int runRegistryVerify(const Command &, const ParsedArgs &);
+int runPublish(const Command &, const ParsedArgs &);
+int runYank(const Command &, const ParsedArgs &);
 
 } // namespace ireepkg::cli
 
