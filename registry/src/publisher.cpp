@@ -797,6 +797,18 @@ Expected<PublishResult> publishArchive(const std::string &registryDir,
     return result;
   }
 
+  // A dependency this registry does not have is allowed (it may come
+  // next), but clients cannot install the package until it is there.
+  for (const auto &[dep, constraint] : m.dependencies)
+    if (!s.snapshot.index.count(dep))
+      result.warnings.push_back(
+          {Severity::Warning, Location{archive, 0, 0, "", m.name, ""},
+           m.name + " " + vstr + " depends on " + dep + " " +
+               constraint.text() + ", which this registry does not have",
+           "publish " + dep +
+               " too: until then, installing " + m.name +
+               " from this registry fails"});
+
   // 1. The archive and its signature.
   if (Status st = fsutil::makeDirs(s.dir + "/archives/" + m.name); !st)
     return Unexpected(st.error());

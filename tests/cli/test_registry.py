@@ -196,13 +196,27 @@ def test_publish_output_files_and_twice(reg):
     after = {p: p.read_bytes() for p in reg.dir.rglob("*") if p.is_file()}
     assert after == before
 
+    # A dependency the registry does not have yet: a warning.
+    r = ok("publish", reg.archives["app-1.0.0"], "--registry", reg.dir,
+           "--key", reg.key, "--json")
+    assert r.err == ""
+    assert json.loads(r.out)["published"][0]["snapshot_version"] == 3
+    r = ok("yank", "app@1.0.0", "--registry", reg.dir, "--key", reg.key)
+    lone = reg.tmp / "lone"
+    ok("registry", "init", lone, "--key", reg.key)
+    r = ok("publish", reg.archives["app-1.0.0"], "--registry", lone, "--key", reg.key)
+    assert r.err == (f"ireepkg: warning: {reg.archives['app-1.0.0']}: package 'app': "
+                     "app 1.0.0 depends on base ^1.0, which this registry does not have\n"
+                     "  hint: publish base too: until then, installing app from "
+                     "this registry fails\n")
+
     r = ok("publish", reg.archives["app-1.0.0"], a, "--registry", reg.dir,
            "--key", reg.key, "--json")
     j = json.loads(r.out)
     assert j["ok"] is True and j["registry"] == str(reg.dir)
     assert [(p["name"], p["version"], p["already_published"], p["snapshot_version"])
-            for p in j["published"]] == [("app", "1.0.0", False, 3),
-                                          ("base", "1.0.0", True, 3)]
+            for p in j["published"]] == [("app", "1.0.0", True, 4),
+                                          ("base", "1.0.0", True, 4)]
     assert j["published"][0]["path"] == "archives/app/app-1.0.0.ireepkg"
     index = json.loads((reg.dir / "index" / "app.json").read_text())
     assert index["versions"][0]["dependencies"] == {"base": "^1.0"}

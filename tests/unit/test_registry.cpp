@@ -271,6 +271,13 @@ TEST_CASE("registry: publish adds the archive, its signature, the index "
   REQUIRE_MESSAGE(sig.has_value(), sig.error().format());
   CHECK(sig->trustedComment.find("sha256:" + r->sha256) != std::string::npos);
 
+  // base is not in the registry: published, with a warning.
+  REQUIRE(r->warnings.size() == 1);
+  CHECK(r->warnings[0].severity == Severity::Warning);
+  CHECK(r->warnings[0].message ==
+        "app 1.2.0 depends on base ^1.0, which this registry does not have");
+  CHECK(r->warnings[0].where.file == a);
+
   nlohmann::json idx = f.json("index/app.json");
   CHECK(idx["name"] == "app");
   REQUIRE(idx["versions"].size() == 1);
