@@ -84,6 +84,9 @@ struct PublishResult {
   uint64_t size = 0;
   int64_t snapshotVersion = 0;
   bool alreadyPublished = false; ///< the same bytes were there already
+  /// What reading the archive's manifest found but accepted (fields this
+  /// version does not know).
+  std::vector<Diagnostic> warnings;
 };
 
 /// Adds `archive` (checked as `install` would: manifest, RECORD, safety
@@ -100,6 +103,13 @@ Expected<PublishResult> publishArchive(const std::string &registryDir,
 Expected<int64_t> yankVersion(const std::string &registryDir,
                               const std::string &name, const Version &version,
                               bool yanked, const SigningOptions &options);
+
+/// Re-signs the current state with a new version and `expires` (for a
+/// snapshot about to expire, or after adding a new key to config.json),
+/// after checking that every index file still has the snapshot's hash.
+/// Returns the new snapshot version.
+Expected<int64_t> resignRegistry(const std::string &registryDir,
+                                 const SigningOptions &options);
 
 //===----------------------------------------------------------------------===//
 // Reading
@@ -151,6 +161,15 @@ struct ClientOptions {
   bool bundle = false;
   net::FetchOptions fetch;
 };
+
+/// The normal form of a registry URL, which identifies it in the cache:
+/// http(s) with a lower-case scheme and host, a directory or file:// URL as
+/// file://<absolute path>; no trailing slash.
+std::string normalizeRegistryUrl(const std::string &url);
+
+/// The first 16 hex digits of the SHA-256 of normalizeRegistryUrl(url):
+/// the registry's directory in the cache, <cache>/registries/<id>/.
+std::string registryId(const std::string &url);
 
 /// Makes the transport for `spec` (a directory for paths and file://, HTTP
 /// otherwise).

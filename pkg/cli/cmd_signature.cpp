@@ -46,8 +46,10 @@ bool checkCommentOption(const Command &self, const char *option,
   return true;
 }
 
+} // namespace
+
 /// The password from --password-file, if given; false after printing an
-/// error.
+/// error. Shared with the registry commands (cmd_registry.cpp).
 bool passwordOption(const ParsedArgs &args, std::optional<std::string> &out) {
   auto file = args.value("password-file");
   if (!file)
@@ -60,8 +62,6 @@ bool passwordOption(const ParsedArgs &args, std::optional<std::string> &out) {
   out = std::move(*password);
   return true;
 }
-
-} // namespace
 
 int runKeyGenerate(const Command &self, const ParsedArgs &args) {
   auto base = args.value("output");

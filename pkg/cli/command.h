@@ -101,6 +101,11 @@ int runUpdate(const Command &, const ParsedArgs &);
 int runOutdated(const Command &, const ParsedArgs &);
 int runSearch(const Command &, const ParsedArgs &);
 int runBundleCreate(const Command &, const ParsedArgs &);
+int runRegistryInit(const Command &, const ParsedArgs &);
+int runRegistryResign(const Command &, const ParsedArgs &);
+int runRegistryVerify(const Command &, const ParsedArgs &);
+int runPublish(const Command &, const ParsedArgs &);
+int runYank(const Command &, const ParsedArgs &);
 
 } // namespace ireepkg::cli
 

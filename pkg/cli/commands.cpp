@@ -20,6 +20,17 @@ static const OptionSpec kLockTimeout{
     "how long to wait for another ireepkg working on the prefix (default: "
     "wait as long as it takes; 0: fail at once)"};
 static const OptionSpec kQuiet{"quiet", 'q', "", "print only errors"};
+static const OptionSpec kSigningKey{"key", 'k', "FILE",
+                                    "the registry's minisign secret key"};
+static const OptionSpec kPasswordFile{"password-file", 0, "FILE",
+                                      "read the secret key's password from "
+                                      "FILE (its first line)"};
+static const OptionSpec kExpiresDays{
+    "expires-days", 0, "N",
+    "the new snapshot expires N days from now (default: 30); clients refuse "
+    "an expired snapshot"};
+static const OptionSpec kRegistryDir{"registry", 0, "DIR",
+                                     "the registry directory to write"};
 
 const std::vector<Command> &commandTable() {
   static const std::vector<Command> table = {
@@ -549,6 +560,128 @@ const std::vector<Command> &commandTable() {
           1,
           false,
           runSignatureVerify,
+      },
+      {
+          "registry init",
+          "<dir> --key FILE [--password-file FILE] [--name NAME] "
+          "[--mirror URL]... [--json]",
+          "create a signed registry in a new or empty directory",
+          "Writes a registry's layout into <dir>: config.json (its name, the "
+          "public half of --key as its signing key, and its mirrors), index/, "
+          "archives/, and snapshot.json version 1 with its signature "
+          "snapshot.json.minisig. Serve the directory with any web server, or "
+          "use it as it is (a path or file:// URL).\n\n"
+          "A key is required: clients only use signed registries. Make one "
+          "with `ireepkg key generate`. Clients do not trust config.json's "
+          "key by themselves: give them the public key (printed here) "
+          "through a channel they trust.",
+          {kSigningKey,
+           kPasswordFile,
+           {"name", 0, "NAME",
+            "the registry's name (default: the directory's name)"},
+           {"mirror", 0, "URL", "another URL serving the same registry",
+            true},
+           {"description", 0, "TEXT", "what the registry holds"},
+           kExpiresDays,
+           kJson},
+          {"ireepkg key generate -o registry-signing",
+           "ireepkg registry init ./registry --key registry-signing.key"},
+          1,
+          1,
+          false,
+          runRegistryInit,
+      },
+      {
+          "publish",
+          "<archive>... --registry DIR --key FILE [--password-file FILE] "
+          "[--expires-days N] [--json]",
+          "add package archives to a registry directory and re-sign it",
+          "Checks each archive as `install` does (manifest, RECORD, every "
+          "member rule), copies it to archives/<name>/<name>-<version>.ireepkg "
+          "with its signature, adds the version to index/<name>.json (its "
+          "dependencies, IREE requirement, platforms, size and SHA-256), and "
+          "writes a new snapshot.json, version one higher, signed with "
+          "--key, which must be one of config.json's keys.\n\n"
+          "A published version never changes: publishing a name and version "
+          "that is there with other contents is refused; with the same "
+          "contents nothing changes. Every file is replaced atomically, under "
+          "a lock, in an order that lets clients read the registry while it "
+          "is being updated.",
+          {kRegistryDir, kSigningKey, kPasswordFile, kExpiresDays, kJson},
+          {"ireepkg publish dist/simple-mul-1.2.0.ireepkg --registry "
+           "./registry --key registry-signing.key"},
+          1,
+          -1,
+          false,
+          runPublish,
+      },
+      {
+          "yank",
+          "<name>@<version> --registry DIR --key FILE [--undo] [--json]",
+          "withdraw a published version (or restore it with --undo)",
+          "Marks the version as yanked in index/<name>.json and re-signs the "
+          "snapshot. A yanked version stays downloadable for lockfiles that "
+          "already pin it, but resolution never chooses it otherwise. "
+          "--undo clears the mark.",
+          {kRegistryDir,
+           kSigningKey,
+           kPasswordFile,
+           {"undo", 0, "", "restore the version instead"},
+           kExpiresDays,
+           kJson},
+          {"ireepkg yank simple-mul@1.2.0 --registry ./registry --key "
+           "registry-signing.key"},
+          1,
+          1,
+          false,
+          runYank,
+      },
+      {
+          "registry resign",
+          "<dir> --key FILE [--password-file FILE] [--expires-days N] "
+          "[--json]",
+          "re-sign a registry's snapshot with a new version and expiry",
+          "Checks that every index file still has the hash the current "
+          "snapshot pins, then writes the same snapshot with its version "
+          "raised by one and a new expiry, signed with --key. Run it "
+          "regularly (before the snapshot expires: clients refuse an expired "
+          "one), or after adding a new key to config.json to move to it.",
+          {kSigningKey, kPasswordFile, kExpiresDays, kJson},
+          {"ireepkg registry resign ./registry --key registry-signing.key "
+           "--expires-days 90"},
+          1,
+          1,
+          false,
+          runRegistryResign,
+      },
+      {
+          "registry verify",
+          "<dir|url> [--registry-key KEY]... [--archives] [--json]",
+          "check a registry as a client does and list what it holds",
+          "Reads the registry the way every ireepkg client does: the "
+          "snapshot's signature against the trusted keys, its version "
+          "against the highest this machine has seen (rollback) and its "
+          "expiry (freeze), and every index file's hash against the "
+          "snapshot. With --archives, also downloads every archive into the "
+          "cache and checks its size and SHA-256. Any failure is reported "
+          "with what it means and exit status 1.",
+          {{"registry-key", 0, "KEY",
+            "trust this minisign public key (the RW... line, or a .pub "
+            "file)",
+            true},
+           {"mirror", 0, "URL", "another URL of the same registry", true},
+           {"archives", 0, "", "also fetch and check every archive"},
+           {"offline", 0, "",
+            "open no network connection (a remote registry's archives must "
+            "be in the cache)"},
+           kJson},
+          {"ireepkg registry verify ./registry --registry-key RWQ...",
+           "ireepkg registry verify https://plugins.example.org/iree "
+           "--registry-key registry-signing.pub --archives"},
+          1,
+          1,
+          false,
+          runRegistryVerify,
       },
   };
   return table;

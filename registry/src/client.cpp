@@ -1,1 +1,654 @@
-// Filled in by the registry layer's implementation.
+//===- client.cpp - The verifying registry client -------------------------===//
+//
+// Reads a registry through a Transport and checks everything before using
+// it (registry.h):
+//
+//   config.json            read for its name and, when no key is trusted
+//                          yet, to show which key the registry claims; never
+//                          trusted itself (it is not signed);
+//   snapshot.json          signature against a trusted key, version against
+//                          the highest this machine saw (rollback), expires
+//                          (freeze), unless the registry is a bundle;
+//   index/<name>.json      SHA-256 against the snapshot (mix-and-match),
+//                          and the package name;
+//   archives               size and SHA-256 against the index entry, cut off
+//                          at the declared size (the transport does that).
+//
+// What was verified is kept under <cache>/registries/<id>/: trust.json (the
+// highest snapshot version seen, updated only after a snapshot passed every
+// check) and index/<sha256>.json (index files that matched a signed
+// snapshot, content-addressed: an unchanged index is never fetched twice,
+// and an index served against a newer snapshot than its own is recognised
+// as mix-and-match). Archives go to <cache>/downloads/<aa>/<sha256>.ireepkg.
+//
+// A publish replaces index files before snapshot.json and the snapshot's
+// signature just before the snapshot (publisher.cpp), so a reader can catch
+// a registry mid-update. Before refusing a bad signature or an index that
+// does not match, the client reads the snapshot again after a short pause;
+// an attack still fails, an update in progress has completed.
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/registry.h"
+
+#include "file_util.h"
+#include "ireepkg/hash.h"
+#include "ireepkg/prefix.h"
+#include "ireepkg/signature.h"
+#include "registry_util.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace ireepkg::registry {
+
+using namespace detail;
+
+namespace {
+
+/// Pauses before reading the snapshot again (see the file comment).
+constexpr int kRetryPausesMs[] = {50, 250};
+
+Location at(const std::string &file) {
+  Location l;
+  l.file = file;
+  return l;
+}
+
+std::string keyIdList(const std::vector<signing::PublicKey> &keys) {
+  std::string out;
+  for (const auto &k : keys)
+    out += (out.empty() ? "" : ", ") + signing::keyIdHex(k);
+  return out;
+}
+
+void forwardWarnings(const DiagnosticList &diags, Reporter &reporter) {
+  for (const Diagnostic &d : diags.items())
+    if (d.severity == Severity::Warning)
+      reporter.warning(d);
+}
+
+} // namespace
+
+struct RegistryClient::Impl {
+  RegistrySpec spec;
+  ClientOptions options;
+  std::unique_ptr<Transport> transport;
+  Reporter *reporter = nullptr;
+  std::string where;    ///< the registry as the user gave it
+  std::string stateDir; ///< <cache>/registries/<id>
+  std::string cacheRoot;
+  bool remote = false;
+  int64_t now = 0;
+  std::vector<signing::PublicKey> keys;
+  RegistryConfig config;
+  RegistrySnapshot snapshot;
+  std::string signedBy;
+  std::map<std::string, RegistryIndex> indices;
+
+  std::string shown(const std::string &rel) const {
+    return joinUrl(where, rel);
+  }
+  /// `registry "name" (where)`, or `registry where` when it has no name.
+  std::string label() const {
+    return spec.name.empty() ? "registry " + where
+                             : "registry \"" + spec.name + "\" (" + where + ")";
+  }
+  std::string trustFile() const { return stateDir + "/trust.json"; }
+
+  struct Loaded {
+    RegistrySnapshot snapshot;
+    std::string keyId;
+  };
+  /// A failure, and whether reading again may cure it.
+  struct Failure {
+    Error error;
+    bool retryable = false;
+  };
+
+  Expected<void> loadKeys();
+  Expected<void> loadConfig();
+  Error noKeyError() const;
+  std::expected<Loaded, Failure> fetchSnapshotOnce();
+  Expected<Loaded> fetchSnapshot();
+  Expected<void> checkAndRecord(const Loaded &loaded);
+  Expected<const RegistryIndex *> index(const std::string &name);
+  Expected<RegistryIndex> parseIndex(const std::string &name,
+                                     const std::string &body);
+};
+
+//===----------------------------------------------------------------------===//
+// Keys and config.json
+//===----------------------------------------------------------------------===//
+
+Expected<void> RegistryClient::Impl::loadKeys() {
+  for (size_t i = 0; i < spec.publicKeys.size(); ++i) {
+    auto key = signing::loadPublicKey(spec.publicKeys[i]);
+    if (!key) {
+      Error e = key.error();
+      e.message = label() + ": trusted key \"" + spec.publicKeys[i] +
+                  "\": " + e.message;
+      if (e.hint.empty())
+        e.hint = "a trusted key is a minisign public key (the RW... line of "
+                 "its .pub file) or the path of the .pub file";
+      return Unexpected(e);
+    }
+    keys.push_back(*key);
+  }
+  return {};
+}
+
+Expected<void> RegistryClient::Impl::loadConfig() {
+  auto r = transport->fetch("config.json", kMaxConfigBytes);
+  if (!r) {
+    if (r.error().code == ErrorCode::NotFound)
+      return makeError(ErrorCode::NotFound,
+                       where + " is not a registry: it has no config.json",
+                       at(shown("config.json")),
+                       "check the registry's URL; a registry holds "
+                       "config.json, snapshot.json and index/");
+    return Unexpected(r.error());
+  }
+  auto doc = JsonDocument::parse(r->body, shown("config.json"));
+  if (!doc)
+    return Unexpected(doc.error());
+  DiagnosticList diags;
+  config = parseRegistryConfig(*doc, ParseOptions{false}, diags);
+  if (diags.hasErrors())
+    return makeError(ErrorCode::Parse, diags);
+  forwardWarnings(diags, *reporter);
+  return {};
+}
+
+Error RegistryClient::Impl::noKeyError() const {
+  std::string listed;
+  std::string example = "RW...";
+  for (const std::string &k : config.keys) {
+    auto key = signing::parsePublicKey(k);
+    listed += std::string(listed.empty() ? "" : ", ") + k +
+              (key ? " (key id " + signing::keyIdHex(*key) + ")" : "");
+    if (example == "RW...")
+      example = k;
+  }
+  std::string message = "no trusted key is configured for " + label() +
+                        ", so its snapshot cannot be checked; ";
+  message += listed.empty() ? "its config.json lists no key"
+                            : "its config.json lists " + listed;
+  return Error(ErrorCode::Invalid, message, at(shown("config.json")),
+               "config.json is not signed, so its keys are never trusted by "
+               "themselves: confirm the key with the registry's maintainer "
+               "through a channel you trust, then trust it with "
+               "`--registry-key " +
+                   example + "`, or with \"public_key\": \"" + example +
+                   "\" in the registry's entry in plugins.json");
+}
+
+//===----------------------------------------------------------------------===//
+// The snapshot
+//===----------------------------------------------------------------------===//
+
+std::expected<RegistryClient::Impl::Loaded, RegistryClient::Impl::Failure>
+RegistryClient::Impl::fetchSnapshotOnce() {
+  using U = std::unexpected<Failure>;
+  const std::string snapName = shown("snapshot.json");
+  const std::string sigName = shown("snapshot.json.minisig");
+  auto snap = transport->fetch("snapshot.json", kMaxSnapshotBytes);
+  if (!snap) {
+    Error e = snap.error();
+    if (e.code == ErrorCode::NotFound)
+      e = Error(ErrorCode::NotFound,
+                where + " is not a usable registry: it has no snapshot.json",
+                at(snapName),
+                "a registry is made with `ireepkg registry init`; check "
+                "its URL");
+    return U(Failure{e});
+  }
+  auto sigText = transport->fetch("snapshot.json.minisig", kMaxSignatureBytes);
+  if (!sigText) {
+    if (sigText.error().code != ErrorCode::NotFound)
+      return U(Failure{sigText.error()});
+    return U(Failure{
+        Error(
+            ErrorCode::Integrity,
+            "snapshot.json of " + where +
+                " is not signed: snapshot.json.minisig is missing",
+            at(sigName),
+            "ireepkg uses only signed registries. If you maintain this one, "
+            "sign it with `ireepkg registry resign <dir> --key <secret key>`; "
+            "otherwise tell its maintainer, and do not use it meanwhile"),
+        true});
+  }
+  auto sig = signing::parseSignature(sigText->body, sigName);
+  if (!sig) {
+    Error e = sig.error();
+    e.message = "the signature of snapshot.json is unreadable: " + e.message;
+    return U(Failure{e, true});
+  }
+  const signing::PublicKey *key = nullptr;
+  for (const auto &k : keys)
+    if (k.keyId == sig->keyId)
+      key = &k;
+  if (!key)
+    return U(Failure{Error(
+        ErrorCode::Integrity,
+        "snapshot.json of " + where + " is signed by key " +
+            signing::keyIdHex(sig->keyId) +
+            ", which is not a key you trust for this registry (trusted: " +
+            keyIdList(keys) + ")",
+        at(sigName),
+        "if the registry moved to a new key, confirm the new key with its "
+        "maintainer through a channel you trust and add it (--registry-key, "
+        "or \"public_key\" in plugins.json); otherwise someone other than "
+        "the registry signed this snapshot: do not use it")});
+  auto verified =
+      signing::verifyBuffer(*key, snap->body, *sig, snapName, sigName);
+  if (!verified) {
+    Error e = verified.error();
+    e.message = "snapshot.json of " + where +
+                " fails its signature check (key " + signing::keyIdHex(*key) +
+                "): " + e.message;
+    e.hint = "the snapshot was changed after it was signed: the registry, "
+             "or the way to it, is being tampered with, or the copy is "
+             "corrupt; do not use it";
+    return U(Failure{e, true});
+  }
+  auto doc = JsonDocument::parse(snap->body, snapName);
+  if (!doc)
+    return U(Failure{doc.error()});
+  DiagnosticList diags;
+  Loaded loaded;
+  loaded.snapshot = parseRegistrySnapshot(*doc, ParseOptions{false}, diags);
+  if (diags.hasErrors())
+    return U(Failure{makeError(ErrorCode::Parse, diags).error()});
+  forwardWarnings(diags, *reporter);
+  loaded.keyId = signing::keyIdHex(*key);
+  return loaded;
+}
+
+Expected<RegistryClient::Impl::Loaded> RegistryClient::Impl::fetchSnapshot() {
+  auto r = fetchSnapshotOnce();
+  for (int pause : kRetryPausesMs) {
+    if (r || !r.error().retryable)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause));
+    r = fetchSnapshotOnce();
+  }
+  if (!r)
+    return Unexpected(r.error().error);
+  return std::move(*r);
+}
+
+Expected<void> RegistryClient::Impl::checkAndRecord(const Loaded &loaded) {
+  const RegistrySnapshot &s = loaded.snapshot;
+  if (options.bundle)
+    return {}; // a bundle is checked for signature and hashes only
+  if (now >= s.expiresUnix)
+    return makeError(
+        ErrorCode::Integrity,
+        "snapshot.json of " + where + " (version " + std::to_string(s.version) +
+            ") expired at " + s.expires +
+            " (freeze): it no longer vouches for the registry's contents",
+        at(shown("snapshot.json")),
+        "the registry was not re-signed in time, or an old snapshot is being "
+        "replayed; its maintainer must run `ireepkg registry resign`");
+
+  // The rollback check and the update of trust.json happen under one lock,
+  // so that two clients never lower the version either recorded.
+  static std::mutex processLock;
+  std::lock_guard<std::mutex> guard(processLock);
+  if (Status st = fsutil::makeDirs(stateDir); !st)
+    return st;
+  auto lock = FileLock::acquire(stateDir + "/trust.lock");
+  if (!lock)
+    return Unexpected(lock.error());
+  int64_t seen = 0;
+  if (fsutil::exists(trustFile())) {
+    auto text = fsutil::readFile(trustFile(), 1 << 20);
+    if (!text)
+      return Unexpected(text.error());
+    try {
+      nlohmann::json j = nlohmann::json::parse(*text);
+      seen = j.at("snapshot_version").get<int64_t>();
+    } catch (const std::exception &) {
+      return makeError(ErrorCode::Parse,
+                       "this machine's record of the registry is unreadable",
+                       at(trustFile()),
+                       "delete it: the next snapshot seen is recorded anew");
+    }
+  }
+  if (s.version < seen)
+    return makeError(
+        ErrorCode::Integrity,
+        "rollback: snapshot.json of " + where + " is version " +
+            std::to_string(s.version) + ", older than version " +
+            std::to_string(seen) +
+            " that this machine has already seen from this registry",
+        at(shown("snapshot.json")),
+        "someone is serving an old state of the registry (a stale mirror, a "
+        "restored backup, or an attack); try again later. If the registry "
+        "was really reset, delete " +
+            trustFile() + " to accept it");
+  if (s.version == seen)
+    return {};
+  nlohmann::json record = {
+      {"url", normalizeRegistryUrl(spec.url.empty() ? where : spec.url)},
+      {"snapshot_version", s.version},
+      {"expires", s.expires},
+      {"signed_by", loaded.keyId}};
+  return fsutil::writeFileAtomic(trustFile(), canonicalJson(record));
+}
+
+//===----------------------------------------------------------------------===//
+// Index files
+//===----------------------------------------------------------------------===//
+
+Expected<RegistryIndex>
+RegistryClient::Impl::parseIndex(const std::string &name,
+                                 const std::string &body) {
+  const std::string file = shown("index/" + name + ".json");
+  auto doc = JsonDocument::parse(body, file);
+  if (!doc)
+    return Unexpected(doc.error());
+  DiagnosticList diags;
+  RegistryIndex idx = parseRegistryIndex(*doc, ParseOptions{false}, diags);
+  if (diags.hasErrors())
+    return makeError(ErrorCode::Parse, diags);
+  forwardWarnings(diags, *reporter);
+  if (idx.name != name)
+    return makeError(ErrorCode::Integrity,
+                     "index/" + name + ".json of " + where +
+                         " describes package \"" + idx.name + "\", not \"" +
+                         name + "\"",
+                     at(file),
+                     "the registry's files are mixed up; do not use it until "
+                     "its maintainer has fixed it");
+  return idx;
+}
+
+Expected<const RegistryIndex *>
+RegistryClient::Impl::index(const std::string &name) {
+  if (auto it = indices.find(name); it != indices.end())
+    return &it->second;
+  auto pin = snapshot.index.find(name);
+  if (pin == snapshot.index.end()) {
+    std::vector<std::string> names;
+    for (const auto &[n, h] : snapshot.index)
+      names.push_back(n);
+    return makeError(ErrorCode::NotFound,
+                     "package \"" + name + "\" is not in " + label() +
+                         didYouMean(name, names),
+                     Location{"", 0, 0, "", name, ""});
+  }
+  const std::string rel = "index/" + name + ".json";
+  auto expected = [&] { return snapshot.index.at(name).substr(7); };
+
+  // Verified before, under this or an earlier snapshot.
+  const std::string verifiedDir = stateDir + "/index";
+  auto verifiedPath = [&](const std::string &sha) {
+    return verifiedDir + "/" + sha + ".json";
+  };
+  if (auto cached = fsutil::readFile(verifiedPath(expected()), kMaxIndexBytes);
+      cached && Sha256::hex(*cached) == expected()) {
+    auto idx = parseIndex(name, *cached);
+    if (!idx)
+      return Unexpected(idx.error());
+    return &(indices[name] = std::move(*idx));
+  }
+
+  std::string body, sha;
+  bool retryable = false; // missing, or not the pinned one
+  auto fetchIndex = [&]() -> Expected<void> {
+    auto r = transport->fetch(rel, kMaxIndexBytes);
+    retryable = !r ? r.error().code == ErrorCode::NotFound : false;
+    if (!r) {
+      if (r.error().code == ErrorCode::NotFound)
+        return makeError(ErrorCode::Integrity,
+                         rel + " of " + where +
+                             " is missing, though snapshot.json lists " + name,
+                         at(shown(rel)),
+                         "the registry is incomplete or being updated; try "
+                         "again later, and tell its maintainer if it stays");
+      return Unexpected(r.error());
+    }
+    body = std::move(r->body);
+    sha = Sha256::hex(body);
+    retryable = sha != expected();
+    return {};
+  };
+  auto first = fetchIndex();
+  for (int pause : kRetryPausesMs) {
+    if (!retryable)
+      break;
+    // Perhaps a publish is in progress: read the snapshot again.
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause));
+    auto loaded = fetchSnapshot();
+    if (loaded && loaded->snapshot.version > snapshot.version &&
+        loaded->snapshot.index.count(name) && checkAndRecord(*loaded)) {
+      snapshot = loaded->snapshot;
+      signedBy = loaded->keyId;
+    }
+    first = fetchIndex();
+  }
+  if (!first)
+    return Unexpected(first.error());
+  if (sha != expected()) {
+    if (fsutil::exists(verifiedPath(sha)))
+      return makeError(
+          ErrorCode::Integrity,
+          "mix-and-match: " + rel + " of " + where +
+              " is an index this machine verified under an earlier snapshot, "
+              "not the one snapshot.json (version " +
+              std::to_string(snapshot.version) + ") pins",
+          at(shown(rel)),
+          "someone is combining old and new files of the registry (an "
+          "attack, or a mirror caught half-updated); try again later or "
+          "through another mirror, and do not use it meanwhile");
+    return makeError(
+        ErrorCode::Integrity,
+        rel + " of " + where +
+            " does not match snapshot.json: its SHA-256 "
+            "is " +
+            sha + ", the signed snapshot (version " +
+            std::to_string(snapshot.version) + ") pins " + expected(),
+        at(shown(rel)),
+        "the index was altered, or belongs to another state of the "
+        "registry; do not use the registry until it is consistent again");
+  }
+  auto idx = parseIndex(name, body);
+  if (!idx)
+    return Unexpected(idx.error());
+  // Remember it (a cache: failing to write it changes nothing).
+  if (fsutil::makeDirs(verifiedDir))
+    (void)fsutil::writeFileAtomic(verifiedPath(sha), body);
+  return &(indices[name] = std::move(*idx));
+}
+
+//===----------------------------------------------------------------------===//
+// RegistryClient
+//===----------------------------------------------------------------------===//
+
+RegistryClient::RegistryClient(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+RegistryClient::~RegistryClient() = default;
+
+Expected<std::unique_ptr<RegistryClient>>
+RegistryClient::open(const RegistrySpec &spec, const ClientOptions &options,
+                     Reporter &reporter) {
+  auto transport = openTransport(spec, options);
+  if (!transport)
+    return Unexpected(transport.error());
+  return open(spec, std::move(*transport), options, reporter);
+}
+
+Expected<std::unique_ptr<RegistryClient>>
+RegistryClient::open(const RegistrySpec &spec,
+                     std::unique_ptr<Transport> transport,
+                     const ClientOptions &options, Reporter &reporter) {
+  auto impl = std::make_unique<Impl>();
+  impl->spec = spec;
+  impl->options = options;
+  impl->transport = std::move(transport);
+  impl->reporter = &reporter;
+  impl->where = impl->transport->describe();
+  const std::string url = spec.url.empty() ? impl->where : spec.url;
+  impl->remote = net::isHttpUrl(url);
+  impl->now = currentTime(options.now);
+  auto root = cacheRootFor(options);
+  if (!root)
+    return Unexpected(root.error());
+  impl->cacheRoot = *root;
+  impl->stateDir = registryCacheDir(*root, url);
+
+  if (auto st = impl->loadKeys(); !st)
+    return Unexpected(st.error());
+  if (auto st = impl->loadConfig(); !st)
+    return Unexpected(st.error());
+  if (impl->keys.empty())
+    return Unexpected(impl->noKeyError());
+  auto loaded = impl->fetchSnapshot();
+  if (!loaded)
+    return Unexpected(loaded.error());
+  if (auto st = impl->checkAndRecord(*loaded); !st)
+    return Unexpected(st.error());
+  impl->snapshot = std::move(loaded->snapshot);
+  impl->signedBy = loaded->keyId;
+  return std::unique_ptr<RegistryClient>(new RegistryClient(std::move(impl)));
+}
+
+const RegistrySpec &RegistryClient::spec() const { return impl_->spec; }
+const RegistryConfig &RegistryClient::config() const { return impl_->config; }
+const RegistrySnapshot &RegistryClient::snapshot() const {
+  return impl_->snapshot;
+}
+std::string RegistryClient::signedBy() const { return impl_->signedBy; }
+
+std::vector<std::string> RegistryClient::packageNames() const {
+  std::vector<std::string> names;
+  for (const auto &[n, h] : impl_->snapshot.index)
+    names.push_back(n); // std::map: sorted
+  return names;
+}
+
+Expected<const RegistryIndex *> RegistryClient::index(const std::string &name) {
+  return impl_->index(name);
+}
+
+Expected<std::vector<CandidateVersion>>
+RegistryClient::versions(const std::string &name) {
+  auto idx = index(name);
+  if (!idx)
+    return Unexpected(idx.error());
+  std::vector<CandidateVersion> out;
+  for (const IndexEntry &e : (*idx)->versions) {
+    CandidateVersion cv;
+    cv.version = e.version;
+    cv.dependencies = e.dependencies;
+    cv.requiresIree = e.requiresIree;
+    cv.platforms = e.platforms;
+    cv.yanked = e.yanked;
+    out.push_back(std::move(cv));
+  }
+  return out;
+}
+
+Expected<const IndexEntry *> RegistryClient::entry(const std::string &name,
+                                                   const Version &version) {
+  auto idx = index(name);
+  if (!idx)
+    return Unexpected(idx.error());
+  std::string published;
+  for (const IndexEntry &e : (*idx)->versions) {
+    if (e.version == version)
+      return &e;
+    published += (published.empty() ? "" : ", ") + e.version.str();
+  }
+  return makeError(
+      ErrorCode::NotFound,
+      name + " " + version.str() + " is not published in " + impl_->label() +
+          " (published: " + (published.empty() ? "none" : published) + ")",
+      Location{"", 0, 0, "", name, ""});
+}
+
+std::string RegistryClient::cachedArchivePath(const std::string &sha256) const {
+  return impl_->cacheRoot + "/downloads/" + sha256.substr(0, 2) + "/" + sha256 +
+         ".ireepkg";
+}
+
+namespace {
+
+/// A cached archive is used only if it still has its size and hash.
+bool cachedFileOk(const std::string &path, const IndexEntry &e) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) != e.size)
+    return false;
+  auto h = sha256File(path);
+  return h && *h == e.sha256;
+}
+
+} // namespace
+
+Expected<std::vector<std::string>> RegistryClient::fetchArchives(
+    const std::vector<std::pair<std::string, Version>> &which,
+    Reporter &reporter) {
+  std::vector<std::string> paths;
+  std::vector<Transport::Download> missing;
+  std::vector<const IndexEntry *> missingEntries;
+  std::set<std::string> queued;
+  std::string missingNames;
+  for (const auto &[name, version] : which) {
+    auto e = entry(name, version);
+    if (!e)
+      return Unexpected(e.error());
+    const std::string path = cachedArchivePath((*e)->sha256);
+    paths.push_back(path);
+    if (queued.count((*e)->sha256))
+      continue;
+    if (fsutil::exists(path)) {
+      if (cachedFileOk(path, **e))
+        continue;
+      ::unlink(path.c_str()); // corrupt: fetch it again
+    }
+    queued.insert((*e)->sha256);
+    Transport::Download d;
+    d.relPath = (*e)->archive;
+    d.destPath = path;
+    d.size = (*e)->size;
+    d.sha256 = (*e)->sha256;
+    d.label = name + " " + (*e)->version.str();
+    missingNames += (missingNames.empty() ? "" : ", ") + d.label;
+    missing.push_back(std::move(d));
+    missingEntries.push_back(*e);
+  }
+  if (missing.empty())
+    return paths;
+  if (impl_->options.offline && impl_->remote)
+    return makeError(ErrorCode::NotFound,
+                     "offline, and not in the download cache: " + missingNames,
+                     at(impl_->cacheRoot + "/downloads"),
+                     "run the command once with network access (without "
+                     "--offline) to fetch them, or install from a bundle "
+                     "(`ireepkg bundle create` on a connected machine)");
+  if (Status st = impl_->transport->downloadAll(missing, reporter); !st)
+    return Unexpected(st.error());
+  for (size_t i = 0; i < missing.size(); ++i) {
+    struct stat st;
+    if (::stat(missing[i].destPath.c_str(), &st) != 0 ||
+        static_cast<uint64_t>(st.st_size) != missingEntries[i]->size) {
+      ::unlink(missing[i].destPath.c_str());
+      return makeError(ErrorCode::Integrity,
+                       missing[i].label + ": the download did not produce "
+                                          "the archive the index declares",
+                       at(impl_->shown(missing[i].relPath)),
+                       "try again; if it persists, tell the registry's "
+                       "maintainer");
+    }
+  }
+  return paths;
+}
+
+} // namespace ireepkg::registry

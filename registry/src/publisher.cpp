@@ -1,1 +1,911 @@
-// Filled in by the registry layer's implementation.
+//===- publisher.cpp - registry init, publish, yank, resign ---------------===//
+//
+// Writes a registry's files (formats.md §5) into a directory. Every
+// operation runs under an exclusive fcntl lock on <dir>/.lock, checks the
+// current state before building on it (config.json, the signature of
+// snapshot.json against config.json's keys, the hash of every index file it
+// rewrites), and writes every file atomically (temp file, fsync, rename,
+// fsync of the directory).
+//
+// The order of the writes, and why. Readers take no lock: a client reads
+// snapshot.json, its signature, then index files, then archives. So:
+//
+//   1. the archive and its .minisig go into place first: nothing refers to
+//      them yet;
+//   2. the new snapshot and its signature are written, complete and synced,
+//      as .snapshot.json.new and .snapshot.json.minisig.new: this is the
+//      intent, from which an interrupted operation is finished (below);
+//   3. index/<name>.json is replaced;
+//   4. the signature is renamed over snapshot.json.minisig, and
+//   5. .snapshot.json.new is renamed over snapshot.json: the commit point.
+//
+// Whenever snapshot.json is the new one, every file it names (index files,
+// archives, its own signature) is already in place, so a reader never sees
+// a snapshot pointing at something missing. Two files cannot be replaced in
+// one step, though: between 3 and 5 a reader can meet the new index under
+// the old snapshot, and between 4 and 5 the new signature beside the old
+// snapshot. Both look exactly like an attack (mix-and-match, a bad
+// signature), so the client, before refusing, reads the snapshot and its
+// signature once more after a short pause (client.cpp): by then it sees the
+// new consistent state.
+//
+// Recovery: every operation starts, under the lock, by finishing what an
+// interrupted one left. If .snapshot.json.new is there, it is renamed into
+// place when its signature verifies and every index file has the hash it
+// pins (the crash came after step 3); otherwise the index files are still
+// the old ones and the intent is deleted. Leftover incoming archives and
+// extraction directories are removed.
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/registry.h"
+
+#include "file_util.h"
+#include "ireepkg/fatelf.h"
+#include "ireepkg/hash.h"
+#include "ireepkg/package.h"
+#include "ireepkg/signature.h"
+#include "registry_util.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace ireepkg::registry {
+
+using namespace detail;
+
+namespace {
+
+constexpr const char *kConfig = "config.json";
+constexpr const char *kSnapshot = "snapshot.json";
+constexpr const char *kSnapshotSig = "snapshot.json.minisig";
+constexpr const char *kSnapshotNew = ".snapshot.json.new";
+constexpr const char *kSnapshotSigNew = ".snapshot.json.minisig.new";
+constexpr const char *kLock = ".lock";
+constexpr const char *kIncomingPrefix = ".incoming-";
+constexpr const char *kVerifyPrefix = ".verify-";
+
+Location at(const std::string &file) {
+  Location l;
+  l.file = file;
+  return l;
+}
+
+std::string randomSuffix() {
+  std::random_device rd;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+  return std::to_string(::getpid()) + "-" + buf;
+}
+
+/// Removes a path (file or tree) when it goes out of scope, unless
+/// released.
+class Cleanup {
+public:
+  explicit Cleanup(std::string path) : path_(std::move(path)) {}
+  ~Cleanup() {
+    if (!path_.empty())
+      (void)fsutil::removeTree(path_);
+  }
+  void release() { path_.clear(); }
+
+private:
+  std::string path_;
+};
+
+Status checkExpiresDays(int days) {
+  if (days < 1 || days > 3650)
+    return makeError(ErrorCode::Invalid,
+                     "the snapshot's lifetime must be 1 to 3650 days, not " +
+                         std::to_string(days),
+                     {},
+                     "give --expires-days a number of days in that range "
+                     "(clients refuse a snapshot once it expires: re-sign "
+                     "before then with `ireepkg registry resign`)");
+  return ok();
+}
+
+Expected<signing::SecretKey> loadKey(const SigningOptions &options) {
+  if (options.secretKeyPath.empty())
+    return makeError(ErrorCode::Usage, "no signing key given", {},
+                     "a registry is signed with a minisign secret key: make "
+                     "one with `ireepkg key generate -o registry-signing` "
+                     "and pass --key registry-signing.key");
+  auto file = signing::readSecretKeyFile(options.secretKeyPath);
+  if (!file)
+    return Unexpected(file.error());
+  if (file->encrypted && !options.password)
+    return makeError(
+        ErrorCode::Usage, "the secret key is encrypted; its password is needed",
+        at(options.secretKeyPath), "give it with --password-file FILE");
+  std::optional<std::string_view> password;
+  if (file->encrypted)
+    password = *options.password;
+  return signing::unlockSecretKey(*file, password);
+}
+
+Expected<RegistryConfig> readConfig(const std::string &dir) {
+  std::string path = dir + "/" + kConfig;
+  if (!fsutil::exists(path))
+    return makeError(ErrorCode::NotFound,
+                     dir + " is not a registry: it has no config.json",
+                     at(path),
+                     "create a registry with `ireepkg registry init " + dir +
+                         " --key <secret key>`");
+  auto doc = JsonDocument::load(path);
+  if (!doc)
+    return Unexpected(doc.error());
+  DiagnosticList diags;
+  RegistryConfig config = parseRegistryConfig(*doc, ParseOptions{}, diags);
+  if (diags.hasErrors())
+    return makeError(ErrorCode::Parse, diags);
+  return config;
+}
+
+std::vector<signing::PublicKey> configKeys(const RegistryConfig &config,
+                                           const std::string &dir) {
+  std::vector<signing::PublicKey> keys;
+  for (const std::string &k : config.keys)
+    if (auto key = signing::parsePublicKey(k, dir + "/" + kConfig))
+      keys.push_back(*key);
+  return keys;
+}
+
+std::string keyIdList(const std::vector<signing::PublicKey> &keys) {
+  std::string out;
+  for (const auto &k : keys)
+    out += (out.empty() ? "" : ", ") + signing::keyIdHex(k);
+  return out.empty() ? "none" : out;
+}
+
+/// The signing key's public half must be one of config.json's keys.
+Status checkKeyListed(const signing::SecretKey &key,
+                      const std::vector<signing::PublicKey> &keys,
+                      const SigningOptions &options, const std::string &dir) {
+  signing::PublicKey pub = key.publicKey();
+  for (const auto &k : keys)
+    if (k == pub)
+      return ok();
+  return makeError(
+      ErrorCode::Invalid,
+      "the signing key " + signing::keyIdHex(pub) +
+          " is not one of the registry's keys (config.json lists: " +
+          keyIdList(keys) + ")",
+      at(options.secretKeyPath),
+      "sign with the secret key whose public half is in " + dir +
+          "/config.json; to change keys, add the new public key (" +
+          signing::publicKeyBase64(pub) +
+          ") to config.json's \"keys\" first, and remove the old one only "
+          "once every client trusts the new one");
+}
+
+/// Verifies `snapshotText` against `sigText` with any of `keys`.
+Status verifySnapshotSignature(const std::string &snapshotText,
+                               const std::string &sigText,
+                               const std::vector<signing::PublicKey> &keys,
+                               const std::string &snapshotPath,
+                               const std::string &sigPath) {
+  auto sig = signing::parseSignature(sigText, sigPath);
+  if (!sig)
+    return Unexpected(sig.error());
+  for (const auto &k : keys)
+    if (k.keyId == sig->keyId) {
+      auto v =
+          signing::verifyBuffer(k, snapshotText, *sig, snapshotPath, sigPath);
+      if (!v)
+        return Unexpected(v.error());
+      return ok();
+    }
+  return makeError(
+      ErrorCode::Integrity,
+      "snapshot.json is signed by key " + signing::keyIdHex(sig->keyId) +
+          ", which config.json does not list (it lists: " + keyIdList(keys) +
+          ")",
+      at(sigPath));
+}
+
+Expected<RegistrySnapshot> parseSnapshotText(const std::string &text,
+                                             const std::string &path) {
+  auto doc = JsonDocument::parse(text, path);
+  if (!doc)
+    return Unexpected(doc.error());
+  DiagnosticList diags;
+  RegistrySnapshot s = parseRegistrySnapshot(*doc, ParseOptions{}, diags);
+  if (diags.hasErrors())
+    return makeError(ErrorCode::Parse, diags);
+  return s;
+}
+
+/// Does every index file the snapshot pins have that hash on disk?
+bool indexFilesMatch(const std::string &dir, const RegistrySnapshot &s) {
+  for (const auto &[name, hash] : s.index) {
+    auto h = sha256File(dir + "/index/" + name + ".json");
+    if (!h || "sha256:" + *h != hash)
+      return false;
+  }
+  return true;
+}
+
+/// Finishes or undoes what an interrupted operation left (see the file
+/// comment). Called with the lock held.
+Status recover(const std::string &dir,
+               const std::vector<signing::PublicKey> &keys) {
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind(kIncomingPrefix, 0) == 0 || n.rfind(kVerifyPrefix, 0) == 0)
+      if (Status s = fsutil::removeTree(e.path().string()); !s)
+        return s;
+  }
+  const std::string intent = dir + "/" + kSnapshotNew;
+  const std::string intentSig = dir + "/" + kSnapshotSigNew;
+  if (!fsutil::exists(intent)) {
+    ::unlink(intentSig.c_str());
+    return ok();
+  }
+  bool sigPending = fsutil::exists(intentSig);
+  std::string sigPath = sigPending ? intentSig : dir + "/" + kSnapshotSig;
+  auto text = fsutil::readFile(intent);
+  auto sigText = fsutil::readFile(sigPath);
+  bool complete = false;
+  if (text && sigText &&
+      verifySnapshotSignature(*text, *sigText, keys, intent, sigPath)) {
+    auto s = parseSnapshotText(*text, intent);
+    complete = s && indexFilesMatch(dir, *s);
+  }
+  if (complete) {
+    if (sigPending)
+      if (Status s = fsutil::renameDurable(intentSig, dir + "/" + kSnapshotSig);
+          !s)
+        return s;
+    return fsutil::renameDurable(intent, dir + "/" + kSnapshot);
+  }
+  if (::unlink(intent.c_str()) != 0 && errno != ENOENT)
+    return Unexpected(fsutil::ioError("cannot remove", intent, errno));
+  if (::unlink(intentSig.c_str()) != 0 && errno != ENOENT)
+    return Unexpected(fsutil::ioError("cannot remove", intentSig, errno));
+  return fsutil::fsyncPath(dir);
+}
+
+/// The current snapshot, verified against config.json's keys.
+Expected<RegistrySnapshot>
+readVerifiedSnapshot(const std::string &dir,
+                     const std::vector<signing::PublicKey> &keys) {
+  const std::string path = dir + "/" + kSnapshot;
+  const std::string sigPath = dir + "/" + kSnapshotSig;
+  auto text = fsutil::readFile(path);
+  if (!text)
+    return Unexpected(text.error());
+  if (!fsutil::exists(sigPath))
+    return makeError(ErrorCode::Integrity,
+                     "the registry's snapshot.json is not signed (" +
+                         std::string(kSnapshotSig) + " is missing)",
+                     at(path),
+                     "sign the current state with `ireepkg registry resign " +
+                         dir + " --key <secret key>`");
+  auto sigText = fsutil::readFile(sigPath);
+  if (!sigText)
+    return Unexpected(sigText.error());
+  if (Status s = verifySnapshotSignature(*text, *sigText, keys, path, sigPath);
+      !s) {
+    Error e = s.error();
+    e.message = "the registry's current snapshot does not verify, so it is "
+                "not built upon: " +
+                e.message;
+    e.hint = "if the registry's files were changed by hand or by someone "
+             "else, restore them from a copy you trust; if you replaced the "
+             "key in config.json, list the old and the new key together, "
+             "then run `ireepkg registry resign` with the new one";
+    return Unexpected(e);
+  }
+  return parseSnapshotText(*text, path);
+}
+
+/// index/<name>.json, checked against the hash the snapshot pins.
+Expected<RegistryIndex> readVerifiedIndex(const std::string &dir,
+                                          const std::string &name,
+                                          const std::string &pinned) {
+  const std::string path = dir + "/index/" + name + ".json";
+  auto text = fsutil::readFile(path);
+  if (!text)
+    return Unexpected(text.error());
+  if ("sha256:" + Sha256::hex(*text) != pinned)
+    return makeError(ErrorCode::Integrity,
+                     "index/" + name +
+                         ".json does not have the hash snapshot.json pins",
+                     at(path),
+                     "the index was changed outside ireepkg; restore it from "
+                     "a copy you trust (its SHA-256 must be " +
+                         pinned.substr(7) + ")");
+  auto doc = JsonDocument::parse(*text, path);
+  if (!doc)
+    return Unexpected(doc.error());
+  DiagnosticList diags;
+  RegistryIndex idx = parseRegistryIndex(*doc, ParseOptions{}, diags);
+  if (diags.hasErrors())
+    return makeError(ErrorCode::Parse, diags);
+  return idx;
+}
+
+nlohmann::json indexToJson(const RegistryIndex &idx) {
+  nlohmann::json versions = nlohmann::json::array();
+  for (const IndexEntry &e : idx.versions) {
+    nlohmann::json v = {{"version", e.version.str()},
+                        {"archive", e.archive},
+                        {"sha256", e.sha256},
+                        {"size", e.size},
+                        {"yanked", e.yanked}};
+    nlohmann::json plats = nlohmann::json::array();
+    for (const Platform &p : e.platforms)
+      plats.push_back(p.str());
+    v["platforms"] = plats;
+    if (!e.summary.empty())
+      v["summary"] = e.summary;
+    if (!e.dependencies.empty()) {
+      nlohmann::json deps = nlohmann::json::object();
+      for (const auto &[n, c] : e.dependencies)
+        deps[n] = c.text();
+      v["dependencies"] = deps;
+    }
+    if (e.requiresIree)
+      v["requires"] = {{"iree", e.requiresIree->text()}};
+    versions.push_back(std::move(v));
+  }
+  return {{"schema_version", kSchemaVersion},
+          {"name", idx.name},
+          {"versions", versions}};
+}
+
+nlohmann::json snapshotToJson(const RegistrySnapshot &s) {
+  nlohmann::json index = nlohmann::json::object();
+  for (const auto &[n, h] : s.index)
+    index[n] = h;
+  return {{"schema_version", kSchemaVersion},
+          {"version", s.version},
+          {"expires", s.expires},
+          {"index", index}};
+}
+
+/// Everything one operation holds: the lock, the checked config and keys,
+/// the signing key and the verified current snapshot.
+struct Session {
+  std::string dir;
+  FileLock lock;
+  RegistryConfig config;
+  std::vector<signing::PublicKey> keys;
+  signing::SecretKey key;
+  RegistrySnapshot snapshot;
+  int64_t now = 0;
+};
+
+Expected<Session> openSession(const std::string &registryDir,
+                              const SigningOptions &options) {
+  Session s;
+  s.dir = registryDir;
+  while (s.dir.size() > 1 && s.dir.back() == '/')
+    s.dir.pop_back();
+  if (Status st = checkExpiresDays(options.expiresDays); !st)
+    return Unexpected(st.error());
+  if (!fsutil::isDirectory(s.dir))
+    return makeError(ErrorCode::NotFound, "no such registry directory",
+                     at(s.dir),
+                     "create a registry with `ireepkg registry init " + s.dir +
+                         " --key <secret key>`");
+  auto config = readConfig(s.dir);
+  if (!config)
+    return Unexpected(config.error());
+  s.config = std::move(*config);
+  s.keys = configKeys(s.config, s.dir);
+  auto key = loadKey(options);
+  if (!key)
+    return Unexpected(key.error());
+  s.key = *key;
+  if (Status st = checkKeyListed(s.key, s.keys, options, s.dir); !st)
+    return Unexpected(st.error());
+  auto lock = FileLock::acquire(s.dir + "/" + kLock);
+  if (!lock)
+    return Unexpected(lock.error());
+  s.lock = std::move(*lock);
+  if (Status st = recover(s.dir, s.keys); !st)
+    return Unexpected(st.error());
+  auto snapshot = readVerifiedSnapshot(s.dir, s.keys);
+  if (!snapshot)
+    return Unexpected(snapshot.error());
+  s.snapshot = std::move(*snapshot);
+  s.now = currentTime(options.now);
+  return s;
+}
+
+/// Signs and commits `next` (version and expires already set) with the
+/// new index files, in the order of the file comment.
+Status
+commit(const Session &s, const RegistrySnapshot &next,
+       const std::vector<std::pair<std::string, std::string>> &indexFiles) {
+  const std::string text = canonicalJson(snapshotToJson(next));
+  signing::SignOptions so;
+  so.trustedComment =
+      "timestamp:" + std::to_string(s.now) +
+      "\tfile:snapshot.json\tversion:" + std::to_string(next.version) +
+      "\texpires:" + next.expires;
+  auto sig = signing::signBuffer(s.key, text, so);
+  if (!sig)
+    return Unexpected(sig.error());
+  const std::string intent = s.dir + "/" + kSnapshotNew;
+  const std::string intentSig = s.dir + "/" + kSnapshotSigNew;
+  if (Status st = fsutil::writeFileAtomic(intent, text); !st)
+    return st;
+  if (Status st = signing::writeSignatureFile(*sig, intentSig); !st) {
+    ::unlink(intent.c_str());
+    return st;
+  }
+  for (const auto &[rel, content] : indexFiles) {
+    if (Status st = fsutil::makeDirs(s.dir + "/index"); !st)
+      return st;
+    if (Status st = fsutil::writeFileAtomic(s.dir + "/" + rel, content); !st) {
+      // Nothing visible changed yet: drop the intent.
+      (void)recover(s.dir, s.keys);
+      return st;
+    }
+  }
+  if (Status st = fsutil::renameDurable(intentSig, s.dir + "/" + kSnapshotSig);
+      !st)
+    return st; // the next operation finishes it (recover)
+  return fsutil::renameDurable(intent, s.dir + "/" + kSnapshot);
+}
+
+RegistrySnapshot nextSnapshot(const Session &s, int expiresDays) {
+  RegistrySnapshot next = s.snapshot;
+  next.version = s.snapshot.version + 1;
+  next.expiresUnix = s.now + int64_t(expiresDays) * 86400;
+  next.expires = formatRfc3339(next.expiresUnix);
+  return next;
+}
+
+/// The platforms a package has builds for, as `install` decides it
+/// (install.cpp, supportsPlatform): a platform key names itself, an
+/// architecture key (embedded-elf) every OS on that architecture, and a
+/// FatELF file every OS on each architecture it holds. Empty: no native
+/// code, platform-independent.
+std::vector<Platform> manifestPlatforms(const Manifest &m,
+                                        const std::string &extractedDir) {
+  std::set<std::string> out;
+  auto allOs = [&](Arch arch) {
+    for (std::string_view os : osNames())
+      out.insert(std::string(os) + "-" + std::string(archName(arch)));
+  };
+  for (const RuntimePlugin &rp : m.runtimePlugins)
+    for (const auto &[key, path] : rp.library) {
+      if (auto p = Platform::parse(key)) {
+        out.insert(p->str());
+      } else if (auto a = parseArch(key)) {
+        allOs(*a);
+      } else if (key == "fat") {
+        bool known = false;
+        auto data = fsutil::readFile(extractedDir + "/" + path, 1ull << 31);
+        if (data)
+          if (auto records = fatelf::parse(*data, path))
+            for (const fatelf::Record &r : *records)
+              if (auto a = fatelf::archOf(r.machine, r.wordSize)) {
+                allOs(*a);
+                known = true;
+              }
+        if (!known) // as install does: a FatELF may hold any architecture
+          for (std::string_view a : archNames())
+            allOs(*parseArch(a));
+      }
+    }
+  for (const CompilerPlugin &cp : m.compilerPlugins)
+    for (const auto &[key, path] : cp.library)
+      if (auto p = Platform::parse(key))
+        out.insert(p->str());
+  std::vector<Platform> plats;
+  for (const std::string &s : out)
+    plats.push_back(*Platform::parse(s));
+  return plats;
+}
+
+/// Copies `src` to a new file `dest`, hashing it on the way.
+Status copyHashing(const std::string &src, const std::string &dest,
+                   std::string &sha256, uint64_t &size) {
+  int in = ::open(src.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    return Unexpected(fsutil::ioError("cannot open", src, errno));
+  struct stat st;
+  if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(in);
+    return makeError(ErrorCode::Invalid, "not a regular file", at(src),
+                     "give the path of a .ireepkg archive");
+  }
+  int out = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (out < 0) {
+    int e = errno;
+    ::close(in);
+    return Unexpected(fsutil::ioError("cannot create", dest, e));
+  }
+  Sha256 h;
+  size = 0;
+  std::vector<char> buf(1 << 20);
+  Status result = ok();
+  for (;;) {
+    ssize_t n = ::read(in, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      result = Unexpected(fsutil::ioError("read failed", src, errno));
+      break;
+    }
+    if (n == 0)
+      break;
+    h.update(buf.data(), static_cast<size_t>(n));
+    size += static_cast<uint64_t>(n);
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w =
+          ::write(out, buf.data() + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w < 0) {
+        result = Unexpected(fsutil::ioError("write failed", dest, errno));
+        break;
+      }
+      done += w;
+    }
+    if (!result)
+      break;
+  }
+  if (result && ::fsync(out) != 0)
+    result = Unexpected(fsutil::ioError("fsync failed", dest, errno));
+  ::close(in);
+  ::close(out);
+  sha256 = h.hexDigest();
+  return result;
+}
+
+Status signArchive(const Session &s, const std::string &path,
+                   const std::string &sha256) {
+  signing::SignOptions so;
+  so.trustedComment = "timestamp:" + std::to_string(s.now) +
+                      "\tfile:" + fs::path(path).filename().string() +
+                      "\tsha256:" + sha256;
+  auto sig = signing::signFile(s.key, path, so);
+  if (!sig)
+    return Unexpected(sig.error());
+  return signing::writeSignatureFile(*sig, path + ".minisig");
+}
+
+std::string publishedList(const RegistryIndex &idx) {
+  std::string out;
+  for (const IndexEntry &e : idx.versions)
+    out += (out.empty() ? "" : ", ") + e.version.str() +
+           (e.yanked ? " (yanked)" : "");
+  return out;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// init
+//===----------------------------------------------------------------------===//
+
+Status initRegistry(const std::string &registryDir,
+                    const InitOptions &options) {
+  std::string dir = registryDir;
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
+  if (Status st = checkExpiresDays(options.signing.expiresDays); !st)
+    return st;
+  std::string name = options.name;
+  if (name.empty())
+    name = fs::path(fsutil::absolutePath(dir)).filename().string();
+  if (!isValidPackageName(name))
+    return makeError(ErrorCode::Invalid,
+                     "\"" + name + "\" is not a valid registry name (" +
+                         kPackageNameRule + ")",
+                     at(dir),
+                     options.name.empty()
+                         ? "the name defaults to the directory's; give one "
+                           "with --name"
+                         : "choose a name that follows the rule");
+  for (const std::string &m : options.mirrors)
+    if (m.empty() || m.find_first_of(" \t\r\n") != std::string::npos)
+      return makeError(ErrorCode::Invalid, "\"" + m + "\" is not a mirror URL",
+                       at(dir),
+                       "a mirror is the URL of another copy of the registry, "
+                       "such as https://mirror.example.org/iree");
+  auto key = loadKey(options.signing);
+  if (!key)
+    return Unexpected(key.error());
+
+  bool created = false;
+  if (fsutil::exists(dir)) {
+    if (!fsutil::isDirectory(dir))
+      return makeError(ErrorCode::Conflict, "exists and is not a directory",
+                       at(dir), "choose a new or empty directory");
+  } else {
+    if (Status st = fsutil::makeDirs(dir); !st)
+      return st;
+    created = true;
+  }
+  auto lock = FileLock::acquire(dir + "/" + kLock);
+  if (!lock) {
+    if (created)
+      (void)fsutil::removeTree(dir);
+    return Unexpected(lock.error());
+  }
+  std::error_code ec;
+  std::vector<std::string> present;
+  for (const auto &e : fs::directory_iterator(dir, ec))
+    if (e.path().filename() != kLock)
+      present.push_back(e.path().filename().string());
+  if (!present.empty()) {
+    std::sort(present.begin(), present.end());
+    bool isRegistry =
+        std::find(present.begin(), present.end(), kConfig) != present.end();
+    return makeError(ErrorCode::Conflict,
+                     isRegistry ? "is already a registry"
+                                : "is not empty (it holds " + present[0] +
+                                      (present.size() > 1 ? ", ..." : "") + ")",
+                     at(dir),
+                     isRegistry ? "publish into it with `ireepkg publish "
+                                  "<archive> --registry " +
+                                      dir + " --key <secret key>`"
+                                : "a registry is created in a new or empty "
+                                  "directory");
+  }
+
+  auto fail = [&](Status st) -> Status {
+    // The directory was empty: leave it as it was.
+    for (const auto &e : fs::directory_iterator(dir, ec))
+      if (e.path().filename() != kLock)
+        (void)fsutil::removeTree(e.path().string());
+    if (created)
+      (void)fsutil::removeTree(dir);
+    else
+      ::unlink((dir + "/" + kLock).c_str());
+    return st;
+  };
+
+  signing::PublicKey pub = key->publicKey();
+  nlohmann::json config = {{"schema_version", kSchemaVersion},
+                           {"name", name},
+                           {"keys", {signing::publicKeyBase64(pub)}}};
+  if (!options.mirrors.empty())
+    config["mirrors"] = options.mirrors;
+  if (!options.description.empty())
+    config["description"] = options.description;
+  for (const char *sub : {"index", "archives"})
+    if (Status st = fsutil::makeDirs(dir + "/" + sub); !st)
+      return fail(st);
+  if (Status st =
+          fsutil::writeFileAtomic(dir + "/" + kConfig, canonicalJson(config));
+      !st)
+    return fail(st);
+
+  Session s;
+  s.dir = dir;
+  s.keys = {pub};
+  s.key = *key;
+  s.now = currentTime(options.signing.now);
+  s.snapshot.version = 0;
+  RegistrySnapshot first = nextSnapshot(s, options.signing.expiresDays);
+  if (Status st = commit(s, first, {}); !st)
+    return fail(st);
+  return ok();
+}
+
+//===----------------------------------------------------------------------===//
+// publish
+//===----------------------------------------------------------------------===//
+
+Expected<PublishResult> publishArchive(const std::string &registryDir,
+                                       const std::string &archive,
+                                       const SigningOptions &options) {
+  auto session = openSession(registryDir, options);
+  if (!session)
+    return Unexpected(session.error());
+  Session &s = *session;
+
+  // Copy first, then check the copy: what is checked is what is published.
+  const std::string suffix = randomSuffix();
+  const std::string incoming = s.dir + "/" + kIncomingPrefix + suffix;
+  Cleanup dropIncoming(incoming);
+  PublishResult result;
+  if (Status st = copyHashing(archive, incoming, result.sha256, result.size);
+      !st)
+    return Unexpected(st.error());
+  const std::string verifyDir = s.dir + "/" + kVerifyPrefix + suffix;
+  Cleanup dropVerify(verifyDir);
+  auto extracted = extractArchive(incoming, verifyDir);
+  // Name the user's file, not the copy that was checked.
+  auto rename = [&](std::string &text) {
+    for (size_t pos; (pos = text.find(incoming)) != std::string::npos;)
+      text.replace(pos, incoming.size(), archive);
+  };
+  if (!extracted) {
+    Error e = extracted.error();
+    rename(e.message);
+    rename(e.where.file);
+    for (Diagnostic &d : e.diagnostics) {
+      rename(d.message);
+      rename(d.where.file);
+    }
+    e.message = "cannot publish " + archive + ": " + e.message;
+    return Unexpected(e);
+  }
+  const Manifest &m = extracted->head.manifest;
+  result.name = m.name;
+  result.version = m.version;
+  result.warnings = extracted->head.warnings;
+  for (Diagnostic &d : result.warnings) {
+    rename(d.message);
+    rename(d.where.file);
+  }
+  std::vector<Platform> platforms = manifestPlatforms(m, verifyDir);
+  (void)fsutil::removeTree(verifyDir);
+
+  const std::string vstr = m.version.str();
+  result.archivePath =
+      "archives/" + m.name + "/" + m.name + "-" + vstr + ".ireepkg";
+  const std::string dest = s.dir + "/" + result.archivePath;
+
+  RegistryIndex idx;
+  idx.name = m.name;
+  if (auto it = s.snapshot.index.find(m.name); it != s.snapshot.index.end()) {
+    auto current = readVerifiedIndex(s.dir, m.name, it->second);
+    if (!current)
+      return Unexpected(current.error());
+    idx = std::move(*current);
+  }
+  for (const IndexEntry &e : idx.versions) {
+    if (e.version != m.version)
+      continue;
+    if (e.sha256 != result.sha256 || !e.version.identical(m.version))
+      return makeError(
+          ErrorCode::Conflict,
+          m.name + " " + e.version.str() + " is already published in " + s.dir +
+              " with other contents (sha256 " + e.sha256 +
+              "; this archive's is " + result.sha256 + ")",
+          Location{archive, 0, 0, "", m.name, ""},
+          "a published version never changes: raise the version in "
+          "ireeplugin.json, pack and publish that; to withdraw the "
+          "published one, `ireepkg yank " +
+              m.name + "@" + e.version.str() + "`");
+    // The same bytes: nothing to change, but put back a missing archive or
+    // signature (the bytes are the ones the index pins).
+    result.alreadyPublished = true;
+    result.archivePath = e.archive;
+    result.snapshotVersion = s.snapshot.version;
+    const std::string have = s.dir + "/" + e.archive;
+    if (!fsutil::exists(have)) {
+      if (Status st = fsutil::makeDirs(fs::path(have).parent_path().string());
+          !st)
+        return Unexpected(st.error());
+      if (Status st = fsutil::renameDurable(incoming, have); !st)
+        return Unexpected(st.error());
+      dropIncoming.release();
+    }
+    if (!fsutil::exists(have + ".minisig"))
+      if (Status st = signArchive(s, have, result.sha256); !st)
+        return Unexpected(st.error());
+    return result;
+  }
+
+  // A dependency this registry does not have is allowed (it may come
+  // next), but clients cannot install the package until it is there.
+  for (const auto &[dep, constraint] : m.dependencies)
+    if (!s.snapshot.index.count(dep))
+      result.warnings.push_back(
+          {Severity::Warning, Location{archive, 0, 0, "", m.name, ""},
+           m.name + " " + vstr + " depends on " + dep + " " +
+               constraint.text() + ", which this registry does not have",
+           "publish " + dep +
+               " too: until then, installing " + m.name +
+               " from this registry fails"});
+
+  // 1. The archive and its signature.
+  if (Status st = fsutil::makeDirs(s.dir + "/archives/" + m.name); !st)
+    return Unexpected(st.error());
+  if (Status st = fsutil::renameDurable(incoming, dest); !st)
+    return Unexpected(st.error());
+  dropIncoming.release();
+  if (Status st = signArchive(s, dest, result.sha256); !st)
+    return Unexpected(st.error());
+
+  // 2-5. The index and the snapshot.
+  IndexEntry entry;
+  entry.version = m.version;
+  entry.summary = m.summary;
+  entry.dependencies = m.dependencies;
+  entry.requiresIree = m.requiresIree;
+  entry.platforms = platforms;
+  entry.archive = result.archivePath;
+  entry.sha256 = result.sha256;
+  entry.size = result.size;
+  idx.versions.push_back(entry);
+  std::stable_sort(idx.versions.begin(), idx.versions.end(),
+                   [](const IndexEntry &a, const IndexEntry &b) {
+                     return a.version < b.version;
+                   });
+  const std::string indexText = canonicalJson(indexToJson(idx));
+  RegistrySnapshot next = nextSnapshot(s, options.expiresDays);
+  next.index[m.name] = "sha256:" + Sha256::hex(indexText);
+  if (Status st = commit(s, next, {{"index/" + m.name + ".json", indexText}});
+      !st)
+    return Unexpected(st.error());
+  result.snapshotVersion = next.version;
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// yank
+//===----------------------------------------------------------------------===//
+
+Expected<int64_t> yankVersion(const std::string &registryDir,
+                              const std::string &name, const Version &version,
+                              bool yanked, const SigningOptions &options) {
+  auto session = openSession(registryDir, options);
+  if (!session)
+    return Unexpected(session.error());
+  Session &s = *session;
+  auto it = s.snapshot.index.find(name);
+  if (it == s.snapshot.index.end()) {
+    std::vector<std::string> names;
+    for (const auto &[n, h] : s.snapshot.index)
+      names.push_back(n);
+    return makeError(ErrorCode::NotFound,
+                     "package \"" + name + "\" is not in the registry" +
+                         didYouMean(name, names),
+                     Location{s.dir, 0, 0, "", name, ""});
+  }
+  auto idx = readVerifiedIndex(s.dir, name, it->second);
+  if (!idx)
+    return Unexpected(idx.error());
+  IndexEntry *found = nullptr;
+  for (IndexEntry &e : idx->versions)
+    if (e.version == version)
+      found = &e;
+  if (!found)
+    return makeError(ErrorCode::NotFound,
+                     name + " " + version.str() + " is not published (" + name +
+                         " has: " + publishedList(*idx) + ")",
+                     Location{s.dir, 0, 0, "", name, ""});
+  if (found->yanked == yanked)
+    return s.snapshot.version;
+  found->yanked = yanked;
+  const std::string indexText = canonicalJson(indexToJson(*idx));
+  RegistrySnapshot next = nextSnapshot(s, options.expiresDays);
+  next.index[name] = "sha256:" + Sha256::hex(indexText);
+  if (Status st = commit(s, next, {{"index/" + name + ".json", indexText}});
+      !st)
+    return Unexpected(st.error());
+  return next.version;
+}
+
+//===----------------------------------------------------------------------===//
+// resign
+//===----------------------------------------------------------------------===//
+
+Expected<int64_t> resignRegistry(const std::string &registryDir,
+                                 const SigningOptions &options) {
+  auto session = openSession(registryDir, options);
+  if (!session)
+    return Unexpected(session.error());
+  Session &s = *session;
+  // The new signature vouches for the whole state: check all of it.
+  for (const auto &[name, hash] : s.snapshot.index)
+    if (auto idx = readVerifiedIndex(s.dir, name, hash); !idx)
+      return Unexpected(idx.error());
+  RegistrySnapshot next = nextSnapshot(s, options.expiresDays);
+  if (Status st = commit(s, next, {}); !st)
+    return Unexpected(st.error());
+  return next.version;
+}
+
+} // namespace ireepkg::registry

@@ -1,1 +1,325 @@
-// Filled in by the registry layer's implementation.
+//===- transport.cpp - Where a registry's files come from -----------------===//
+//
+// Two transports behind registry::Transport:
+//
+//  - a directory (a plain path or a file:// URL): metadata is read with its
+//    size cap checked before reading; archives are copied through SHA-256
+//    into a temporary file beside the destination, cut off at the declared
+//    size, and renamed into place only once size and hash match;
+//  - HTTP(S), through net::HttpClient (the loadable libcurl module): every
+//    request goes to the registry's URL and then to each mirror, and the
+//    client keeps its metadata cache in <cache>/registries/<id>/http.
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/registry.h"
+
+#include "file_util.h"
+#include "ireepkg/hash.h"
+#include "ireepkg/prefix.h"
+#include "registry_util.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <filesystem>
+#include <random>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace ireepkg::registry {
+
+using namespace detail;
+
+Transport::~Transport() = default;
+
+namespace {
+
+Location at(const std::string &file) {
+  Location l;
+  l.file = file;
+  return l;
+}
+
+std::string partSuffix() {
+  std::random_device rd;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+  return ".part-" + std::to_string(::getpid()) + "-" + buf;
+}
+
+class DirectoryTransport : public Transport {
+public:
+  DirectoryTransport(std::string given, std::string root)
+      : given_(std::move(given)), root_(std::move(root)) {}
+
+  std::string describe() const override { return given_; }
+
+  Expected<net::MetadataResponse> fetch(const std::string &relPath,
+                                        uint64_t maxBytes) override {
+    const std::string path = root_ + "/" + relPath;
+    const std::string shown = joinUrl(given_, relPath);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      int e = errno;
+      if (e == ENOENT || e == ENOTDIR)
+        return makeError(ErrorCode::NotFound, "no such file", at(shown));
+      return Unexpected(fsutil::ioError("cannot open", shown, e));
+    }
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return makeError(ErrorCode::Invalid, "not a regular file", at(shown));
+    }
+    auto tooLarge = [&](uint64_t size) {
+      return makeError(ErrorCode::Integrity,
+                       "metadata file is larger than the " +
+                           std::to_string(maxBytes) + " bytes allowed (" +
+                           (size ? std::to_string(size) + " bytes" : "more") +
+                           ")",
+                       at(shown),
+                       "a registry's metadata is small: this one is broken, "
+                       "or is feeding endless data; do not use it");
+    };
+    if (static_cast<uint64_t>(st.st_size) > maxBytes) {
+      ::close(fd);
+      return tooLarge(static_cast<uint64_t>(st.st_size));
+    }
+    // The file may grow while it is read: never read past the cap.
+    net::MetadataResponse r;
+    r.url = shown;
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0) {
+        int e = errno;
+        ::close(fd);
+        return Unexpected(fsutil::ioError("read failed", shown, e));
+      }
+      if (n == 0)
+        break;
+      if (r.body.size() + static_cast<uint64_t>(n) > maxBytes) {
+        ::close(fd);
+        return tooLarge(0);
+      }
+      r.body.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return r;
+  }
+
+  Status downloadAll(const std::vector<Download> &downloads,
+                     Reporter &reporter) override {
+    uint64_t total = 0, done = 0;
+    for (const Download &d : downloads)
+      total += d.size;
+    for (const Download &d : downloads)
+      if (Status s = copyOne(d, reporter, done, total); !s)
+        return s;
+    return ok();
+  }
+
+private:
+  Status copyOne(const Download &d, Reporter &reporter, uint64_t &done,
+                 uint64_t total) {
+    const std::string src = root_ + "/" + d.relPath;
+    const std::string shown = joinUrl(given_, d.relPath);
+    Location where = at(shown);
+    where.package = d.label;
+    int in = ::open(src.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+      int e = errno;
+      if (e == ENOENT)
+        return makeError(ErrorCode::NotFound,
+                         d.label + ": the archive the index names is missing",
+                         where,
+                         "the registry is incomplete; tell its maintainer");
+      return Unexpected(fsutil::ioError("cannot open", shown, e));
+    }
+    if (Status s = fsutil::makeDirs(fs::path(d.destPath).parent_path()); !s) {
+      ::close(in);
+      return s;
+    }
+    const std::string part = d.destPath + partSuffix();
+    int out =
+        ::open(part.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (out < 0) {
+      int e = errno;
+      ::close(in);
+      return Unexpected(fsutil::ioError("cannot create", part, e));
+    }
+    auto fail = [&](Error e) -> Status {
+      ::close(in);
+      ::close(out);
+      ::unlink(part.c_str());
+      return Unexpected(std::move(e));
+    };
+    Sha256 h;
+    uint64_t size = 0;
+    std::vector<char> buf(1 << 20);
+    for (;;) {
+      // Read at most one byte past the declared size: enough to know it
+      // is larger, never more (endless data).
+      uint64_t want = std::min<uint64_t>(buf.size(), d.size + 1 - size);
+      ssize_t n = ::read(in, buf.data(), want);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return fail(fsutil::ioError("read failed", shown, errno));
+      if (n == 0)
+        break;
+      size += static_cast<uint64_t>(n);
+      if (size > d.size)
+        return fail(Error(ErrorCode::Integrity,
+                          d.label + ": the archive is larger than the " +
+                              std::to_string(d.size) +
+                              " bytes its index entry declares; the "
+                              "download was cut off there",
+                          where,
+                          "the registry serves other bytes than it signed "
+                          "for: do not use it, and tell its maintainer"));
+      h.update(buf.data(), static_cast<size_t>(n));
+      for (ssize_t w = 0; w < n;) {
+        ssize_t k = ::write(out, buf.data() + w, static_cast<size_t>(n - w));
+        if (k < 0 && errno == EINTR)
+          continue;
+        if (k < 0)
+          return fail(fsutil::ioError("write failed", part, errno));
+        w += k;
+      }
+      done += static_cast<uint64_t>(n);
+      reporter.progress("downloading", done, total);
+    }
+    if (size != d.size)
+      return fail(Error(ErrorCode::Integrity,
+                        d.label + ": the archive is " + std::to_string(size) +
+                            " bytes, but its index entry declares " +
+                            std::to_string(d.size),
+                        where,
+                        "the archive is truncated or was replaced; do not "
+                        "use it, and tell the registry's maintainer"));
+    std::string sha = h.hexDigest();
+    if (sha != d.sha256)
+      return fail(Error(ErrorCode::Integrity,
+                        d.label + ": the archive's SHA-256 is " + sha +
+                            ", but its index entry declares " + d.sha256,
+                        where,
+                        "the archive was altered after it was published; do "
+                        "not use it, and tell the registry's maintainer"));
+    if (::fsync(out) != 0)
+      return fail(fsutil::ioError("fsync failed", part, errno));
+    ::close(in);
+    ::close(out);
+    if (::rename(part.c_str(), d.destPath.c_str()) != 0) {
+      int e = errno;
+      ::unlink(part.c_str());
+      return Unexpected(
+          fsutil::ioError("cannot rename into place", d.destPath, e));
+    }
+    return ok();
+  }
+
+  std::string given_;
+  std::string root_;
+};
+
+class HttpTransport : public Transport {
+public:
+  HttpTransport(std::vector<std::string> bases,
+                std::unique_ptr<net::HttpClient> client)
+      : bases_(std::move(bases)), client_(std::move(client)) {}
+
+  std::string describe() const override { return bases_.front(); }
+
+  Expected<net::MetadataResponse> fetch(const std::string &relPath,
+                                        uint64_t maxBytes) override {
+    net::MetadataRequest request;
+    request.urls = urls(relPath);
+    request.maxBytes = maxBytes;
+    request.label = relPath;
+    return client_->fetchMetadata(request);
+  }
+
+  Status downloadAll(const std::vector<Download> &downloads,
+                     Reporter &reporter) override {
+    std::vector<net::DownloadRequest> requests;
+    for (const Download &d : downloads) {
+      if (Status s = fsutil::makeDirs(fs::path(d.destPath).parent_path()); !s)
+        return s;
+      net::DownloadRequest r;
+      r.urls = urls(d.relPath);
+      r.destPath = d.destPath;
+      r.size = d.size;
+      r.sha256 = d.sha256;
+      r.label = d.label;
+      requests.push_back(std::move(r));
+    }
+    return client_->downloadAll(requests, reporter);
+  }
+
+private:
+  std::vector<std::string> urls(const std::string &relPath) const {
+    std::vector<std::string> out;
+    for (const std::string &b : bases_)
+      out.push_back(joinUrl(b, relPath));
+    return out;
+  }
+
+  std::vector<std::string> bases_;
+  std::unique_ptr<net::HttpClient> client_;
+};
+
+} // namespace
+
+Expected<std::unique_ptr<Transport>>
+openTransport(const RegistrySpec &spec, const ClientOptions &options) {
+  if (spec.url.empty())
+    return makeError(ErrorCode::Usage,
+                     "registry \"" + spec.name + "\" has no URL", {},
+                     "give the registry's https:// URL or directory");
+  if (isDirectoryUrl(spec.url)) {
+    std::string root = directoryOf(spec.url);
+    if (!fsutil::isDirectory(root))
+      return makeError(ErrorCode::NotFound,
+                       "registry \"" + spec.name + "\": no such directory",
+                       at(spec.url),
+                       "give the directory of a registry (one with "
+                       "config.json and snapshot.json), or its URL");
+    return std::unique_ptr<Transport>(
+        std::make_unique<DirectoryTransport>(spec.url, root));
+  }
+  if (!net::isHttpUrl(spec.url))
+    return makeError(ErrorCode::Unsupported,
+                     "registry \"" + spec.name + "\": unsupported URL \"" +
+                         spec.url + "\"",
+                     {},
+                     "a registry is an https://, http:// or file:// URL, or "
+                     "a directory");
+  std::vector<std::string> bases{spec.url};
+  for (const std::string &m : spec.mirrors) {
+    if (!net::isHttpUrl(m))
+      return makeError(ErrorCode::Unsupported,
+                       "registry \"" + spec.name + "\": mirror \"" + m +
+                           "\" is not an http:// or https:// URL",
+                       {}, "list the mirrors' https:// URLs");
+    bases.push_back(m);
+  }
+  auto cacheRoot = cacheRootFor(options);
+  if (!cacheRoot)
+    return Unexpected(cacheRoot.error());
+  net::FetchOptions fetch = options.fetch;
+  fetch.offline = fetch.offline || options.offline;
+  if (fetch.metadataCacheDir.empty())
+    fetch.metadataCacheDir = registryCacheDir(*cacheRoot, spec.url) + "/http";
+  auto client = net::openHttpClient(fetch);
+  if (!client)
+    return Unexpected(client.error());
+  return std::unique_ptr<Transport>(
+      std::make_unique<HttpTransport>(std::move(bases), std::move(*client)));
+}
+
+} // namespace ireepkg::registry

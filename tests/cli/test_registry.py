@@ -1,0 +1,420 @@
+"""`ireepkg registry init`, `publish`, `yank`, `registry resign` and
+`registry verify` on directory registries: exact output and --json, the
+files written (checked against the published JSON Schemas and by `manifest
+check`), publishing twice, conflicts, keys that do not belong to the
+registry, encrypted keys, tampering seen by the verifying client, and
+minisign interoperability both ways: a snapshot signed by `minisign -S`
+verifies in the client, and snapshots and archives ireepkg signed verify
+with `minisign -V`.
+
+minisign takes a secret key's password on stdin when stdin is not a
+terminal."""
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import time
+
+import jsonschema
+import pytest
+
+from conftest import REPO, data_package, pack, run
+
+MINISIGN = shutil.which("minisign")
+TIMEOUT = 60
+SCHEMAS = REPO / "manifest_schema"
+needs_minisign = pytest.mark.skipif(
+    MINISIGN is None, reason="minisign is missing: run scripts/setup.sh")
+
+
+def ireepkg(*args, **kw):
+    return run(*args, timeout=TIMEOUT, **kw)
+
+
+def ok(*args, **kw):
+    r = ireepkg(*args, **kw)
+    assert r.code == 0, r
+    return r
+
+
+def minisign(*args, password=None):
+    return subprocess.run(
+        [MINISIGN, *map(str, args)],
+        input=None if password is None else password + "\n",
+        stdin=subprocess.DEVNULL if password is None else None,
+        capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def keypair(tmp, name="signing", password=None):
+    args = ["key", "generate", "-o", tmp / name]
+    if password is not None:
+        (tmp / f"{name}.password").write_text(password + "\n")
+        args += ["--password-file", tmp / f"{name}.password"]
+    ok(*args)
+    pub = tmp / f"{name}.pub"
+    return pub, tmp / f"{name}.key", pub.read_text().splitlines()[1]
+
+
+def key_id(pub):
+    return pub.read_text().splitlines()[0].rsplit(" ", 1)[1]
+
+
+@pytest.fixture
+def reg(tmp_path):
+    """An initialized registry, its key and a few packed archives."""
+    pub, key, line = keypair(tmp_path)
+    d = tmp_path / "registry"
+    ok("registry", "init", d, "--key", key, "--name", "test-reg")
+    dist = tmp_path / "dist"
+    src = tmp_path / "src"
+    archives = {
+        "base-1.0.0": pack(data_package(src, "base", "1.0.0"), dist),
+        "app-1.0.0": pack(data_package(src, "app", "1.0.0",
+                                       dependencies={"base": "^1.0"}), dist),
+    }
+
+    class Reg:
+        pass
+    r = Reg()
+    r.dir, r.pub, r.key, r.line, r.tmp = d, pub, key, line, tmp_path
+    r.archives, r.src, r.dist = archives, src, dist
+    return r
+
+
+def schema_check(d: pathlib.Path):
+    """Every registry file is valid against its published schema."""
+    def check(path, schema):
+        jsonschema.validate(json.loads(path.read_text()),
+                            json.loads((SCHEMAS / schema).read_text()))
+    check(d / "config.json", "registry-config.schema.json")
+    check(d / "snapshot.json", "registry-snapshot.schema.json")
+    for f in (d / "index").glob("*.json"):
+        check(f, "registry-index.schema.json")
+    r = ireepkg("manifest", "check", d)
+    assert r.code == 0, r
+
+
+def snapshot_json(d):
+    return json.loads((d / "snapshot.json").read_text())
+
+
+# -- init ---------------------------------------------------------------------
+
+def test_init_output_and_files(tmp_path):
+    pub, key, line = keypair(tmp_path)
+    d = tmp_path / "my-registry"
+    r = ok("registry", "init", d, "--key", key, "--mirror",
+           "https://mirror.example.org/iree", "--description", "test plugins")
+    lines = r.out.splitlines()
+    assert lines[0] == f'created registry "my-registry" in {d}'
+    assert lines[1] == f"signing key: {key_id(pub)} ({line})"
+    assert re.fullmatch(r"snapshot version 1, expires \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ",
+                        lines[2]), lines[2]
+    assert lines[3] == (f"clients trust it with --registry-key {line}, or "
+                        f'"public_key": "{line}" in plugins.json')
+    assert r.err == ""
+    config = json.loads((d / "config.json").read_text())
+    assert config == {"schema_version": 1, "name": "my-registry",
+                      "keys": [line],
+                      "mirrors": ["https://mirror.example.org/iree"],
+                      "description": "test plugins"}
+    # Deterministic: sorted keys, two spaces, final newline.
+    text = (d / "config.json").read_text()
+    assert text == json.dumps(config, indent=2, sort_keys=True) + "\n"
+    snap = snapshot_json(d)
+    assert snap["version"] == 1 and snap["index"] == {}
+    assert (d / "index").is_dir() and (d / "archives").is_dir()
+    schema_check(d)
+
+
+def test_init_json_and_refusals(tmp_path):
+    pub, key, line = keypair(tmp_path)
+    d = tmp_path / "r"
+    r = ok("registry", "init", d, "--key", key, "--json", "--expires-days", "7")
+    j = json.loads(r.out)
+    assert j["ok"] is True and j["name"] == "r" and j["public_key"] == line
+    assert j["key_id"] == key_id(pub) and j["snapshot_version"] == 1
+    expires = time.mktime(time.strptime(j["expires"], "%Y-%m-%dT%H:%M:%SZ")) - time.timezone
+    assert abs(expires - (time.time() + 7 * 86400)) < 120
+
+    r = ireepkg("registry", "init", d, "--key", key)
+    assert r.code == 1
+    assert r.err.startswith(f"ireepkg: error: {d}: is already a registry\n")
+
+    r = ireepkg("registry", "init", tmp_path / "nokey")
+    assert r.code == 2
+    assert "'registry init' needs --key <secret key>" in r.err
+    assert "ireepkg key generate -o registry-signing" in r.err
+    assert not (tmp_path / "nokey").exists()
+
+    r = ireepkg("registry", "init", tmp_path / "x", "--key", key,
+                "--expires-days", "0")
+    assert r.code == 2
+    assert "--expires-days must be a number of days from 1 to 3650, not '0'" in r.err
+
+
+def test_encrypted_key_needs_its_password(tmp_path):
+    pub, key, line = keypair(tmp_path, password="registry secret")
+    r = ireepkg("registry", "init", tmp_path / "r", "--key", key)
+    assert r.code == 2
+    assert "the secret key is encrypted; its password is needed" in r.err
+    assert "--password-file FILE" in r.err
+    ok("registry", "init", tmp_path / "r", "--key", key,
+       "--password-file", tmp_path / "signing.password")
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["keys"] == [line]
+
+
+# -- publish ------------------------------------------------------------------
+
+def test_publish_output_files_and_twice(reg):
+    a = reg.archives["base-1.0.0"]
+    r = ok("publish", a, "--registry", reg.dir, "--key", reg.key)
+    m = re.fullmatch(r"published base 1\.0\.0: archives/base/base-1\.0\.0\.ireepkg "
+                     r"\(.+, sha256 ([0-9a-f]{12})\.\.\.\), snapshot version 2\n", r.out)
+    assert m, r.out
+    dest = reg.dir / "archives" / "base" / "base-1.0.0.ireepkg"
+    assert dest.read_bytes() == a.read_bytes()
+    import hashlib
+    sha = hashlib.sha256(a.read_bytes()).hexdigest()
+    assert m.group(1) == sha[:12]
+    index = json.loads((reg.dir / "index" / "base.json").read_text())
+    assert index == {"schema_version": 1, "name": "base", "versions": [{
+        "version": "1.0.0", "archive": "archives/base/base-1.0.0.ireepkg",
+        "sha256": sha, "size": a.stat().st_size, "yanked": False,
+        "platforms": [], "summary": "test package base"}]}
+    snap = snapshot_json(reg.dir)
+    assert snap["version"] == 2
+    assert snap["index"]["base"] == "sha256:" + hashlib.sha256(
+        (reg.dir / "index" / "base.json").read_bytes()).hexdigest()
+    schema_check(reg.dir)
+
+    before = {p: p.read_bytes() for p in reg.dir.rglob("*") if p.is_file()}
+    r = ok("publish", a, "--registry", reg.dir, "--key", reg.key)
+    assert r.out == ("base 1.0.0 is already published with the same contents; "
+                     "nothing changed\n")
+    after = {p: p.read_bytes() for p in reg.dir.rglob("*") if p.is_file()}
+    assert after == before
+
+    # A dependency the registry does not have yet: a warning.
+    r = ok("publish", reg.archives["app-1.0.0"], "--registry", reg.dir,
+           "--key", reg.key, "--json")
+    assert r.err == ""
+    assert json.loads(r.out)["published"][0]["snapshot_version"] == 3
+    r = ok("yank", "app@1.0.0", "--registry", reg.dir, "--key", reg.key)
+    lone = reg.tmp / "lone"
+    ok("registry", "init", lone, "--key", reg.key)
+    r = ok("publish", reg.archives["app-1.0.0"], "--registry", lone, "--key", reg.key)
+    assert r.err == (f"ireepkg: warning: {reg.archives['app-1.0.0']}: package 'app': "
+                     "app 1.0.0 depends on base ^1.0, which this registry does not have\n"
+                     "  hint: publish base too: until then, installing app from "
+                     "this registry fails\n")
+
+    r = ok("publish", reg.archives["app-1.0.0"], a, "--registry", reg.dir,
+           "--key", reg.key, "--json")
+    j = json.loads(r.out)
+    assert j["ok"] is True and j["registry"] == str(reg.dir)
+    assert [(p["name"], p["version"], p["already_published"], p["snapshot_version"])
+            for p in j["published"]] == [("app", "1.0.0", True, 4),
+                                          ("base", "1.0.0", True, 4)]
+    assert j["published"][0]["path"] == "archives/app/app-1.0.0.ireepkg"
+    index = json.loads((reg.dir / "index" / "app.json").read_text())
+    assert index["versions"][0]["dependencies"] == {"base": "^1.0"}
+
+
+def test_publish_conflict_and_keep_going(reg):
+    ok("publish", reg.archives["base-1.0.0"], "--registry", reg.dir, "--key", reg.key)
+    other = pack(data_package(reg.tmp / "other", "base", "1.0.0",
+                              files={"data/x.txt": "other bytes\n"}),
+                 reg.tmp / "other-dist")
+    r = ireepkg("publish", other, reg.archives["app-1.0.0"], "--registry",
+                reg.dir, "--key", reg.key)
+    assert r.code == 1
+    assert (f"ireepkg: error: {other}: package 'base': base 1.0.0 is already published in "
+            f"{reg.dir} with other contents") in r.err
+    assert "hint: a published version never changes: raise the version" in r.err
+    assert "`ireepkg yank base@1.0.0`" in r.err
+    # The other archive was still published.
+    assert r.out.startswith("published app 1.0.0:")
+    assert (reg.dir / "archives" / "base" / "base-1.0.0.ireepkg").read_bytes() == \
+        reg.archives["base-1.0.0"].read_bytes()
+
+
+def test_publish_with_a_key_the_registry_does_not_list(reg):
+    pub2, key2, line2 = keypair(reg.tmp, "intruder")
+    snap = (reg.dir / "snapshot.json").read_bytes()
+    r = ireepkg("publish", reg.archives["base-1.0.0"], "--registry", reg.dir,
+                "--key", key2)
+    assert r.code == 1
+    assert (f"ireepkg: error: {key2}: the signing key {key_id(pub2)} is not one "
+            f"of the registry's keys (config.json lists: {key_id(reg.pub)})") in r.err
+    assert line2 in r.err  # the hint says what to add to config.json
+    assert (reg.dir / "snapshot.json").read_bytes() == snap
+    assert not (reg.dir / "archives" / "base").exists()
+
+
+def test_publish_needs_a_registry_directory(reg):
+    r = ireepkg("publish", reg.archives["base-1.0.0"], "--registry",
+                "https://plugins.example.org/iree", "--key", reg.key)
+    assert r.code == 2
+    assert "'publish' writes into a registry directory" in r.err
+    r = ireepkg("publish", reg.archives["base-1.0.0"], "--key", reg.key)
+    assert r.code == 2 and "'publish' needs --registry <dir>" in r.err
+    r = ireepkg("publish", reg.archives["base-1.0.0"], "--registry", reg.tmp,
+                "--key", reg.key)
+    assert r.code == 1
+    assert f"{reg.tmp} is not a registry: it has no config.json" in r.err
+
+
+# -- yank and resign ----------------------------------------------------------
+
+def test_yank_undo_and_resign(reg):
+    ok("publish", reg.archives["base-1.0.0"], "--registry", reg.dir, "--key", reg.key)
+    r = ok("yank", "base@1.0.0", "--registry", reg.dir, "--key", reg.key)
+    assert r.out == "yanked base 1.0.0, snapshot version 3\n"
+    assert json.loads((reg.dir / "index" / "base.json").read_text())["versions"][0]["yanked"] is True
+    r = ok("yank", "base@1.0.0", "--registry", reg.dir, "--key", reg.key)
+    assert r.out == "base 1.0.0 is already yanked; nothing changed\n"
+    r = ok("yank", "base@1.0.0", "--undo", "--registry", reg.dir, "--key",
+           reg.key, "--json")
+    assert json.loads(r.out) == {"ok": True, "registry": str(reg.dir),
+                                 "name": "base", "version": "1.0.0",
+                                 "yanked": False, "changed": True,
+                                 "snapshot_version": 4}
+    r = ireepkg("yank", "base@2.0.0", "--registry", reg.dir, "--key", reg.key)
+    assert r.code == 1
+    assert "base 2.0.0 is not published (base has: 1.0.0)" in r.err
+    r = ireepkg("yank", "base", "--registry", reg.dir, "--key", reg.key)
+    assert r.code == 2 and "'base' is not <name>@<version>" in r.err
+
+    r = ok("registry", "resign", reg.dir, "--key", reg.key, "--expires-days", "90")
+    m = re.fullmatch(rf"re-signed {re.escape(str(reg.dir))}: snapshot version 5, "
+                     rf"expires (\S+) \(key {key_id(reg.pub)}\)\n", r.out)
+    assert m, r.out
+    assert snapshot_json(reg.dir)["expires"] == m.group(1)
+    r = ok("registry", "resign", reg.dir, "--key", reg.key, "--json")
+    assert json.loads(r.out)["snapshot_version"] == 6
+    schema_check(reg.dir)
+
+
+# -- the verifying client -----------------------------------------------------
+
+def test_registry_verify(reg):
+    ok("publish", reg.archives["base-1.0.0"], reg.archives["app-1.0.0"],
+       "--registry", reg.dir, "--key", reg.key)
+    ok("yank", "app@1.0.0", "--registry", reg.dir, "--key", reg.key)
+    r = ok("registry", "verify", reg.dir, "--registry-key", reg.line, "--archives")
+    lines = r.out.splitlines()
+    assert re.fullmatch(rf'registry "test-reg" \({re.escape(str(reg.dir))}\): snapshot '
+                        rf"version 4 signed by {key_id(reg.pub)}, expires \S+", lines[0])
+    assert lines[1:] == [
+        "  app: 1.0.0 (yanked)",
+        "  base: 1.0.0",
+        "2 packages, 2 versions: every index file matches the signed snapshot",
+        "every archive has the size and SHA-256 of its index entry"]
+    # The key as a .pub file, and --json.
+    j = json.loads(ok("registry", "verify", f"file://{reg.dir}", "--registry-key",
+                      reg.pub, "--json").out)
+    assert j["signed_by"] == key_id(reg.pub) and j["snapshot_version"] == 4
+    assert [p["name"] for p in j["packages"]] == ["app", "base"]
+    assert j["packages"][0]["versions"][0]["yanked"] is True
+
+
+def test_registry_verify_refusals(reg, tmp_path):
+    ok("publish", reg.archives["base-1.0.0"], "--registry", reg.dir, "--key", reg.key)
+    # No key configured: the registry's own key is shown, never trusted.
+    r = ireepkg("registry", "verify", reg.dir)
+    assert r.code == 1
+    assert (f"no trusted key is configured for registry {reg.dir}, so "
+            f"its snapshot cannot be checked; its config.json lists {reg.line} "
+            f"(key id {key_id(reg.pub)})") in r.err
+    assert f"`--registry-key {reg.line}`" in r.err
+    # Another key.
+    pub2, _, line2 = keypair(tmp_path, "other")
+    r = ireepkg("registry", "verify", reg.dir, "--registry-key", line2, "--json")
+    assert r.code == 1
+    j = json.loads(r.out)
+    assert j["ok"] is False
+    assert j["error"]["message"] == (
+        f"snapshot.json of {reg.dir} is signed by key {key_id(reg.pub)}, which is "
+        f"not a key you trust for this registry (trusted: {key_id(pub2)})")
+    # A tampered archive: nothing lands in the download cache.
+    cache = tmp_path / "cache"
+    archive = reg.dir / "archives" / "base" / "base-1.0.0.ireepkg"
+    data = bytearray(archive.read_bytes())
+    data[len(data) // 2] ^= 1
+    archive.write_bytes(bytes(data))
+    r = ireepkg("registry", "verify", reg.dir, "--registry-key", reg.line,
+                "--archives", env={"IREEPKG_CACHE_DIR": str(cache)})
+    assert r.code == 1
+    assert "base 1.0.0: the archive's SHA-256 is " in r.err
+    assert not [p for p in (cache / "downloads").rglob("*") if p.is_file()]
+    # Rollback: an older snapshot after a newer one was seen.
+    old = {n: (reg.dir / n).read_bytes() for n in ("snapshot.json", "snapshot.json.minisig")}
+    ok("registry", "resign", reg.dir, "--key", reg.key)
+    ok("registry", "verify", reg.dir, "--registry-key", reg.line,
+       env={"IREEPKG_CACHE_DIR": str(cache)})
+    for n, b in old.items():
+        (reg.dir / n).write_bytes(b)
+    r = ireepkg("registry", "verify", reg.dir, "--registry-key", reg.line,
+                env={"IREEPKG_CACHE_DIR": str(cache)})
+    assert r.code == 1
+    assert (f"rollback: snapshot.json of {reg.dir} is version 2, older than "
+            "version 3 that this machine has already seen") in r.err
+
+
+# -- minisign, both ways ------------------------------------------------------
+
+@needs_minisign
+def test_ireepkg_signatures_verify_with_minisign(reg):
+    ok("publish", reg.archives["base-1.0.0"], "--registry", reg.dir, "--key", reg.key)
+    r = minisign("-Vm", reg.dir / "snapshot.json", "-P", reg.line)
+    assert r.returncode == 0, r.stderr
+    assert "Signature and comment signature verified" in r.stdout + r.stderr
+    assert re.search(r"Trusted comment: timestamp:\d+\tfile:snapshot.json\t"
+                     r"version:2\texpires:\S+Z", r.stdout), r.stdout
+    archive = reg.dir / "archives" / "base" / "base-1.0.0.ireepkg"
+    r = minisign("-Vm", archive, "-p", reg.pub, "-H")
+    assert r.returncode == 0, r.stderr
+    assert "\tsha256:" in r.stdout
+
+
+@needs_minisign
+def test_snapshot_signed_by_minisign_verifies_in_the_client(tmp_path):
+    """A registry whose key was made by minisign: ireepkg publishes with it,
+    then minisign re-signs snapshot.json, and the client accepts it."""
+    mpub, mkey = tmp_path / "ms.pub", tmp_path / "ms.key"
+    r = minisign("-G", "-W", "-p", mpub, "-s", mkey)
+    assert r.returncode == 0, r.stderr
+    line = mpub.read_text().splitlines()[1]
+    d = tmp_path / "registry"
+    ok("registry", "init", d, "--key", mkey)
+    a = pack(data_package(tmp_path / "src", "base", "1.0.0"), tmp_path / "dist")
+    ok("publish", a, "--registry", d, "--key", mkey)
+    (d / "snapshot.json.minisig").unlink()
+    r = minisign("-S", "-s", mkey, "-m", d / "snapshot.json",
+                 "-t", "signed by minisign")
+    assert r.returncode == 0, r.stderr
+    assert (d / "snapshot.json.minisig").exists()
+    j = json.loads(ok("registry", "verify", d, "--registry-key", line,
+                      "--archives", "--json").out)
+    assert j["signed_by"] == key_id(mpub)
+    assert j["snapshot_version"] == 2
+    # The publisher builds on the minisign-signed state.
+    b = pack(data_package(tmp_path / "src", "base", "1.1.0"), tmp_path / "dist")
+    ok("publish", b, "--registry", d, "--key", mkey)
+    r = minisign("-Vm", d / "snapshot.json", "-p", mpub)
+    assert r.returncode == 0, r.stderr
+    # And a legacy (non-prehashed) minisign signature verifies too.
+    (d / "snapshot.json.minisig").unlink()
+    assert minisign("-S", "-l", "-s", mkey, "-m", d / "snapshot.json").returncode == 0
+    assert ok("registry", "verify", d, "--registry-key", mpub).out.startswith(
+        'registry "registry"')
+    # A snapshot minisign signed with another key is refused.
+    opub, okey = tmp_path / "o.pub", tmp_path / "o.key"
+    assert minisign("-G", "-W", "-p", opub, "-s", okey).returncode == 0
+    (d / "snapshot.json.minisig").unlink()
+    assert minisign("-S", "-s", okey, "-m", d / "snapshot.json").returncode == 0
+    r = ireepkg("registry", "verify", d, "--registry-key", line)
+    assert r.code == 1
+    assert f"is signed by key {key_id(opub)}, which is not a key you trust" in r.err
