@@ -17,7 +17,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -57,6 +59,14 @@ public:
   /// Location of the *key* of the member at `pointer` (e.g. of `"x86-64"` in
   /// `{"x86-64": ...}`); falls back to locate().
   Location locateKey(const std::string &pointer) const;
+
+  /// Byte offset where the value at `pointer` starts (its first character),
+  /// or nullopt when there is no such value or locations were not tracked.
+  /// With keyOffset, this lets a caller edit the text in place (project
+  /// files keep their formatting when `add` and `rm` change them).
+  std::optional<size_t> valueOffset(const std::string &pointer) const;
+  /// Byte offset of the opening quote of the key of the member at `pointer`.
+  std::optional<size_t> keyOffset(const std::string &pointer) const;
 
   /// Line/column (1-based) of a byte offset.
   void lineColumn(size_t offset, uint32_t &line, uint32_t &column) const;

@@ -284,6 +284,22 @@ void JsonDocument::lineColumn(size_t offset, uint32_t &line,
   column = static_cast<uint32_t>(offset - starts[index] + 1);
 }
 
+std::optional<size_t>
+JsonDocument::valueOffset(const std::string &pointer) const {
+  auto it = impl_->valueOffsets.find(pointer);
+  if (it == impl_->valueOffsets.end())
+    return std::nullopt;
+  return it->second;
+}
+
+std::optional<size_t>
+JsonDocument::keyOffset(const std::string &pointer) const {
+  auto it = impl_->keyOffsets.find(pointer);
+  if (it == impl_->keyOffsets.end())
+    return std::nullopt;
+  return it->second;
+}
+
 Location JsonDocument::locate(const std::string &pointer) const {
   Location where;
   where.file = file_;

@@ -98,8 +98,10 @@ Status writeFileAtomic(const std::string &path, std::string_view content,
                                         ".tmp." + std::to_string(::getpid())))
                         .string();
   ::unlink(tmp.c_str());
-  if (Status s = writeNewFile(tmp, content, mode); !s)
+  if (Status s = writeNewFile(tmp, content, mode); !s) {
+    ::unlink(tmp.c_str()); // a partly written temporary (disk full)
     return s;
+  }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());

@@ -11,6 +11,10 @@ Usage: test_schema_agreement.py [REPO_ROOT]
   validator can see, so the schema must accept them (which proves the listing
   is honest).
 - examples/**/ireeplugin.json and examples/**/plugins.json must be valid.
+- tests/data/lock/good_*.json must be in the exact form ireepkg writes
+  lockfiles (sorted keys, two-space indentation, a final newline). The unit
+  tests check that serializeLockfile reproduces each of them byte for byte,
+  so together the two prove that what ireepkg writes satisfies the schema.
 
 Prints one line per failure and ends with "N passed, M failed". Exit status is
 0 only when nothing failed. Also collectable by pytest.
@@ -206,6 +210,31 @@ def check_fixtures(data_dir, validators, semantic_only, results):
                                             f"if only the C++ validator can see the problem)")
 
 
+def canonical_lock_text(doc):
+    """The bytes ireepkg writes for a lockfile holding `doc`."""
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def check_lock_fixtures_canonical(data_dir, results):
+    lock_dir = os.path.join(data_dir, "lock")
+    if not os.path.isdir(lock_dir):
+        return
+    for name in sorted(os.listdir(lock_dir)):
+        if not (name.startswith("good_") and name.endswith(".json")):
+            continue
+        label = f"tests/data/lock/{name}"
+        try:
+            with open(os.path.join(lock_dir, name), encoding="utf-8") as f:
+                text = f.read()
+            doc = json.loads(text)
+        except (OSError, ValueError) as e:
+            results.fail(f"{label}: cannot load: {e}")
+            continue
+        results.check(text == canonical_lock_text(doc),
+                      f"{label}: not in the form ireepkg writes lockfiles "
+                      f"(sorted keys, two-space indentation, final newline)")
+
+
 def check_examples(root, validators, results):
     examples_dir = os.path.join(root, "examples")
     if not os.path.isdir(examples_dir):
@@ -241,6 +270,7 @@ def main(argv):
     data_dir = os.path.join(root, "tests", "data")
     semantic_only = read_semantic_only(data_dir, results)
     check_fixtures(data_dir, validators, semantic_only, results)
+    check_lock_fixtures_canonical(data_dir, results)
     check_examples(root, validators, results)
     print(f"{results.passed} passed, {results.failed} failed")
     return 0 if results.failed == 0 else 1
