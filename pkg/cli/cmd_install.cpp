@@ -6,6 +6,7 @@
 #include "ireepkg/workflow.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 static bool fsExists(const std::string &p) {
@@ -143,6 +144,16 @@ int runInstall(const Command &, const ParsedArgs &args) {
       request.packages.push_back(std::move(*n));
     }
     request.registries = registriesFrom(args, project ? &*project : nullptr);
+    if (request.registries.empty() && !env->bundle.empty()) {
+      // The bundle's own registry, trusted through --registry-key.
+      registry::RegistrySpec spec;
+      spec.name = "bundle";
+      spec.publicKeys = args.all("registry-key");
+      if (spec.publicKeys.empty())
+        if (const char *k = std::getenv("IREEPKG_REGISTRY_KEY"); k && *k)
+          spec.publicKeys.push_back(k);
+      request.registries.push_back(spec);
+    }
     request.prefix = prefix->path;
     request.install = options;
     report = workflow::installByName(request, *env, reporter);

@@ -14,8 +14,21 @@ namespace ireepkg::cli {
 
 void printError(const Error &error) {
   if (error.diagnostics.empty()) {
-    Diagnostic d{Severity::Error, error.where, error.message, error.hint};
+    // A message of several lines (the resolver's explanation) keeps its
+    // lines; each is escaped on its own.
+    std::string first = error.message, rest;
+    if (size_t nl = first.find('\n'); nl != std::string::npos) {
+      rest = first.substr(nl + 1);
+      first.resize(nl);
+    }
+    Diagnostic d{Severity::Error, error.where, first, error.hint};
     std::fprintf(stderr, "ireepkg: error: %s\n", d.format().c_str());
+    while (!rest.empty()) {
+      size_t nl = rest.find('\n');
+      Diagnostic line{Severity::Error, {}, rest.substr(0, nl), ""};
+      std::fprintf(stderr, "  %s\n", line.format().c_str());
+      rest = nl == std::string::npos ? "" : rest.substr(nl + 1);
+    }
     if (!error.hint.empty())
       std::fprintf(stderr, "  hint: %s\n", error.hint.c_str());
     return;

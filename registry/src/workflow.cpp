@@ -305,6 +305,15 @@ public:
     options.cacheRoot = cacheRoot_;
     if (bundle_) {
       auto it = bundle_->registries.find(spec.url);
+      if (spec.url.empty()) { // no registry named: the bundle's only one
+        if (bundle_->registries.size() != 1)
+          return makeError(ErrorCode::Usage,
+                           "the bundle holds " +
+                               std::to_string(bundle_->registries.size()) +
+                               " registries; say which with --registry URL",
+                           Location{bundle_->file, 0, 0, "", "", ""});
+        it = bundle_->registries.begin();
+      }
       if (it == bundle_->registries.end()) {
         // A bundle made from a project names registries as that project
         // did; match on the URL as plugins.json wrote it too.
