@@ -95,6 +95,9 @@ int runExec(const Command &, const ParsedArgs &);
 int runDoctor(const Command &, const ParsedArgs &);
 int runSign(const Command &, const ParsedArgs &);
 int runSignatureVerify(const Command &, const ParsedArgs &);
+int runInit(const Command &, const ParsedArgs &);
+int runAdd(const Command &, const ParsedArgs &);
+int runRm(const Command &, const ParsedArgs &);
 
 } // namespace ireepkg::cli
 
