@@ -35,9 +35,15 @@ Expected<ProjectText> readNearestProject() {
                          *cwd + " or any directory above it",
                      {}, "run `ireepkg init` to start a project here");
   ProjectText out;
+  // A symlinked plugins.json is edited where it really is, so that the
+  // rename replaces the file and not the link.
+  out.path = *found;
   std::error_code ec;
-  fs::path real = fs::canonical(*found, ec);
-  out.path = ec ? *found : real.string();
+  if (fs::is_symlink(*found, ec)) {
+    fs::path real = fs::canonical(*found, ec);
+    if (!ec)
+      out.path = real.string();
+  }
   auto text = fsutil::readFile(out.path, 64u << 20);
   if (!text)
     return Unexpected(text.error());

@@ -122,8 +122,9 @@ std::string detectIndentUnit(std::string_view text) {
   return smallest ? std::string(smallest, ' ') : std::string("  ");
 }
 
-/// JSON text of a value. Strings are checked for UTF-8 before they get
-/// here (checkRequest), so the strict handler never throws.
+/// JSON text of a value, UTF-8 kept as it is. Requests are checked for
+/// valid UTF-8 first (checkRequest); the replacing handler only makes sure
+/// that nothing here can throw.
 std::string dumpScalar(const json &v) {
   return v.dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -322,6 +322,18 @@ def test_add_and_rm_touch_only_plugins_json(tmp_path):
     assert not (tmp_path / "p").exists()
 
 
+def test_a_symlinked_project_file_stays_a_symlink(tmp_path):
+    d = project(tmp_path)
+    shared = tmp_path / "shared.json"
+    (d / "plugins.json").rename(shared)
+    (d / "plugins.json").symlink_to(shared)
+    r = run("rm", "mul-pipeline", cwd=d)
+    assert r.code == 0, r.err
+    assert (d / "plugins.json").is_symlink()
+    assert "mul-pipeline" not in shared.read_text()
+    assert r.out.endswith(f"wrote {shared}\n")
+
+
 def test_help():
     for cmd in ("init", "add", "rm"):
         r = run(cmd, "--help")
