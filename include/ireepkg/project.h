@@ -71,10 +71,6 @@ Expected<std::string> removePlugin(std::string_view text,
 /// not part of it: changing them needs no new resolution.
 std::string inputHash(const ProjectFile &project);
 
-/// The plugins.json in `cwd` or in the nearest directory above it (the
-/// search locatePrefix makes), or nullopt when there is none.
-std::optional<std::string> findProjectFile(const std::string &cwd);
-
 /// The lockfile's text (formats.md §4).
 std::string serializeLockfile(const Lockfile &lock);
 

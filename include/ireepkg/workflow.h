@@ -155,6 +155,14 @@ Expected<std::vector<OutdatedEntry>> outdated(const Project &project,
                                               const Environment &env,
                                               Reporter &reporter);
 
+/// The newest version of `name` that is not yanked (releases before
+/// pre-releases) in the registry named `registryName`, or, when that is
+/// empty, in the first of the project's registries that lists it.
+Expected<Version> newestVersion(const Project &project,
+                                const std::string &name,
+                                const std::string &registryName,
+                                const Environment &env, Reporter &reporter);
+
 struct SearchHit {
   std::string name;
   std::string latest;

@@ -106,6 +106,9 @@ int runRegistryResign(const Command &, const ParsedArgs &);
 int runRegistryVerify(const Command &, const ParsedArgs &);
 int runPublish(const Command &, const ParsedArgs &);
 int runYank(const Command &, const ParsedArgs &);
+int runInit(const Command &, const ParsedArgs &);
+int runAdd(const Command &, const ParsedArgs &);
+int runRm(const Command &, const ParsedArgs &);
 
 } // namespace ireepkg::cli
 

@@ -123,6 +123,85 @@ const std::vector<Command> &commandTable() {
           runPack,
       },
       {
+          "init",
+          "[--registry NAME=URL] [--registry-key KEY] [--platform OS-ARCH]... "
+          "[--force]",
+          "write a starter plugins.json in the current directory",
+          "Writes plugins.json (formats.md section 3) with schema_version, "
+          "the registry given with --registry (or an empty list), the "
+          "platforms to lock for (default: the host's) and an empty plugin "
+          "list, and prints it. An existing plugins.json is kept unless "
+          "--force.",
+          {{"registry", 0, "NAME=URL",
+            "list this registry: an https:// or file:// URL, or a directory "
+            "relative to plugins.json"},
+           {"registry-key", 0, "KEY",
+            "the registry's minisign public key (its base64 line or .pub "
+            "file)"},
+           {"platform", 0, "OS-ARCH",
+            "a platform to lock for (default: the host's)", true},
+           {"force", 0, "", "replace an existing plugins.json"},
+           kJson},
+          {"ireepkg init",
+           "ireepkg init --registry default=https://plugins.example.org/iree "
+           "--registry-key RWQ... --platform linux-x86_64 --platform "
+           "linux-aarch64"},
+          0,
+          0,
+          false,
+          runInit,
+      },
+      {
+          "add",
+          "<name>[@<constraint>]... [--option FLAG=VALUE]... [--registry "
+          "NAME] [--json]",
+          "add plugins to plugins.json, or change their version or options",
+          "Edits the plugins.json of the current directory or the nearest "
+          "one above it. A plugin it does not list yet is appended to "
+          "\"plugins\" (the end of the activation order); a listed one keeps "
+          "its place and gets the new version constraint, registry and "
+          "options. Without @<constraint>, the caret constraint of the "
+          "newest version in the project's registries is written (^1.2.0).\n\n"
+          "--option sets one value in the plugin's \"options\", replacing a "
+          "value of the same flag; VALUE is read as JSON when it is a "
+          "number, a boolean, a quoted string or an array, otherwise as "
+          "text. Option values are checked against the plugin's schema when "
+          "the project is locked.\n\n"
+          "Every other byte of the file stays as it was (order, indentation, "
+          "line endings), and new entries copy the layout of their "
+          "neighbours. Only plugins.json changes: neither the lockfile nor "
+          "the prefix is touched.",
+          {{"option", 0, "FLAG=VALUE",
+            "set an option of the plugin (flag without dashes)", true},
+           {"registry", 0, "NAME",
+            "take the plugins from this registry of plugins.json"},
+           kJson},
+          {"ireepkg add simple-mul@^1.2",
+           "ireepkg add simple-mul@^1.2 --option iree-simple-mul-tile=16",
+           "ireepkg add 'torch-input@>=2.0.0, <3.0.0' --registry local"},
+          1,
+          -1,
+          false,
+          runAdd,
+      },
+      {
+          "rm",
+          "<name>... [--json]",
+          "remove plugins from plugins.json",
+          "Removes each named plugin, with its options, from the plugins.json "
+          "of the current directory or the nearest one above it. Every other "
+          "byte of the file stays as it was. If a name is not listed, "
+          "nothing changes. Only plugins.json changes: installed packages "
+          "stay until the prefix is synced with the project (`ireepkg "
+          "remove` removes packages from a prefix directly).",
+          {kJson},
+          {"ireepkg rm simple-mul"},
+          1,
+          -1,
+          false,
+          runRm,
+      },
+      {
           "install",
           "<archive>... | <name>[@<constraint>]... [--registry URL] "
           "[--prefix DIR]",

@@ -122,8 +122,9 @@ std::string detectIndentUnit(std::string_view text) {
   return smallest ? std::string(smallest, ' ') : std::string("  ");
 }
 
-/// JSON text of a value. Strings are checked for UTF-8 before they get
-/// here (checkRequest), so the strict handler never throws.
+/// JSON text of a value, UTF-8 kept as it is. Requests are checked for
+/// valid UTF-8 first (checkRequest); the replacing handler only makes sure
+/// that nothing here can throw.
 std::string dumpScalar(const json &v) {
   return v.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -241,8 +242,9 @@ parseProject(std::string_view text, const std::string &origin) {
   if (diags.hasErrors()) {
     Error e = makeError(ErrorCode::Invalid, diags).error();
     if (e.hint.empty())
-      e.hint = "fix " + origin + " first; `ireepkg manifest check` lists "
-                                 "every problem";
+      e.hint = "fix " + origin +
+               " first; `ireepkg manifest check` lists "
+               "every problem";
     return Unexpected(std::move(e));
   }
   return std::pair{std::move(*doc), std::move(project)};
@@ -384,7 +386,8 @@ public:
   /// Sets `key` of the object at `ptr`: replaces its value in place, or
   /// inserts it after the first of `after` that is there.
   Status setMember(const std::string &ptr, const std::string &key,
-                   const json &value, std::initializer_list<const char *> after) {
+                   const json &value,
+                   std::initializer_list<const char *> after) {
     std::string p = ptr + "/" + jsonPointerEscape(key);
     if (has(p))
       return splice(start(p), end(p), inlineValue(value, styleOf(ptr)));
@@ -456,8 +459,7 @@ public:
       std::string elementIndent = memberIndent + layout.unit;
       return splice(b, e,
                     "[" + layout.nl + elementIndent +
-                        renderObject(entry, entryStyle, layout,
-                                     elementIndent) +
+                        renderObject(entry, entryStyle, layout, elementIndent) +
                         layout.nl + memberIndent + "]");
     }
     auto els = elements("/plugins");
@@ -465,8 +467,7 @@ public:
     std::string sep;
     if (els.size() >= 2) {
       std::string_view between = std::string_view(text).substr(
-          els[els.size() - 2].second,
-          lastStart - els[els.size() - 2].second);
+          els[els.size() - 2].second, lastStart - els[els.size() - 2].second);
       if (onlyChars(between, ", \t\r\n") &&
           std::count(between.begin(), between.end(), ',') == 1)
         sep = between;
@@ -499,8 +500,8 @@ bool isFlagName(std::string_view s) {
     return false;
   for (char c : s)
     if (!(std::islower(static_cast<unsigned char>(c)) ||
-          std::isdigit(static_cast<unsigned char>(c)) || c == '.' ||
-          c == '_' || c == '-'))
+          std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+          c == '-'))
       return false;
   return true;
 }
@@ -519,8 +520,8 @@ bool isUtf8Json(const json &v) {
 Status checkRequest(const AddRequest &request) {
   if (!isValidPackageName(request.name))
     return makeError(ErrorCode::Invalid,
-                     "\"" + request.name + "\" is not a valid package name",
-                     {}, kPackageNameRule);
+                     "\"" + request.name + "\" is not a valid package name", {},
+                     kPackageNameRule);
   if (request.constraint) {
     auto c = Constraint::parse(*request.constraint);
     if (!c)
@@ -537,20 +538,17 @@ Status checkRequest(const AddRequest &request) {
   for (const auto &[flag, value] : request.options) {
     if (!isFlagName(flag))
       return makeError(
-          ErrorCode::Invalid, "\"" + flag + "\" is not an option flag name",
-          {},
+          ErrorCode::Invalid, "\"" + flag + "\" is not an option flag name", {},
           flag.starts_with("-")
               ? "write the flag without its leading dashes, e.g. " +
-                    flag.substr(flag.find_first_not_of('-') ==
-                                        std::string::npos
+                    flag.substr(flag.find_first_not_of('-') == std::string::npos
                                     ? flag.size()
                                     : flag.find_first_not_of('-'))
               : "flag names are lower-case letters, digits, '.', '_' and "
                 "'-', starting with a letter or digit");
     if (!isUtf8Json(value))
-      return makeError(ErrorCode::Invalid,
-                       "the value of option \"" + flag +
-                           "\" is not valid UTF-8 text");
+      return makeError(ErrorCode::Invalid, "the value of option \"" + flag +
+                                               "\" is not valid UTF-8 text");
   }
   return ok();
 }
@@ -582,8 +580,9 @@ std::string starterProjectFile(const StarterOptions &options) {
   std::string out = "{\n  \"schema_version\": 1,\n  \"registries\": [";
   for (size_t i = 0; i < options.registries.size(); ++i) {
     const RegistryRef &r = options.registries[i];
-    out += std::string(i ? "," : "") + "\n    {\n      \"name\": " +
-           quote(r.name) + ",\n      \"url\": " + quote(r.url);
+    out += std::string(i ? "," : "") +
+           "\n    {\n      \"name\": " + quote(r.name) +
+           ",\n      \"url\": " + quote(r.url);
     if (!r.mirrors.empty())
       out += ",\n      \"mirrors\": " + inlineValue(json(r.mirrors), {});
     if (!r.publicKey.empty())
@@ -622,7 +621,7 @@ Expected<std::string> addPlugin(std::string_view text,
         list += (list.empty() ? "" : ", ") + k;
       return makeError(
           ErrorCode::NotFound,
-          "registry \"" + request.registry + "\" is not defined in " + origin +
+          "registry \"" + request.registry + "\" is not defined" +
               didYouMean(request.registry, std::span<const std::string>(known)),
           Location{origin, 0, 0, "/registries", "", ""},
           known.empty() ? "the file defines no registries; add one under "
@@ -655,8 +654,8 @@ Expected<std::string> addPlugin(std::string_view text,
           "to take it from a registry instead, run `ireepkg rm " +
               request.name + "` and add it again");
     if (request.constraint)
-      if (Status st = s.setMember(ptr, "version", *request.constraint,
-                                  {"name"});
+      if (Status st =
+              s.setMember(ptr, "version", *request.constraint, {"name"});
           !st)
         return Unexpected(st.error());
     if (!request.registry.empty())
@@ -674,10 +673,10 @@ Expected<std::string> addPlugin(std::string_view text,
         ObjectStyle entryStyle = s.styleOf(ptr);
         Members m(request.options.begin(), request.options.end());
         size_t b = s.start(opts);
-        st = s.splice(b, s.end(opts),
-                      renderObject(m, entryStyle, s.layout,
-                                   indentOf(s.text, s.doc.keyOffset(opts)
-                                                        .value_or(b))));
+        st = s.splice(
+            b, s.end(opts),
+            renderObject(m, entryStyle, s.layout,
+                         indentOf(s.text, s.doc.keyOffset(opts).value_or(b))));
       } else {
         for (const auto &[flag, value] : request.options)
           if (st = s.setMember(opts, flag, value, {}); !st)
@@ -707,8 +706,7 @@ Expected<std::string> addPlugin(std::string_view text,
     if (o == added.options.end() || o->second != value)
       return internalError(origin, "option " + flag + " was not written");
   }
-  if (after->second.plugins.size() !=
-      before.plugins.size() + (index ? 0 : 1))
+  if (after->second.plugins.size() != before.plugins.size() + (index ? 0 : 1))
     return internalError(origin, "the number of plugins is wrong");
   return std::move(s.text);
 }
@@ -729,9 +727,9 @@ Expected<std::string> removePlugin(std::string_view text,
       list += (list.empty() ? "" : ", ") + p.name;
     }
     return makeError(ErrorCode::NotFound,
-                     "plugin \"" + name + "\" is not in " + origin +
+                     "plugin \"" + name + "\" is not listed" +
                          didYouMean(name, std::span<const std::string>(names)),
-                     Location{origin, 0, 0, "/plugins", name, ""},
+                     Location{origin, 0, 0, "/plugins", "", ""},
                      names.empty() ? "the file lists no plugins"
                                    : "it lists: " + list);
   }
@@ -752,20 +750,6 @@ Expected<std::string> removePlugin(std::string_view text,
   if (expected != got)
     return internalError(origin, "the wrong entry was removed");
   return std::move(s.text);
-}
-
-std::optional<std::string> findProjectFile(const std::string &cwd) {
-  std::string start = fsutil::absolutePath(cwd);
-  while (start.size() > 1 && start.back() == '/')
-    start.pop_back();
-  for (fs::path dir = start;; dir = dir.parent_path()) {
-    std::error_code ec;
-    if (fs::is_regular_file(dir / kProjectFileName, ec))
-      return (dir / kProjectFileName).string();
-    if (dir == dir.root_path() || dir.empty())
-      break;
-  }
-  return std::nullopt;
 }
 
 //===----------------------------------------------------------------------===//
@@ -882,15 +866,17 @@ void checkProjectOptions(const ProjectPlugin &plugin, size_t pluginIndex,
   std::string who = "plugin \"" + plugin.name + "\"";
   std::string what = plugin.name + " " + manifest.version.str();
   for (const auto &[flag, value] : plugin.options) {
-    std::string ptr = "/plugins/" + std::to_string(pluginIndex) +
-                      "/options/" + jsonPointerEscape(flag);
+    std::string ptr = "/plugins/" + std::to_string(pluginIndex) + "/options/" +
+                      jsonPointerEscape(flag);
     auto schema = schemas.find(flag);
     if (schema == schemas.end()) {
       diags.error(where(ptr, true),
                   who + " has no option \"" + flag + "\"" +
                       didYouMean(flag, std::span<const std::string>(known)),
-                  known.empty() ? what + " declares no options; remove "
-                                         "\"" + flag + "\""
+                  known.empty() ? what +
+                                      " declares no options; remove "
+                                      "\"" +
+                                      flag + "\""
                                 : what + " declares: " + knownList);
       continue;
     }
@@ -906,8 +892,8 @@ void checkProjectOptions(const ProjectPlugin &plugin, size_t pluginIndex,
     if (auto d = schema->second->find("description");
         d != schema->second->end() && d->is_string())
       hint += " (" + d->get<std::string>() + ")";
-    diags.error(where(ptr, false),
-                who + " option \"" + flag + "\": " + problem, hint);
+    diags.error(where(ptr, false), who + " option \"" + flag + "\": " + problem,
+                hint);
   }
 }
 

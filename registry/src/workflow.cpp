@@ -1141,6 +1141,60 @@ Expected<std::vector<OutdatedEntry>> outdated(const Project &project,
   return out;
 }
 
+Expected<Version> newestVersion(const Project &project,
+                                const std::string &name,
+                                const std::string &registryName,
+                                const Environment &env, Reporter &reporter) {
+  auto src = projectSources(project, env, reporter);
+  if (!src)
+    return Unexpected(src.error());
+  if (!registryName.empty())
+    if (Status s = (*src)->pin(name, registryName, project.file,
+                               project.parsed.plugins.size());
+        !s)
+      return Unexpected(s.error());
+  if ((*src)->specs().empty())
+    return makeError(ErrorCode::Invalid,
+                     "plugins.json lists no registry to find \"" + name +
+                         "\" in",
+                     Location{project.file, 0, 0, "/registries", name, ""},
+                     "add a registry, or give the version: `ireepkg add " +
+                         name + "@^1.0`");
+  auto r = (*src)->registryOf(name);
+  if (!r)
+    return Unexpected(r.error());
+  if (!*r) {
+    // Suggest a close name from the registries' snapshots.
+    std::vector<std::string> names;
+    for (size_t i = 0; i < (*src)->specs().size(); ++i)
+      if (auto c = (*src)->client(i))
+        for (const std::string &n : (*c)->packageNames())
+          names.push_back(n);
+    std::string close = suggestClosest(name, names);
+    return makeError(ErrorCode::NotFound,
+                     "no registry of plugins.json has a package \"" + name +
+                         "\"" +
+                         (close.empty() ? "" : "; did you mean \"" + close +
+                                                   "\"?"),
+                     Location{project.file, 0, 0, "/registries", name, ""},
+                     "see `ireepkg search`");
+  }
+  auto c = (*src)->client(**r);
+  if (!c)
+    return Unexpected(c.error());
+  auto idx = (*c)->index(name);
+  if (!idx)
+    return Unexpected(idx.error());
+  const IndexEntry *n = newestEntry(**idx);
+  if (!n)
+    return makeError(ErrorCode::NotFound,
+                     "every version of \"" + name + "\" is yanked",
+                     Location{project.file, 0, 0, "", name, ""},
+                     "give a version explicitly: `ireepkg add " + name +
+                         "@=<version>`");
+  return n->version;
+}
+
 Expected<std::vector<SearchHit>>
 search(const std::vector<RegistrySpec> &registries, const std::string &text,
        const Environment &env, Reporter &reporter) {

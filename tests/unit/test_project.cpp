@@ -2,6 +2,7 @@
 #include "ireepkg/project.h"
 
 #include "ireepkg/json_document.h"
+#include "ireepkg/prefix.h"
 
 #include <doctest/doctest.h>
 
@@ -253,10 +254,9 @@ TEST_CASE("add to a file written on one line stays on one line") {
   CHECK(add("{\"schema_version\":1,\"plugins\":[]}\n", "a", "^1") ==
         "{\"schema_version\":1,\"plugins\":[{\"name\":\"a\",\"version\":"
         "\"^1\"}]}\n");
-  CHECK(add("{\"schema_version\": 1, \"plugins\": [{\"name\": \"a\"}]}",
-            "b", "^2") ==
-        "{\"schema_version\": 1, \"plugins\": [{\"name\": \"a\"}, "
-        "{\"name\": \"b\", \"version\": \"^2\"}]}");
+  CHECK(add("{\"schema_version\": 1, \"plugins\": [{\"name\": \"a\"}]}", "b",
+            "^2") == "{\"schema_version\": 1, \"plugins\": [{\"name\": \"a\"}, "
+                     "{\"name\": \"b\", \"version\": \"^2\"}]}");
 }
 
 TEST_CASE("add keeps key order: plugins before schema_version") {
@@ -440,11 +440,12 @@ TEST_CASE("add merges options into a listed plugin") {
 }
 
 TEST_CASE("add keeps unicode text byte for byte") {
-  std::string in = "{\n  \"schema_version\": 1,\n  \"registries\": [\n"
-                   "    {\"name\": \"r\", \"url\": \"https://例え.jp/plugins\"}\n"
-                   "  ],\n  \"plugins\": [\n"
-                   "    {\"name\": \"a\", \"options\": {\"label\": \"naïve ✓\"}}\n"
-                   "  ]\n}\n";
+  std::string in =
+      "{\n  \"schema_version\": 1,\n  \"registries\": [\n"
+      "    {\"name\": \"r\", \"url\": \"https://例え.jp/plugins\"}\n"
+      "  ],\n  \"plugins\": [\n"
+      "    {\"name\": \"a\", \"options\": {\"label\": \"naïve ✓\"}}\n"
+      "  ]\n}\n";
   std::string out = add(in, "b", "^1", {{"label", "größe \u00b5"}});
   CHECK(out == "{\n  \"schema_version\": 1,\n  \"registries\": [\n"
                "    {\"name\": \"r\", \"url\": \"https://例え.jp/plugins\"}\n"
@@ -502,7 +503,8 @@ TEST_CASE("add refuses bad requests and broken files") {
   r.registry = "mian";
   Error e = addError(in, r);
   CHECK(e.code == ErrorCode::NotFound);
-  CHECK(e.message.find("registry \"mian\" is not defined") != std::string::npos);
+  CHECK(e.message.find("registry \"mian\" is not defined") !=
+        std::string::npos);
   CHECK(e.message.find("did you mean \"main\"") != std::string::npos);
   r.registry.clear();
   r.options = {{"--tile", 1}};
@@ -640,8 +642,9 @@ TEST_CASE("rm of a plugin that is not listed") {
   REQUIRE_FALSE(out);
   CHECK(out.error().code == ErrorCode::NotFound);
   CHECK(out.error().message ==
-        "plugin \"simple-mull\" is not in plugins.json (did you mean "
-        "\"simple-mul\"?)");
+        "plugin \"simple-mull\" is not listed (did you mean \"simple-mul\"?)");
+  CHECK(out.error().where.file == kOrigin);
+  CHECK(out.error().where.pointer == "/plugins");
   CHECK(out.error().hint == "it lists: simple-mul, fft");
   auto none = removePlugin("{\"schema_version\": 1}", "x", kOrigin);
   REQUIRE_FALSE(none);
@@ -669,7 +672,8 @@ TEST_CASE("starter project files are valid and formatted") {
 
   StarterOptions full;
   full.registries.push_back(
-      {"default", "https://plugins.example.org/iree",
+      {"default",
+       "https://plugins.example.org/iree",
        {"https://mirror.example.net/iree"},
        "RWRUBFAUiucqcHvoSzfAniLY42lbPDq5BRpExfL6yr3Ff8BO7+qVarZe"});
   full.platforms = {*Platform::parse("linux-x86_64"),
@@ -693,9 +697,10 @@ TEST_CASE("starter project files are valid and formatted") {
   CHECK(p.registries.size() == 1);
   CHECK(p.platforms.size() == 2);
   // A starter file takes its first plugin nicely.
-  CHECK(add(text, "a", "^1").find("  \"plugins\": [\n    {\n      \"name\": "
-                                  "\"a\",\n      \"version\": \"^1\"\n    }\n"
-                                  "  ]\n}\n") != std::string::npos);
+  CHECK(add(text, "a", "^1")
+            .find("  \"plugins\": [\n    {\n      \"name\": "
+                  "\"a\",\n      \"version\": \"^1\"\n    }\n"
+                  "  ]\n}\n") != std::string::npos);
 }
 
 //===----------------------------------------------------------------------===//
@@ -725,8 +730,8 @@ TEST_CASE("the input hash follows the resolvable parts only") {
       "\"linux-x86_64\"],\"registries\":[{\"url\":\"https://a.example\","
       "\"name\":\"main\"}],\"schema_version\":1}";
   CHECK(inputHash(parseOk(reformatted)) == h);
-  CHECK(inputHash(parseOk(add(base, "a", std::nullopt, {{"x", 2}, {"y", 3}}))) ==
-        h);
+  CHECK(inputHash(
+            parseOk(add(base, "a", std::nullopt, {{"x", 2}, {"y", 3}}))) == h);
 
   // Everything resolution reads does.
   auto differs = [&](const std::string &from, const std::string &to) {
@@ -939,11 +944,13 @@ TEST_CASE("project options are checked against the plugin's schemas") {
   m.version = v("1.2.4");
   CompilerPlugin cp;
   cp.id = "simple_mul";
-  cp.options["iree-simple-mul-tile"] = {
-      {"type", "integer"}, {"minimum", 1}, {"maximum", 32},
-      {"default", 16}, {"description", "tile size"}};
-  cp.options["iree-simple-mul-mode"] = {{"type", "string"},
-                                        {"enum", json::array({"fast", "precise"})}};
+  cp.options["iree-simple-mul-tile"] = {{"type", "integer"},
+                                        {"minimum", 1},
+                                        {"maximum", 32},
+                                        {"default", 16},
+                                        {"description", "tile size"}};
+  cp.options["iree-simple-mul-mode"] = {
+      {"type", "string"}, {"enum", json::array({"fast", "precise"})}};
   cp.options["iree-simple-mul-shapes"] = {{"type", "array"},
                                           {"items", {{"type", "integer"}}}};
   m.compilerPlugins.push_back(cp);
@@ -955,16 +962,19 @@ TEST_CASE("project options are checked against the plugin's schemas") {
   for (const Diagnostic &d : diags.items())
     byPointer[d.where.pointer] = d;
 
-  const Diagnostic &tile = byPointer.at("/plugins/1/options/iree-simple-mul-tile");
+  const Diagnostic &tile =
+      byPointer.at("/plugins/1/options/iree-simple-mul-tile");
   CHECK(tile.where.file == projectPath);
   CHECK(tile.where.line == 8);
   CHECK(tile.where.column == 33);
-  CHECK(tile.message == "plugin \"simple-mul\" option \"iree-simple-mul-tile\": "
-                        "64 is greater than the maximum 32");
+  CHECK(tile.message ==
+        "plugin \"simple-mul\" option \"iree-simple-mul-tile\": "
+        "64 is greater than the maximum 32");
   CHECK(tile.hint == "its schema: {\"maximum\":32,\"minimum\":1,\"type\":"
                      "\"integer\"} (tile size)");
 
-  const Diagnostic &typo = byPointer.at("/plugins/1/options/iree-simple-mul-mdoe");
+  const Diagnostic &typo =
+      byPointer.at("/plugins/1/options/iree-simple-mul-mdoe");
   CHECK(typo.where.line == 9);
   CHECK(typo.where.column == 9); // the key
   CHECK(typo.message == "plugin \"simple-mul\" has no option "
@@ -973,11 +983,13 @@ TEST_CASE("project options are checked against the plugin's schemas") {
   CHECK(typo.hint == "simple-mul 1.2.4 declares: iree-simple-mul-mode, "
                      "iree-simple-mul-shapes, iree-simple-mul-tile");
 
-  const Diagnostic &mode = byPointer.at("/plugins/1/options/iree-simple-mul-mode");
+  const Diagnostic &mode =
+      byPointer.at("/plugins/1/options/iree-simple-mul-mode");
   CHECK(mode.message.starts_with("plugin \"simple-mul\" option "
                                  "\"iree-simple-mul-mode\": \"slow\" is not "
                                  "one of"));
-  CHECK(mode.format().starts_with(projectPath + ":10:33: "
+  CHECK(mode.format().starts_with(projectPath +
+                                  ":10:33: "
                                   "/plugins/1/options/iree-simple-mul-mode: "));
 
   // Valid values and a plugin without options.
@@ -1109,8 +1121,8 @@ TEST_CASE("add and rm keep any layout valid and byte-stable") {
     std::map<std::string, json> options;
     if (rng() % 2)
       options["t"] = json::array({1, 2});
-    std::string added = add(text, "new", "^9.1", options,
-                            rng() % 2 ? "main" : "");
+    std::string added =
+        add(text, "new", "^9.1", options, rng() % 2 ? "main" : "");
     CHECK(added.size() > text.size());
     if (plugins > 0)
       CHECK(rm(added, "new") == text);

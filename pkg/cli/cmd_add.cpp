@@ -1,0 +1,213 @@
+//===- cmd_add.cpp - `ireepkg add` ----------------------------------------===//
+//
+// Adds plugins to the nearest plugins.json, or changes the version,
+// registry or options of plugins it lists. Only the project file changes:
+// resolving and installing are `lock` and `sync`.
+//
+//===----------------------------------------------------------------------===//
+#include "add_lookup.h"
+#include "output.h"
+#include "project_file.h"
+
+#include "ireepkg/json_document.h"
+#include "ireepkg/project.h"
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+namespace ireepkg::cli {
+
+int printFailure(const Error &e, bool json);
+
+namespace {
+
+/// VALUE of --option FLAG=VALUE: JSON when it is a number, a boolean, a
+/// quoted string or an array; otherwise the text itself.
+nlohmann::json optionValue(const std::string &text) {
+  nlohmann::json v = nlohmann::json::parse(text, nullptr, false);
+  if (v.is_discarded())
+    return text;
+  if (v.is_number_float() && !std::isfinite(v.get<double>()))
+    return text;
+  if (v.is_number() || v.is_boolean() || v.is_string() || v.is_array())
+    return v;
+  return text;
+}
+
+bool isFlagName(const std::string &s) {
+  auto ok = [](char c, bool first) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           (!first && (c == '.' || c == '_' || c == '-'));
+  };
+  if (s.empty())
+    return false;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!ok(s[i], i == 0))
+      return false;
+  return true;
+}
+
+std::string describeChange(const project::AddRequest &r) {
+  std::string out;
+  auto add = [&](const std::string &part) {
+    out += (out.empty() ? "" : ", ") + part;
+  };
+  if (r.constraint)
+    add("version " + *r.constraint);
+  if (!r.registry.empty())
+    add("registry " + r.registry);
+  for (const auto &[flag, value] : r.options)
+    add("option " + flag + "=" + value.dump());
+  return out;
+}
+
+} // namespace
+
+int runAdd(const Command &, const ParsedArgs &args) {
+  bool json = args.flag("json");
+  std::string registry = args.value("registry").value_or("");
+  if (!registry.empty() && !isValidPackageName(registry)) {
+    printError("--registry: \"" + registry + "\" is not a registry name",
+               "give the name of one of the registries in plugins.json");
+    return kExitUsage;
+  }
+
+  std::map<std::string, nlohmann::json> options;
+  for (const std::string &o : args.all("option")) {
+    size_t eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      printError("--option takes FLAG=VALUE, not '" + o + "'",
+                 "e.g. --option iree-simple-mul-tile=16");
+      return kExitUsage;
+    }
+    std::string flag = o.substr(0, eq);
+    if (flag.starts_with("-")) {
+      printError("--option: write the flag without its leading dashes: " +
+                 flag.substr(flag.find_first_not_of('-') == std::string::npos
+                                 ? flag.size()
+                                 : flag.find_first_not_of('-')));
+      return kExitUsage;
+    }
+    if (!isFlagName(flag)) {
+      printError("--option: \"" + flag + "\" is not an option flag name",
+                 "flag names are lower-case letters, digits, '.', '_' and "
+                 "'-', starting with a letter or digit");
+      return kExitUsage;
+    }
+    options[flag] = optionValue(o.substr(eq + 1));
+  }
+  if (!options.empty() && args.positional.size() > 1) {
+    printError("--option applies to one plugin; add the plugins one at a "
+               "time to give each its options");
+    return kExitUsage;
+  }
+
+  std::vector<project::AddRequest> requests;
+  std::set<std::string> seen;
+  for (const std::string &arg : args.positional) {
+    project::AddRequest r;
+    size_t at = arg.find('@');
+    r.name = arg.substr(0, at);
+    if (at != std::string::npos) {
+      r.constraint = arg.substr(at + 1);
+      if (r.constraint->empty()) {
+        printError("'" + arg + "' has an empty version constraint",
+                   "e.g. " + r.name + "@^1.2, or leave out the '@'");
+        return kExitUsage;
+      }
+      if (auto c = Constraint::parse(*r.constraint); !c) {
+        printError("'" + arg + "': " + c.error().message, c.error().hint);
+        return kExitUsage;
+      }
+    }
+    if (!isValidPackageName(r.name)) {
+      printError("\"" + r.name + "\" is not a valid package name",
+                 kPackageNameRule);
+      return kExitUsage;
+    }
+    if (!seen.insert(r.name).second) {
+      printError(r.name + " is named more than once");
+      return kExitUsage;
+    }
+    r.registry = registry;
+    r.options = options;
+    requests.push_back(std::move(r));
+  }
+
+  auto file = readNearestProject();
+  if (!file)
+    return printFailure(file.error(), json);
+  // Read once up front: for the error messages of a broken file, to tell
+  // additions from updates, and for the version lookup.
+  ProjectFile before;
+  {
+    auto doc = JsonDocument::parse(file->text, file->path);
+    if (!doc)
+      return printFailure(doc.error(), json);
+    DiagnosticList diags;
+    before = parseProjectFile(*doc, ParseOptions{}, diags);
+    if (diags.hasErrors())
+      return printFailure(makeError(ErrorCode::Invalid, diags).error(), json);
+  }
+
+  CliReporter reporter(json);
+  for (project::AddRequest &r : requests) {
+    if (r.constraint)
+      continue;
+    auto constraint = newestVersionConstraint(before, file->path, r.name,
+                                              r.registry, reporter);
+    if (!constraint)
+      return printFailure(constraint.error(), json);
+    r.constraint = *constraint;
+  }
+
+  std::string text = file->text;
+  nlohmann::json report = nlohmann::json::array();
+  std::vector<std::string> lines;
+  for (const project::AddRequest &r : requests) {
+    auto edited = project::addPlugin(text, r, file->path);
+    if (!edited)
+      return printFailure(edited.error(), json);
+    bool listed = false;
+    for (const ProjectPlugin &p : before.plugins)
+      listed = listed || p.name == r.name;
+    bool changed = *edited != text;
+    text = std::move(*edited);
+    std::string action = !listed ? "added" : changed ? "updated" : "unchanged";
+    report.push_back({{"name", r.name},
+                      {"action", action},
+                      {"version", r.constraint ? nlohmann::json(*r.constraint)
+                                               : nlohmann::json(nullptr)},
+                      {"options", r.options}});
+    if (!r.registry.empty())
+      report.back()["registry"] = r.registry;
+    lines.push_back(
+        action + " " + r.name +
+        (describeChange(r).empty() ? "" : ": " + describeChange(r)));
+  }
+
+  bool changed = text != file->text;
+  if (changed)
+    if (Status s = writeProjectFile(file->path, text); !s)
+      return printFailure(s.error(), json);
+  if (json) {
+    std::printf("%s\n", nlohmann::json({{"ok", true},
+                                        {"project", file->path},
+                                        {"changed", changed},
+                                        {"plugins", report}})
+                            .dump(2)
+                            .c_str());
+    return kExitOk;
+  }
+  for (const std::string &l : lines)
+    std::printf("%s\n", l.c_str());
+  if (changed)
+    std::printf("wrote %s\n", file->path.c_str());
+  else
+    std::printf("%s already says this; nothing to change\n",
+                file->path.c_str());
+  return kExitOk;
+}
+
+} // namespace ireepkg::cli
