@@ -338,6 +338,11 @@ public:
     auto c = RegistryClient::open(spec, options, reporter_);
     if (!c) {
       Error e = c.error();
+      // "Not found" here is about the registry's files (or an offline
+      // cache miss), never "no such package": the resolver must not
+      // explain it away as a missing package.
+      if (e.code == ErrorCode::NotFound)
+        e.code = ErrorCode::Io;
       if (e.where.package.empty() && !specs_[i].name.empty() &&
           e.message.find(specs_[i].name) == std::string::npos)
         e.message = "registry \"" + specs_[i].name + "\": " + e.message;
