@@ -217,6 +217,7 @@ TEST_CASE("registry: init writes config, an empty signed snapshot, index/ "
     CHECK(s.error().message == "is not empty (it holds notes.txt)");
     CHECK(fs::exists(f.tmp.path + "/full/notes.txt"));
     CHECK_FALSE(fs::exists(f.tmp.path + "/full/config.json"));
+    CHECK_FALSE(fs::exists(f.tmp.path + "/full/.lock"));
   }
   SUBCASE("without a key") {
     InitOptions o;
