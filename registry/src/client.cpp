@@ -24,8 +24,10 @@
 // A publish replaces index files before snapshot.json and the snapshot's
 // signature just before the snapshot (publisher.cpp), so a reader can catch
 // a registry mid-update. Before refusing a bad signature or an index that
-// does not match, the client reads the snapshot again after a short pause;
-// an attack still fails, an update in progress has completed.
+// does not match, the client reads the snapshot (and the index) again after
+// short pauses, for as long as the files keep changing (Rereads): an update
+// in progress completes, while files that stay wrong are refused after two
+// unchanged re-reads.
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/registry.h"
@@ -50,8 +52,32 @@ using namespace detail;
 
 namespace {
 
-/// Pauses before reading the snapshot again (see the file comment).
-constexpr int kRetryPausesMs[] = {50, 250};
+/// Paces the re-reads of a registry that may be in the middle of an update
+/// (see the file comment): pauses of 50, 100, 200, then 400 ms, at most
+/// kMaxRereads of them, and gives up as soon as two pauses in a row brought
+/// no change (a registry that stays wrong: an attack, or broken files), so
+/// a refusal costs 150 ms while a busy registry gets up to 3 s.
+class Rereads {
+public:
+  static constexpr int kMaxRereads = 10;
+  /// Pauses before the next read, or returns false to give up. `changed`:
+  /// whether the last read differed from the one before.
+  bool next(bool changed) {
+    if (count_ > 0)
+      unchanged_ = changed ? 0 : unchanged_ + 1;
+    if (unchanged_ >= 2 || count_ >= kMaxRereads)
+      return false;
+    static constexpr int kPausesMs[] = {50, 100, 200, 400};
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(kPausesMs[std::min(count_, 3)]));
+    ++count_;
+    return true;
+  }
+
+private:
+  int count_ = 0;
+  int unchanged_ = 0;
+};
 
 Location at(const std::string &file) {
   Location l;
@@ -104,10 +130,15 @@ struct RegistryClient::Impl {
     RegistrySnapshot snapshot;
     std::string keyId;
   };
-  /// A failure, and whether reading again may cure it.
+  /// A failure, whether reading again may cure it, and what was read (to
+  /// tell whether a re-read saw other files).
   struct Failure {
+    Failure(Error error, bool retryable = false, std::string fingerprint = {})
+        : error(std::move(error)), retryable(retryable),
+          fingerprint(std::move(fingerprint)) {}
     Error error;
-    bool retryable = false;
+    bool retryable;
+    std::string fingerprint;
   };
 
   Expected<void> loadKeys();
@@ -208,6 +239,8 @@ RegistryClient::Impl::fetchSnapshotOnce() {
     return U(Failure{e});
   }
   auto sigText = transport->fetch("snapshot.json.minisig", kMaxSignatureBytes);
+  const std::string fingerprint =
+      Sha256::hex(snap->body) + (sigText ? Sha256::hex(sigText->body) : "");
   if (!sigText) {
     if (sigText.error().code != ErrorCode::NotFound)
       return U(Failure{sigText.error()});
@@ -220,13 +253,13 @@ RegistryClient::Impl::fetchSnapshotOnce() {
             "ireepkg uses only signed registries. If you maintain this one, "
             "sign it with `ireepkg registry resign <dir> --key <secret key>`; "
             "otherwise tell its maintainer, and do not use it meanwhile"),
-        true});
+        true, fingerprint});
   }
   auto sig = signing::parseSignature(sigText->body, sigName);
   if (!sig) {
     Error e = sig.error();
     e.message = "the signature of snapshot.json is unreadable: " + e.message;
-    return U(Failure{e, true});
+    return U(Failure{e, true, fingerprint});
   }
   const signing::PublicKey *key = nullptr;
   for (const auto &k : keys)
@@ -254,7 +287,7 @@ RegistryClient::Impl::fetchSnapshotOnce() {
     e.hint = "the snapshot was changed after it was signed: the registry, "
              "or the way to it, is being tampered with, or the copy is "
              "corrupt; do not use it";
-    return U(Failure{e, true});
+    return U(Failure{e, true, fingerprint});
   }
   auto doc = JsonDocument::parse(snap->body, snapName);
   if (!doc)
@@ -271,11 +304,12 @@ RegistryClient::Impl::fetchSnapshotOnce() {
 
 Expected<RegistryClient::Impl::Loaded> RegistryClient::Impl::fetchSnapshot() {
   auto r = fetchSnapshotOnce();
-  for (int pause : kRetryPausesMs) {
-    if (r || !r.error().retryable)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(pause));
+  Rereads rereads;
+  bool changed = true;
+  while (!r && r.error().retryable && rereads.next(changed)) {
+    std::string before = r.error().fingerprint;
     r = fetchSnapshotOnce();
+    changed = r || r.error().fingerprint != before;
   }
   if (!r)
     return Unexpected(r.error().error);
@@ -420,11 +454,13 @@ RegistryClient::Impl::index(const std::string &name) {
     return {};
   };
   auto first = fetchIndex();
-  for (int pause : kRetryPausesMs) {
-    if (!retryable)
-      break;
+  Rereads rereads;
+  bool changed = true;
+  while (retryable && rereads.next(changed)) {
     // Perhaps a publish is in progress: read the snapshot again.
-    std::this_thread::sleep_for(std::chrono::milliseconds(pause));
+    int64_t versionBefore = snapshot.version;
+    std::string shaBefore = sha;
+    bool okBefore = first.has_value();
     auto loaded = fetchSnapshot();
     if (loaded && loaded->snapshot.version > snapshot.version &&
         loaded->snapshot.index.count(name) && checkAndRecord(*loaded)) {
@@ -432,6 +468,8 @@ RegistryClient::Impl::index(const std::string &name) {
       signedBy = loaded->keyId;
     }
     first = fetchIndex();
+    changed = snapshot.version != versionBefore || sha != shaBefore ||
+              first.has_value() != okBefore;
   }
   if (!first)
     return Unexpected(first.error());

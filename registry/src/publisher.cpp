@@ -633,19 +633,39 @@ Status initRegistry(const std::string &registryDir,
       return st;
     created = true;
   }
-  auto lock = FileLock::acquire(dir + "/" + kLock);
-  if (!lock) {
+  // What the directory holds (but the lock file): checked before the lock
+  // file is made, so that a refused directory is left untouched, and again
+  // under the lock.
+  std::error_code ec;
+  auto contents = [&] {
+    std::vector<std::string> present;
+    for (const auto &e : fs::directory_iterator(dir, ec))
+      if (e.path().filename() != kLock)
+        present.push_back(e.path().filename().string());
+    std::sort(present.begin(), present.end());
+    return present;
+  };
+  std::vector<std::string> present = contents();
+  const bool lockExisted = fsutil::exists(dir + "/" + kLock);
+  auto dropLock = [&] {
     if (created)
       (void)fsutil::removeTree(dir);
-    return Unexpected(lock.error());
+    else if (!lockExisted)
+      ::unlink((dir + "/" + kLock).c_str());
+  };
+  FileLock lock;
+  if (present.empty()) {
+    auto acquired = FileLock::acquire(dir + "/" + kLock);
+    if (!acquired) {
+      dropLock();
+      return Unexpected(acquired.error());
+    }
+    lock = std::move(*acquired);
+    present = contents();
+    if (!present.empty())
+      dropLock();
   }
-  std::error_code ec;
-  std::vector<std::string> present;
-  for (const auto &e : fs::directory_iterator(dir, ec))
-    if (e.path().filename() != kLock)
-      present.push_back(e.path().filename().string());
   if (!present.empty()) {
-    std::sort(present.begin(), present.end());
     bool isRegistry =
         std::find(present.begin(), present.end(), kConfig) != present.end();
     return makeError(ErrorCode::Conflict,
@@ -665,10 +685,7 @@ Status initRegistry(const std::string &registryDir,
     for (const auto &e : fs::directory_iterator(dir, ec))
       if (e.path().filename() != kLock)
         (void)fsutil::removeTree(e.path().string());
-    if (created)
-      (void)fsutil::removeTree(dir);
-    else
-      ::unlink((dir + "/" + kLock).c_str());
+    dropLock();
     return st;
   };
 
@@ -805,8 +822,7 @@ Expected<PublishResult> publishArchive(const std::string &registryDir,
           {Severity::Warning, Location{archive, 0, 0, "", m.name, ""},
            m.name + " " + vstr + " depends on " + dep + " " +
                constraint.text() + ", which this registry does not have",
-           "publish " + dep +
-               " too: until then, installing " + m.name +
+           "publish " + dep + " too: until then, installing " + m.name +
                " from this registry fails"});
 
   // 1. The archive and its signature.

@@ -418,3 +418,27 @@ def test_snapshot_signed_by_minisign_verifies_in_the_client(tmp_path):
     r = ireepkg("registry", "verify", d, "--registry-key", line)
     assert r.code == 1
     assert f"is signed by key {key_id(opub)}, which is not a key you trust" in r.err
+
+
+def test_concurrent_publishers_take_turns(reg):
+    """Four publishers at once: the lock serializes them, every package is
+    published and each one raised the snapshot version once."""
+    import os
+    archives = [pack(data_package(reg.src, f"pkg{i}", "1.0.0"), reg.dist)
+                for i in range(4)]
+    from conftest import ireepkg_path
+    procs = [subprocess.Popen([str(ireepkg_path()), "publish", a, "--registry",
+                               reg.dir, "--key", reg.key],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=dict(os.environ))
+             for a in archives]
+    for p in procs:
+        out, err = p.communicate(timeout=TIMEOUT)
+        assert p.returncode == 0, err
+    snap = snapshot_json(reg.dir)
+    assert snap["version"] == 5
+    assert sorted(snap["index"]) == [f"pkg{i}" for i in range(4)]
+    j = json.loads(ok("registry", "verify", reg.dir, "--registry-key", reg.line,
+                      "--archives", "--json").out)
+    assert [p["name"] for p in j["packages"]] == [f"pkg{i}" for i in range(4)]
+    schema_check(reg.dir)

@@ -217,6 +217,7 @@ TEST_CASE("registry: init writes config, an empty signed snapshot, index/ "
     CHECK(s.error().message == "is not empty (it holds notes.txt)");
     CHECK(fs::exists(f.tmp.path + "/full/notes.txt"));
     CHECK_FALSE(fs::exists(f.tmp.path + "/full/config.json"));
+    CHECK_FALSE(fs::exists(f.tmp.path + "/full/.lock"));
   }
   SUBCASE("without a key") {
     InitOptions o;
@@ -952,4 +953,38 @@ TEST_CASE("registry: URLs are normalized into one cache id") {
   CHECK(normalizeRegistryUrl("file:///srv/reg") == "file:///srv/reg");
   CHECK(normalizeRegistryUrl("file://localhost/srv/my%20reg") ==
         "file:///srv/my reg");
+}
+
+TEST_CASE("registry: transports for directories, file:// URLs and what "
+          "neither is") {
+  Fixture f;
+  ClientOptions o;
+  o.cacheRoot = f.cache;
+  RegistrySpec spec = f.spec();
+  for (std::string url :
+       {f.reg, "file://" + f.reg, "file://localhost" + f.reg, f.reg + "/"}) {
+    spec.url = url;
+    auto t = openTransport(spec, o);
+    REQUIRE_MESSAGE(t.has_value(), t.error().format());
+    CHECK((*t)->describe() == url);
+    auto config = (*t)->fetch("config.json", 1 << 20);
+    REQUIRE(config.has_value());
+    CHECK(config->body == readText(f.reg + "/config.json"));
+    auto missing = (*t)->fetch("index/nothing.json", 1 << 20);
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().code == ErrorCode::NotFound);
+    auto small = (*t)->fetch("config.json", 10);
+    REQUIRE_FALSE(small.has_value());
+    CHECK(small.error().code == ErrorCode::Integrity);
+  }
+  spec.url = f.tmp.path + "/nowhere";
+  auto none = openTransport(spec, o);
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.error().message == "registry \"default\": no such directory");
+  spec.url = "ftp://plugins.example.org/iree";
+  auto ftp = openTransport(spec, o);
+  REQUIRE_FALSE(ftp.has_value());
+  CHECK(ftp.error().code == ErrorCode::Unsupported);
+  CHECK(ftp.error().message == "registry \"default\": unsupported URL "
+                               "\"ftp://plugins.example.org/iree\"");
 }
