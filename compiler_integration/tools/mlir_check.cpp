@@ -791,8 +791,13 @@ private:
     Run run;
     std::string buffer;
     using Clock = std::chrono::steady_clock;
+    // Starting MLIR is not a plugin's doing: it gets at least a minute.
     auto stepDeadline = [&] {
-      return Clock::now() + std::chrono::milliseconds(req_.stepTimeoutMs);
+      bool starting = run.step.kind == Step::Kind::None ||
+                      run.step.kind == Step::Kind::Startup;
+      int64_t ms = starting ? std::max<int64_t>(req_.stepTimeoutMs, 60000)
+                            : req_.stepTimeoutMs;
+      return Clock::now() + std::chrono::milliseconds(ms);
     };
     auto deadline = stepDeadline();
     for (;;) {

@@ -618,13 +618,15 @@ checkPipelinesWithMlir(const std::vector<PipelineSource> &pipelines,
   report.checker = checker->path;
   double step = stepSeconds(diags);
   json request = mlirCheckRequest(pipelines, plugins, step);
+  // Every step has its own limit in the tool (starting MLIR at least a
+  // minute); this one only guards against the tool itself getting stuck.
   size_t steps = plugins.size() + 2;
   for (const json &f : request["fragments"])
     steps += 1 + f["passes"].size();
   auto child =
       runChecker(checker->path,
                  request.dump(-1, ' ', false, json::error_handler_t::replace),
-                 step * static_cast<double>(steps) + 10);
+                 step * static_cast<double>(steps) + 70);
   if (!child)
     return Unexpected(child.error());
   std::string detail = firstLine(child->err);
