@@ -418,6 +418,9 @@ struct Problem {
   std::string option;
   bool unknownOption = false;
   int column = 0;
+  /// The pass MLIR then says it failed to add: the one checked, or one in
+  /// a pipeline-valued option of it (inline{op-pipelines=func.func(cse)}).
+  std::string pass;
 };
 
 /// Reads what MLIR printed while parsing `text` (its error stream, and what
@@ -427,13 +430,24 @@ std::vector<Problem> readProblems(const std::string &printed,
   std::vector<Problem> out;
   std::vector<std::string> context;
   const std::string kParser = "MLIR Textual PassPipeline Parser:";
+  // A located error is followed by the line it is about and a caret line.
+  bool echo = false;
   for (const std::string &line : splitLines(printed)) {
     std::string t = trim(line);
     if (t.empty() || t == trim(text) ||
         t.find_first_not_of("^ ~") == std::string::npos)
       continue;
+    if (echo) {
+      echo = false;
+      if (!startsWith(t, kParser))
+        continue;
+    }
     if (startsWith(t, "failed to add `")) {
       context.push_back(t);
+      std::string name = t.substr(15, t.find('`', 15) - 15);
+      for (Problem &p : out)
+        if (p.pass.empty())
+          p.pass = name;
       continue;
     }
     Problem p;
@@ -445,6 +459,7 @@ std::vector<Problem> readProblems(const std::string &printed,
         p.column = std::atoi(rest.c_str() + colon + 1);
       size_t err = rest.find("error: ");
       t = err == std::string::npos ? rest : rest.substr(err + 7);
+      echo = true;
     }
     const std::string kOptions = "<Pass-Options-Parser>: ";
     if (startsWith(t, kOptions))
@@ -611,8 +626,32 @@ json checkFragment(const Fragment &frag, size_t index,
     if (ref.hasOptions)
       text += "{" + ref.options + "}";
     json errors = json::array();
-    for (const Problem &p : parseWithMlir(ref.anchor, text))
+    for (const Problem &p : parseWithMlir(ref.anchor, text)) {
+      // A pass named inside a pipeline-valued option (as in
+      // inline{op-pipelines=func.func(iree-foo)}) that MLIR does not know
+      // is unknown, like one in the pipeline itself.
+      const std::string kUnknown =
+          "' does not refer to a registered pass or pass pipeline";
+      size_t at = p.message.find(kUnknown);
+      if (p.option.empty() && startsWith(p.message, "'") &&
+          at != std::string::npos && at + kUnknown.size() == p.message.size()) {
+        std::string name = p.message.substr(1, at - 1);
+        if (std::find(unknown.begin(), unknown.end(), name) == unknown.end())
+          unknown.push_back(name);
+        continue;
+      }
+      if (!p.pass.empty() && p.pass != ref.name) {
+        // About a pass inside one of this pass's options: say so, and
+        // point at this pass rather than at one of its options.
+        json e = describe(p, p.pass, lookupEntry(p.pass));
+        e["message"] = "in the options of " + inQuotes(ref.name) + ": " +
+                       e["message"].get<std::string>();
+        e.erase("option");
+        errors.push_back(e);
+        continue;
+      }
       errors.push_back(describe(p, ref.name, entry));
+    }
     anyError = anyError || !errors.empty();
     passes.push_back({{"known", true}, {"errors", errors}});
   }
@@ -946,12 +985,18 @@ private:
         passes.push_back({{"known", true}, {"errors", json::array()}});
       if (r.step.pass && *r.step.pass < f.passes.size()) {
         const std::string &name = f.passes[*r.step.pass].name;
-        std::string message = "MLIR's pass pipeline parser " + how +
-                              " while adding pass " + inQuotes(name);
+        std::string message = "while adding pass " + inQuotes(name);
         if (auto p = pluginOf(name))
           message +=
-              ", which plugin " + inQuotes(req_.plugins[*p]) + " registered";
-        passes[*r.step.pass]["errors"].push_back({{"message", message}});
+              " (registered by plugin " + inQuotes(req_.plugins[*p]) + ")";
+        message += ", MLIR's pass pipeline parser " + how;
+        json error = {{"message", message}};
+        // A registered pipeline that adds a pass where it cannot run stops
+        // MLIR with a fatal error rather than a message.
+        if (r.fatal.find("did you intend to nest?") != std::string::npos)
+          error["hint"] =
+              "nest " + inQuotes(name) + " in the operation its passes run on";
+        passes[*r.step.pass]["errors"].push_back(error);
         fragments_[j] = {{"passes", passes},
                          {"unknown", json::array()},
                          {"suggestions", json::object()},

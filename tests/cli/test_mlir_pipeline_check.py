@@ -178,6 +178,18 @@ def test_valid_mlir_pipelines_are_checked(tmp_path):
      "nest it in the operation it runs on, as in func.func(promote-buffers-to-stack)"),
     ("cse{aggressive=1}",
      'pass "cse" has no option "aggressive" (at column 5)', '"cse" takes no options'),
+    # A pipeline inside a pipeline-valued option.
+    ("inline{op-pipelines=func.func(cse{x=1})}",
+     'in the options of "inline": pass "cse" has no option "x" (at column 1)',
+     '"cse" takes no options'),
+    # MLIR stops with a fatal error on this one (mlir-opt-22 would too): the
+    # checker's worker dies, and the pipeline is reported.
+    ("func.func(sparsifier)",
+     "while adding pass \"sparsifier\", MLIR's pass pipeline parser hit an LLVM fatal "
+     "error: Can't add pass 'SparsificationAndBufferization' restricted to "
+     "'builtin.module' on a PassManager intended to run on 'func.func', did you intend "
+     "to nest? (at column 11)",
+     'nest "sparsifier" in the operation its passes run on'),
 ])
 def test_mlir_refuses_a_pipeline(tmp_path, mlir, pipeline, message, hint):
     d = hooks_package(tmp_path, "bad", [("preprocessing", "canonicalize"),
@@ -214,7 +226,8 @@ def test_iree_passes_are_not_checked_and_accepted(tmp_path):
     d = hooks_package(tmp_path, "iree", [
         ("preprocessing", "iree-preprocessing-convert-conv2d-to-img2col,"
                           "iree-flow-fold-unit-extent-dims{whatever=1}"),
-        ("preprocessing", "func.func(iree-codegen-foo),canonicalize{max-iterations=2}")])
+        ("preprocessing", "func.func(iree-codegen-foo),canonicalize{max-iterations=2}"),
+        ("preprocessing", "inline{op-pipelines=func.func(iree-codegen-bar)}")])
     r = pack(d, tmp_path / "out")
     assert r.code == 0, r.err
     assert r.err == ""  # nothing to warn about
@@ -222,7 +235,8 @@ def test_iree_passes_are_not_checked_and_accepted(tmp_path):
     assert [(p["status"], p["unknown_passes"]) for p in pipelines] == [
         ("not-checked", ["iree-preprocessing-convert-conv2d-to-img2col",
                          "iree-flow-fold-unit-extent-dims"]),
-        ("partial", ["iree-codegen-foo"])]
+        ("partial", ["iree-codegen-foo"]),
+        ("partial", ["iree-codegen-bar"])]
 
 
 def test_the_known_passes_of_a_partly_known_pipeline_are_checked(tmp_path, mlir):
