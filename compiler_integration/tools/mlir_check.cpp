@@ -875,12 +875,23 @@ private:
       }
     }
     ::close(events[0]);
+    // Without "done" it may still run (a read error, output without end).
+    if (!run.done)
+      ::kill(pid, SIGKILL);
     while (::waitpid(pid, &run.status, 0) < 0 && errno == EINTR) {
     }
     return run;
   }
 
   void handle(const std::string &line, Run &run) {
+    try {
+      handleEvent(line, run);
+    } catch (const json::exception &) {
+      // Not one of the worker's events (it writes only well-formed ones).
+    }
+  }
+
+  void handleEvent(const std::string &line, Run &run) {
     json e = json::parse(line, nullptr, false);
     if (!e.is_object())
       return;

@@ -480,3 +480,41 @@ def test_install_of_another_platform_does_not_load_plugins(tmp_path):
     (p,) = json.loads(r.out)["pipeline_check"]["pipelines"]
     assert (p["status"], p["unknown_passes"]) == ("partial", ["ireepkg-tag-functions"])
     make_writable(prefix)
+
+
+#===-----------------------------------------------------------------------===#
+# The tool itself
+#===-----------------------------------------------------------------------===#
+
+@pytest.mark.parametrize("request_text, problem", [
+    ("not json", "the request is not valid JSON"),
+    ("[]", "/: must be an object"),
+    ('{"fragments": 3}', "/fragments: must be an array"),
+    ('{"fragments": [{"anchor": "builtin.module", "text": "cse"}]}',
+     "/fragments/0/passes: must be an array"),
+    ('{"fragments": [], "plugins": [""]}', "/plugins/0: must be a path"),
+    ('{"fragments": [], "step_timeout_ms": 0}',
+     "/step_timeout_ms: must be an integer from 1 to 86400000"),
+])
+def test_the_tool_refuses_a_malformed_request(request_text, problem):
+    proc = subprocess.run([CHECKER], input=request_text, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == f"ireepkg-mlir-check: error: malformed request: {problem}\n"
+
+
+def test_the_tool_reads_a_request_file(tmp_path, mlir):
+    req = tmp_path / "request.json"
+    req.write_text(json.dumps({"fragments": [
+        {"anchor": "func.func", "text": "cse,canonicalize{top-down=0}",
+         "passes": [{"name": "cse", "anchor": "func.func"},
+                    {"name": "canonicalize", "anchor": "func.func", "options": "top-down=0"}]}]}))
+    proc = subprocess.run([CHECKER, req], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert f"MLIR {report['mlir_version']}" == mlir
+    assert report["plugins"] == []
+    assert report["fragments"] == [{
+        "passes": [{"known": True, "errors": []}, {"known": True, "errors": []}],
+        "unknown": [], "suggestions": {}, "errors": []}]
