@@ -15,6 +15,7 @@
 
 #include "ireepkg/error.h"
 #include "ireepkg/formats.h"
+#include "ireepkg/mlir_check.h"
 
 #include <cstdint>
 #include <functional>
@@ -110,9 +111,12 @@ struct PackResult {
   Manifest manifest;
   Record record;
   std::vector<Diagnostic> warnings;
+  /// How the hooks' pass pipelines were checked with MLIR.
+  MlirCheckReport pipelineCheck;
 };
 
-/// Checks a package directory (manifest, files, native libraries) and
+/// Checks a package directory (manifest, files, native libraries, hook
+/// pipelines with MLIR's parser where it knows the passes) and
 /// writes its reproducible archive. Every problem found is in the Error's
 /// diagnostics.
 Expected<PackResult> packDirectory(const std::string &dir,

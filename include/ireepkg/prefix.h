@@ -157,6 +157,8 @@ struct InstallReport {
   std::vector<std::string> unchanged; ///< already installed, same bytes
   bool reordered = false; ///< the activation order changed (project order)
   std::string prefix;
+  /// How the incoming packages' pass pipelines were checked with MLIR.
+  MlirCheckReport pipelineCheck;
 };
 
 Expected<InstallReport> installArchives(const std::string &prefix,

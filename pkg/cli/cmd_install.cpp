@@ -24,13 +24,14 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
       changes.push_back({{"name", c.name},
                          {"from", c.from.empty() ? nlohmann::json() : nlohmann::json(c.from)},
                          {"to", c.to.empty() ? nlohmann::json() : nlohmann::json(c.to)}});
-    std::printf("%s\n", nlohmann::json({{"ok", true},
-                                        {"prefix", report.prefix},
-                                        {"changes", changes},
-                                        {"reordered", report.reordered},
-                                        {"unchanged", report.unchanged}})
-                            .dump(2)
-                            .c_str());
+    nlohmann::json out = {{"ok", true},
+                          {"prefix", report.prefix},
+                          {"changes", changes},
+                          {"reordered", report.reordered},
+                          {"unchanged", report.unchanged}};
+    if (!report.pipelineCheck.pipelines.empty())
+      out["pipeline_check"] = toJson(report.pipelineCheck);
+    std::printf("%s\n", out.dump(2).c_str());
     return;
   }
   if (quiet)

@@ -34,7 +34,9 @@ int runPack(const Command &, const ParsedArgs &args) {
                                         {"version", result->manifest.version.str()},
                                         {"sha256", result->sha256},
                                         {"size", result->size},
-                                        {"files", files}})
+                                        {"files", files},
+                                        {"pipeline_check",
+                                         toJson(result->pipelineCheck)}})
                             .dump(2)
                             .c_str());
     return kExitOk;

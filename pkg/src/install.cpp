@@ -11,6 +11,7 @@
 #include "file_util.h"
 #include "ireepkg/cache.h"
 #include "ireepkg/hash.h"
+#include "pipeline_check.h"
 #include "state.h"
 #include "transaction.h"
 
@@ -274,6 +275,7 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     }
     state.packages = std::move(kept);
   }
+  std::map<std::string, StagedPackage> staged;
   for (Incoming &in : incoming) {
     const Manifest &m = in.head.manifest;
     InstalledPackage *old = nullptr;
@@ -319,6 +321,7 @@ Expected<InstallReport> installArchives(const std::string &prefix,
       if (Status s = fsutil::makeReadOnlyTree(dest); !s)
         return Unexpected(s.error());
     faultPoint("package-staged");
+    staged[m.name] = {dest, in.archive, &in.head.manifestText};
     InstalledPackage entry;
     entry.name = m.name;
     entry.version = m.version;
@@ -340,6 +343,13 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     }
   }
   reorder(state, options.preferredOrder);
+  // The incoming hook pipelines, with MLIR's parser and the pass plugins of
+  // the prefix as it will be.
+  auto pipelineCheck = checkInstallPipelines(prefix, state.packages, manifests,
+                                             staged, platform, reporter);
+  if (!pipelineCheck)
+    return Unexpected(pipelineCheck.error());
+  report.pipelineCheck = std::move(*pipelineCheck);
   if (Status s = commitWithState(*tx, prefix, state, manifests, reporter); !s)
     return Unexpected(s.error());
   return report;

@@ -8,6 +8,7 @@
 #include "ireepkg/package.h"
 
 #include "file_util.h"
+#include "pipeline_check.h"
 #include "ireepkg/binary_info.h"
 #include "ireepkg/fatelf.h"
 #include "ireepkg/hash.h"
@@ -357,6 +358,17 @@ Expected<PackResult> packDirectory(const std::string &dir,
       return makeError(ErrorCode::Invalid, diags);
     }
   }
+
+  // Hook pipelines, with MLIR's own parser where it knows the passes (the
+  // package's own pass plugin loaded, once its library was inspected).
+  auto pipelineCheck = checkPackPipelines(m, *doc, dir,
+                                          !options.skipBinaryChecks, diags);
+  if (!pipelineCheck || diags.hasErrors()) {
+    cleanup();
+    return pipelineCheck ? makeError(ErrorCode::Invalid, diags)
+                         : Unexpected(pipelineCheck.error());
+  }
+  result.pipelineCheck = std::move(*pipelineCheck);
 
   // RECORD, then the archive: manifest, RECORD, the rest sorted.
   Record record;

@@ -1,0 +1,719 @@
+//===- mlir_check_client.cpp - Running ireepkg-mlir-check -----------------===//
+//
+// ireepkg checks hook pipelines with MLIR's own parser through the
+// `ireepkg-mlir-check` tool (compiler_integration/tools/mlir_check.cpp), run
+// as a child process: ireepkg links no MLIR, and a pass plugin that crashes
+// cannot take it down. This file turns pipelines into the tool's request
+// (with ireepkg's own parse of each pipeline, which knows where every pass
+// and option is written), runs the tool with posix_spawn (no shell) and a
+// time limit, and reads its report back into diagnostics that point at the
+// pipeline's place in the manifest and the column within the pipeline.
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/mlir_check.h"
+
+#include "ireepkg/pipeline.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace fs = std::filesystem;
+
+namespace ireepkg {
+
+namespace {
+
+using nlohmann::json;
+
+const char *const kToolName = "ireepkg-mlir-check";
+constexpr double kDefaultStepSeconds = 30;
+constexpr size_t kMaxStdout = 64u << 20;
+constexpr size_t kMaxStderr = 64u << 10;
+const char *const kOffHint =
+    "set IREEPKG_MLIR_CHECK=off to check pass pipelines for syntax only";
+
+//===----------------------------------------------------------------------===//
+// The pipelines as the tool sees them
+//===----------------------------------------------------------------------===//
+
+/// One pass element of a pipeline.
+struct PassPlan {
+  std::string name;
+  std::string anchor; ///< the operation it is nested on, or "any"
+  bool hasOptions = false;
+  std::string options;
+  size_t column = 0;               ///< of its name, in the hook's text
+  std::vector<PassOption> written; ///< its options, with their columns
+};
+
+/// One pipeline as the tool parses it: `text` inside `anchor(...)`.
+struct FragmentPlan {
+  size_t source = 0; ///< index into the pipelines
+  std::string anchor;
+  std::string text;
+  size_t offset = 0; ///< of `text` in the hook's text
+  std::vector<PassPlan> passes;
+};
+
+void collectPasses(const std::vector<PipelineElement> &elements,
+                   const std::string &anchor, std::vector<PassPlan> &out) {
+  for (const PipelineElement &e : elements) {
+    if (e.isNested()) {
+      collectPasses(e.elements, e.name, out);
+      continue;
+    }
+    PassPlan p;
+    p.name = e.name;
+    p.anchor = anchor;
+    p.hasOptions = e.hasOptions;
+    p.options = e.optionsText;
+    p.column = e.column;
+    p.written = e.options;
+    out.push_back(std::move(p));
+  }
+}
+
+/// How MLIR will parse each pipeline. Preprocessing and mlir-pipeline
+/// fragments are composed into one `builtin.module(...)` (see
+/// composePassPipelines): a `builtin.module(...)` fragment contributes its
+/// inside, any other fragment is parsed as it is inside `builtin.module`.
+/// An executable-preprocessing pipeline stands alone: `op(...)` is parsed
+/// on `op`, a bare list of passes on any operation. Pipelines with syntax
+/// errors (reported by the manifest check) are left out.
+std::vector<FragmentPlan>
+planFragments(const std::vector<PipelineSource> &pipelines) {
+  std::vector<FragmentPlan> plans;
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    const std::string &text = pipelines[i].text;
+    auto parsed = parsePassPipeline(text);
+    if (!parsed)
+      continue;
+    FragmentPlan plan;
+    plan.source = i;
+    bool executable = pipelines[i].point == HookPoint::ExecutablePreprocessing;
+    bool unwrap = executable ? parsed->isAnchored()
+                             : parsed->anchor() == "builtin.module";
+    const std::vector<PipelineElement> *elements = &parsed->elements;
+    if (unwrap) {
+      const PipelineElement &top = parsed->elements.front();
+      size_t open = text.find('(', top.column - 1 + top.name.size());
+      size_t close = text.find_last_of(')');
+      if (open == std::string::npos || close == std::string::npos ||
+          close <= open)
+        continue; // cannot happen after a successful parse
+      plan.anchor = top.name;
+      plan.offset = open + 1;
+      plan.text = text.substr(open + 1, close - open - 1);
+      elements = &top.elements;
+    } else {
+      plan.anchor = executable ? "any" : "builtin.module";
+      plan.text = text;
+    }
+    collectPasses(*elements, plan.anchor, plan.passes);
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+//===----------------------------------------------------------------------===//
+// Finding and running the tool
+//===----------------------------------------------------------------------===//
+
+struct Checker {
+  std::string path;    ///< "" when there is none
+  std::string skipped; ///< why not, when path is ""
+  bool warn = false;   ///< say so in a warning
+  std::string hint;
+};
+
+Expected<Checker> findChecker() {
+  Checker c;
+  if (const char *env = std::getenv("IREEPKG_MLIR_CHECK"); env && *env) {
+    std::string v = env;
+    if (v == "off" || v == "0" || v == "no") {
+      c.skipped = "disabled by IREEPKG_MLIR_CHECK=" + v;
+      return c;
+    }
+    if (::access(env, X_OK) != 0)
+      return makeError(ErrorCode::NotFound,
+                       "IREEPKG_MLIR_CHECK names '" + v +
+                           "', which is not an executable file",
+                       {},
+                       "point IREEPKG_MLIR_CHECK at the ireepkg-mlir-check "
+                       "tool, set it to off to skip the check, or unset it "
+                       "to use the one beside ireepkg");
+    c.path = v;
+    return c;
+  }
+  std::string self(4096, '\0');
+  ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
+  if (n <= 0 || static_cast<size_t>(n) >= self.size()) {
+    c.skipped = std::string(kToolName) +
+                " was not found: the running executable's directory is "
+                "unknown";
+    c.warn = true;
+    c.hint = "set IREEPKG_MLIR_CHECK to the path of ireepkg-mlir-check";
+    return c;
+  }
+  self.resize(static_cast<size_t>(n));
+  std::string dir = self.substr(0, self.rfind('/') + 1);
+  std::string tool = dir + kToolName;
+  if (::access(tool.c_str(), X_OK) == 0) {
+    c.path = tool;
+    return c;
+  }
+  c.skipped = std::string(kToolName) + " was not found in " + dir;
+  c.warn = true;
+  c.hint = "it is built and installed beside ireepkg when MLIR 22 "
+           "(libmlir-22-dev) is available; or set IREEPKG_MLIR_CHECK to its "
+           "path (IREEPKG_MLIR_CHECK=off skips this check)";
+  return c;
+}
+
+double stepSeconds(DiagnosticList &diags) {
+  const char *env = std::getenv("IREEPKG_MLIR_CHECK_TIMEOUT");
+  if (!env || !*env)
+    return kDefaultStepSeconds;
+  char *end = nullptr;
+  double v = std::strtod(env, &end);
+  if (*end || !std::isfinite(v) || v <= 0 || v > 86400) {
+    diags.warning(Location{},
+                  std::string("IREEPKG_MLIR_CHECK_TIMEOUT=\"") + env +
+                      "\" is not a number of seconds; using 30",
+                  "give the time limit of each step in seconds, e.g. 10");
+    return kDefaultStepSeconds;
+  }
+  return v;
+}
+
+struct ChildOutput {
+  std::string out;
+  std::string err;
+  int status = 0;
+  bool timedOut = false;
+};
+
+void closeFd(int &fd) {
+  if (fd >= 0)
+    ::close(fd);
+  fd = -1;
+}
+
+/// Runs `tool` with `input` on stdin, collecting stdout and the start of
+/// stderr; after `timeoutSeconds` its process group is killed.
+Expected<ChildOutput> runChecker(const std::string &tool,
+                                 const std::string &input,
+                                 double timeoutSeconds) {
+  int in = ::memfd_create("ireepkg-mlir-check-request", MFD_CLOEXEC);
+  if (in < 0)
+    return makeError(ErrorCode::Io,
+                     std::string("memfd_create: ") + std::strerror(errno));
+  size_t done = 0;
+  while (done < input.size()) {
+    ssize_t n = ::write(in, input.data() + done, input.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      std::string message =
+          std::string("cannot write the request: ") + std::strerror(errno);
+      ::close(in);
+      return makeError(ErrorCode::Io, message);
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::lseek(in, 0, SEEK_SET);
+
+  int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1};
+  if (::pipe2(outPipe, O_CLOEXEC) != 0 || ::pipe2(errPipe, O_CLOEXEC) != 0) {
+    std::string message =
+        std::string("cannot create a pipe: ") + std::strerror(errno);
+    ::close(in);
+    closeFd(outPipe[0]);
+    closeFd(outPipe[1]);
+    return makeError(ErrorCode::Io, message);
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in, 0);
+  posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD})
+    sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+                                      POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+  std::string arg0 = tool;
+  char *argv[] = {arg0.data(), nullptr};
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, tool.c_str(), &actions, &attr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(in);
+  closeFd(outPipe[1]);
+  closeFd(errPipe[1]);
+  if (rc != 0) {
+    closeFd(outPipe[0]);
+    closeFd(errPipe[0]);
+    return makeError(ErrorCode::Io,
+                     "cannot run " + tool + ": " + std::strerror(rc), {},
+                     kOffHint);
+  }
+
+  ChildOutput result;
+  using Clock = std::chrono::steady_clock;
+  const auto deadline =
+      Clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
+  pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
+  char buf[65536];
+  std::string readError;
+  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - Clock::now())
+                    .count();
+    if (left <= 0) {
+      result.timedOut = true;
+      break;
+    }
+    int ready = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 1000)));
+    if (ready < 0) {
+      if (errno == EINTR)
+        continue;
+      readError = std::string("poll: ") + std::strerror(errno);
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
+      if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (n <= 0) {
+        if (n < 0)
+          readError = std::string("read: ") + std::strerror(errno);
+        closeFd(fds[i].fd);
+        continue;
+      }
+      std::string &sink = i == 0 ? result.out : result.err;
+      size_t limit = i == 0 ? kMaxStdout : kMaxStderr;
+      if (sink.size() < limit)
+        sink.append(buf, std::min(static_cast<size_t>(n), limit - sink.size()));
+    }
+  }
+  for (pollfd &p : fds)
+    closeFd(p.fd);
+  ::kill(-pid, SIGKILL); // whatever is left of its process group
+  while (::waitpid(pid, &result.status, 0) < 0) {
+    if (errno != EINTR)
+      return makeError(ErrorCode::Internal, std::string("cannot wait for ") +
+                                                kToolName + ": " +
+                                                std::strerror(errno));
+  }
+  if (!readError.empty() && !result.timedOut)
+    return makeError(ErrorCode::Io, std::string("cannot read the output of ") +
+                                        kToolName + ": " + readError);
+  return result;
+}
+
+std::string firstLine(const std::string &text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+}
+
+//===----------------------------------------------------------------------===//
+// Reading the report
+//===----------------------------------------------------------------------===//
+
+std::string quoted(const std::string &s) { return "\"" + s + "\""; }
+
+Unexpected badOutput(const std::string &what) {
+  return makeError(ErrorCode::Internal,
+                   std::string(kToolName) + " output: " + what, {},
+                   std::string("is ") + kToolName +
+                       " from the same build as ireepkg? (check "
+                       "IREEPKG_MLIR_CHECK)");
+}
+
+std::string stringField(const json &j, const char *key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+/// The column (in the hook's text) of an error of pass `p`.
+size_t passErrorColumn(const PassPlan &p, const std::string &option) {
+  if (!option.empty())
+    for (const PassOption &o : p.written)
+      if (o.key == option)
+        return o.column;
+  return p.column;
+}
+
+std::string atColumn(size_t column) {
+  return column ? " (at column " + std::to_string(column) + ")" : "";
+}
+
+} // namespace
+
+nlohmann::json toJson(const MlirCheckReport &report) {
+  json pipelines = json::array();
+  for (const PipelineCheck &p : report.pipelines) {
+    json j = {{"point", std::string(hookPointName(p.point))},
+              {"status", p.status},
+              {"unknown_passes", p.unknownPasses},
+              {"errors", p.errors}};
+    if (!p.where.package.empty())
+      j["package"] = p.where.package;
+    if (!p.where.file.empty())
+      j["file"] = p.where.file;
+    if (p.where.line)
+      j["line"] = p.where.line;
+    if (p.where.column)
+      j["column"] = p.where.column;
+    if (!p.where.pointer.empty())
+      j["pointer"] = p.where.pointer;
+    pipelines.push_back(std::move(j));
+  }
+  json plugins = json::array();
+  for (const PassPluginLoad &p : report.plugins) {
+    json j = {{"path", p.path}, {"loaded", p.loaded}};
+    if (p.loaded)
+      j.update(
+          {{"name", p.name}, {"version", p.version}, {"passes", p.passes}});
+    else
+      j["error"] = p.error;
+    plugins.push_back(std::move(j));
+  }
+  json out = {
+      {"ran", report.ran}, {"pipelines", pipelines}, {"plugins", plugins}};
+  if (report.ran)
+    out.update(
+        {{"checker", report.checker}, {"mlir_version", report.mlirVersion}});
+  else
+    out["skipped"] = report.skipped;
+  return out;
+}
+
+nlohmann::json mlirCheckRequest(const std::vector<PipelineSource> &pipelines,
+                                const std::vector<PassPluginSource> &plugins,
+                                double stepTimeoutSeconds) {
+  json fragments = json::array();
+  for (const FragmentPlan &f : planFragments(pipelines)) {
+    json passes = json::array();
+    for (const PassPlan &p : f.passes) {
+      json j = {{"name", p.name}, {"anchor", p.anchor}};
+      if (p.hasOptions)
+        j["options"] = p.options;
+      passes.push_back(std::move(j));
+    }
+    fragments.push_back(
+        {{"anchor", f.anchor}, {"text", f.text}, {"passes", passes}});
+  }
+  json paths = json::array();
+  for (const PassPluginSource &p : plugins)
+    paths.push_back(p.path);
+  return {{"plugins", paths},
+          {"fragments", fragments},
+          {"step_timeout_ms",
+           static_cast<int64_t>(std::ceil(stepTimeoutSeconds * 1000))}};
+}
+
+Status readMlirCheckOutput(std::string_view output,
+                           const std::vector<PipelineSource> &pipelines,
+                           const std::vector<PassPluginSource> &plugins,
+                           MlirCheckReport &report, DiagnosticList &diags) {
+  json doc = json::parse(output.begin(), output.end(), nullptr, false);
+  if (doc.is_discarded())
+    return badOutput("malformed JSON");
+  if (!doc.is_object())
+    return badOutput("/: must be an object");
+  std::vector<FragmentPlan> plans = planFragments(pipelines);
+  auto frags = doc.find("fragments");
+  auto loads = doc.find("plugins");
+  if (frags == doc.end() || !frags->is_array() || frags->size() != plans.size())
+    return badOutput("/fragments: must be an array of " +
+                     std::to_string(plans.size()) + " results");
+  if (loads == doc.end() || !loads->is_array() ||
+      loads->size() != plugins.size())
+    return badOutput("/plugins: must be an array of " +
+                     std::to_string(plugins.size()) + " results");
+  report.ran = true;
+  report.mlirVersion = stringField(doc, "mlir_version");
+  const std::string mlir = "MLIR " + report.mlirVersion;
+
+  // Plugins first: a pipeline that uses a plugin's passes is only checked
+  // if the plugin loaded.
+  for (size_t i = 0; i < plugins.size(); ++i) {
+    const json &r = (*loads)[i];
+    if (!r.is_object())
+      return badOutput("/plugins/" + std::to_string(i) + ": must be an object");
+    PassPluginLoad load;
+    load.path = plugins[i].path;
+    load.loaded = r.value("loaded", false);
+    load.name = stringField(r, "name");
+    load.version = stringField(r, "version");
+    load.error = stringField(r, "error");
+    if (auto p = r.find("passes"); p != r.end() && p->is_array())
+      for (const json &n : *p)
+        if (n.is_string())
+          load.passes.push_back(n.get<std::string>());
+    if (!load.loaded) {
+      const PassPluginSource &src = plugins[i];
+      std::string message = "MLIR pass plugin " +
+                            quoted(src.label.empty() ? src.path : src.label) +
+                            " cannot be loaded by " + mlir + ": " + load.error;
+      std::string hint =
+          "an MLIR pass plugin must load into MLIR 22 as `mlir-opt-22 "
+          "--load-pass-plugin=<library>` does: build it against "
+          "libMLIR.so.22 and export mlirGetPassPluginInfo";
+      if (src.checked)
+        diags.error(src.where, message, hint);
+      else
+        diags.warning(src.where,
+                      message + "; pipelines that use its passes "
+                                "are not checked",
+                      hint);
+    }
+    report.plugins.push_back(std::move(load));
+  }
+
+  // Pipelines, in order; those with syntax errors were left out.
+  std::vector<const json *> byPipeline(pipelines.size(), nullptr);
+  std::vector<const FragmentPlan *> planOf(pipelines.size(), nullptr);
+  for (size_t j = 0; j < plans.size(); ++j) {
+    const json &r = (*frags)[j];
+    std::string at = "/fragments/" + std::to_string(j);
+    if (!r.is_object())
+      return badOutput(at + ": must be an object");
+    auto passes = r.find("passes");
+    if (passes == r.end() || !passes->is_array() ||
+        passes->size() != plans[j].passes.size())
+      return badOutput(at + "/passes: must be an array of " +
+                       std::to_string(plans[j].passes.size()) + " results");
+    byPipeline[plans[j].source] = &r;
+    planOf[plans[j].source] = &plans[j];
+  }
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    const PipelineSource &src = pipelines[i];
+    PipelineCheck check;
+    check.where = src.where;
+    check.point = src.point;
+    if (!byPipeline[i]) {
+      check.status = "syntax-only";
+      report.pipelines.push_back(std::move(check));
+      continue;
+    }
+    const json &r = *byPipeline[i];
+    const FragmentPlan &plan = *planOf[i];
+    size_t known = 0;
+    auto error = [&](const json &e, size_t column) {
+      if (!e.is_object())
+        return;
+      ++check.errors;
+      diags.error(src.where,
+                  "invalid pass pipeline (" + mlir +
+                      "): " + stringField(e, "message") + atColumn(column),
+                  stringField(e, "hint"));
+    };
+    const json &passes = r["passes"];
+    for (size_t k = 0; k < plan.passes.size(); ++k) {
+      const json &p = passes[k];
+      if (!p.is_object() || !p.value("known", false))
+        continue;
+      ++known;
+      if (auto errs = p.find("errors"); errs != p.end() && errs->is_array())
+        for (const json &e : *errs)
+          error(e, passErrorColumn(plan.passes[k], stringField(e, "option")));
+    }
+    if (auto errs = r.find("errors"); errs != r.end() && errs->is_array())
+      for (const json &e : *errs) {
+        size_t column = 0;
+        if (auto c = e.find("column");
+            c != e.end() && c->is_number_unsigned() && c->get<size_t>() > 0)
+          column = plan.offset + c->get<size_t>();
+        error(e, column);
+      }
+    if (auto u = r.find("unknown"); u != r.end() && u->is_array())
+      for (const json &n : *u)
+        if (n.is_string())
+          check.unknownPasses.push_back(n.get<std::string>());
+    if (auto s = r.find("suggestions"); s != r.end() && s->is_object())
+      for (const std::string &name : check.unknownPasses) {
+        auto near = s->find(name);
+        // IREE's passes are never known here; a near MLIR name is chance.
+        if (near == s->end() || !near->is_string() ||
+            name.compare(0, 5, "iree-") == 0)
+          continue;
+        size_t column = 0;
+        for (const PassPlan &p : plan.passes)
+          if (p.name == name) {
+            column = p.column;
+            break;
+          }
+        diags.warning(
+            src.where,
+            "pass " + quoted(name) + " is not known to " + mlir +
+                " or to a loaded pass plugin; did you mean " +
+                quoted(near->get<std::string>()) + "?" + atColumn(column),
+            "passes MLIR does not know are not checked; if " + quoted(name) +
+                " comes from IREE or from a pass plugin that is "
+                "not installed here, ignore this warning");
+      }
+    check.status = check.unknownPasses.empty() ? "checked"
+                   : known > 0                 ? "partial"
+                                               : "not-checked";
+    report.pipelines.push_back(std::move(check));
+  }
+  return ok();
+}
+
+Expected<MlirCheckReport>
+checkPipelinesWithMlir(const std::vector<PipelineSource> &pipelines,
+                       const std::vector<PassPluginSource> &plugins,
+                       DiagnosticList &diags) {
+  MlirCheckReport report;
+  auto syntaxOnly = [&](const std::string &why) {
+    report.skipped = why;
+    for (const PipelineSource &p : pipelines)
+      report.pipelines.push_back({p.where, p.point, "syntax-only", {}, 0});
+    return report;
+  };
+  if (pipelines.empty())
+    return syntaxOnly("there are no pass pipelines to check");
+  auto checker = findChecker();
+  if (!checker)
+    return Unexpected(checker.error());
+  if (checker->path.empty()) {
+    if (checker->warn) {
+      Location where = pipelines.front().where;
+      where.line = where.column = 0;
+      where.pointer.clear();
+      diags.warning(where,
+                    "pass pipelines were checked for syntax only: " +
+                        checker->skipped,
+                    checker->hint);
+    }
+    return syntaxOnly(checker->skipped);
+  }
+  report.checker = checker->path;
+  double step = stepSeconds(diags);
+  json request = mlirCheckRequest(pipelines, plugins, step);
+  // Every step has its own limit in the tool (starting MLIR at least a
+  // minute); this one only guards against the tool itself getting stuck.
+  size_t steps = plugins.size() + 2;
+  for (const json &f : request["fragments"])
+    steps += 1 + f["passes"].size();
+  auto child =
+      runChecker(checker->path,
+                 request.dump(-1, ' ', false, json::error_handler_t::replace),
+                 step * static_cast<double>(steps) + 70);
+  if (!child)
+    return Unexpected(child.error());
+  std::string detail = firstLine(child->err);
+  if (child->timedOut)
+    return makeError(ErrorCode::Internal,
+                     std::string(kToolName) + " did not finish in time and "
+                                              "was stopped",
+                     {}, kOffHint);
+  if (WIFSIGNALED(child->status)) {
+    const char *name = strsignal(WTERMSIG(child->status));
+    return makeError(ErrorCode::Internal,
+                     std::string(kToolName) + " was killed by signal " +
+                         std::to_string(WTERMSIG(child->status)) +
+                         (name ? std::string(" (") + name + ")" : "") +
+                         (detail.empty() ? "" : ": " + detail),
+                     {}, kOffHint);
+  }
+  if (!WIFEXITED(child->status) || WEXITSTATUS(child->status) != 0)
+    return makeError(ErrorCode::Internal,
+                     std::string(kToolName) + " failed with exit status " +
+                         std::to_string(WEXITSTATUS(child->status)) +
+                         (detail.empty() ? "" : ": " + detail),
+                     {}, kOffHint);
+  if (Status s =
+          readMlirCheckOutput(child->out, pipelines, plugins, report, diags);
+      !s)
+    return Unexpected(s.error());
+  report.checker = checker->path;
+  return report;
+}
+
+Expected<MlirCheckReport>
+checkPackagePipelines(const std::vector<PipelineCheckPackage> &packages,
+                      const Platform &platform, bool loadPlugins,
+                      DiagnosticList &diags) {
+  std::vector<PipelineSource> pipelines;
+  std::vector<PassPluginSource> plugins;
+  bool host = platform.str() == hostPlatform().str();
+  for (const PipelineCheckPackage &pkg : packages) {
+    if (!pkg.manifest)
+      continue;
+    auto locate = [&](const std::string &pointer) {
+      Location l = pkg.document ? pkg.document->locate(pointer)
+                                : Location{pkg.file, 0, 0, pointer, "", ""};
+      l.package = pkg.name;
+      return l;
+    };
+    const Manifest &m = *pkg.manifest;
+    if (pkg.check)
+      for (size_t i = 0; i < m.hooks.size(); ++i) {
+        const Hook &h = m.hooks[i];
+        bool pipelineHook = h.point == HookPoint::Preprocessing ||
+                            h.point == HookPoint::MlirPipeline ||
+                            h.point == HookPoint::ExecutablePreprocessing;
+        if (!pipelineHook || h.pipeline.empty())
+          continue;
+        pipelines.push_back(
+            {h.pipeline, h.point,
+             locate("/compiler/hooks/" + std::to_string(i) + "/pipeline")});
+      }
+    if (!loadPlugins || !host)
+      continue;
+    for (size_t i = 0; i < m.compilerPlugins.size(); ++i) {
+      const CompilerPlugin &p = m.compilerPlugins[i];
+      if (p.kind != CompilerPluginKind::MlirPassPlugin)
+        continue;
+      auto lib = p.library.find(platform.str());
+      if (lib == p.library.end())
+        continue;
+      std::error_code ec;
+      fs::path full = fs::absolute(fs::path(pkg.dir) / lib->second, ec);
+      PassPluginSource src;
+      src.path = ec ? (fs::path(pkg.dir) / lib->second).string()
+                    : full.lexically_normal().string();
+      src.label = lib->second;
+      src.where = locate("/compiler/plugins/" + std::to_string(i) +
+                         "/library/" + jsonPointerEscape(platform.str()));
+      src.checked = pkg.check;
+      plugins.push_back(std::move(src));
+    }
+  }
+  if (pipelines.empty()) {
+    MlirCheckReport report;
+    report.skipped = "there are no pass pipelines to check";
+    return report;
+  }
+  return checkPipelinesWithMlir(pipelines, plugins, diags);
+}
+
+} // namespace ireepkg

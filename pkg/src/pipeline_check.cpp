@@ -1,0 +1,66 @@
+//===- pipeline_check.cpp - Hook pipelines at pack and install ------------===//
+#include "pipeline_check.h"
+
+#include <deque>
+
+namespace ireepkg {
+
+Expected<MlirCheckReport> checkPackPipelines(const Manifest &manifest,
+                                             const JsonDocument &doc,
+                                             const std::string &dir,
+                                             bool loadPlugins,
+                                             DiagnosticList &diags) {
+  PipelineCheckPackage pkg;
+  pkg.name = manifest.name;
+  pkg.manifest = &manifest;
+  pkg.dir = dir;
+  pkg.document = &doc;
+  pkg.file = doc.file();
+  pkg.check = true;
+  return checkPackagePipelines({pkg}, hostPlatform(), loadPlugins, diags);
+}
+
+Expected<MlirCheckReport>
+checkInstallPipelines(const std::string &prefix,
+                      const std::vector<InstalledPackage> &packages,
+                      const std::map<std::string, Manifest> &manifests,
+                      const std::map<std::string, StagedPackage> &staged,
+                      const Platform &platform, Reporter &reporter) {
+  std::vector<PipelineCheckPackage> list;
+  std::deque<JsonDocument> documents; // stable addresses
+  for (const InstalledPackage &p : packages) {
+    auto m = manifests.find(p.name);
+    if (m == manifests.end())
+      continue;
+    PipelineCheckPackage pkg;
+    pkg.name = p.name;
+    pkg.manifest = &m->second;
+    auto s = staged.find(p.name);
+    if (s == staged.end()) {
+      pkg.dir = packageDir(prefix, p.name, p.version);
+      pkg.file = pkg.dir + "/" + kManifestName;
+    } else {
+      pkg.dir = s->second.dir;
+      pkg.file = s->second.archive + ":" + kManifestName;
+      pkg.check = true;
+      if (s->second.manifestText)
+        if (auto doc = JsonDocument::parse(*s->second.manifestText, pkg.file)) {
+          documents.push_back(std::move(*doc));
+          pkg.document = &documents.back();
+        }
+    }
+    list.push_back(std::move(pkg));
+  }
+  DiagnosticList diags;
+  auto report =
+      checkPackagePipelines(list, platform, /*loadPlugins=*/true, diags);
+  if (!report)
+    return report;
+  if (diags.hasErrors())
+    return makeError(ErrorCode::Invalid, diags);
+  for (const Diagnostic &d : diags.items())
+    reporter.warning(d);
+  return report;
+}
+
+} // namespace ireepkg
