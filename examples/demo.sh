@@ -60,4 +60,63 @@ show "$VENV/iree-run-module" --flagfile="$WORK/prefix/state/runtime.flags" \
   --device=local-sync --module="$WORK/simple_mul.vmfb" --function=simple_mul \
   --input=8xf32=1,2,3,4,5,6,7,8 --input=8xf32=3
 
+step "A signed registry: static files, served here over HTTP on 127.0.0.1"
+show $IREEPKG key generate -o "$WORK/keys/examples"
+KEY=$(sed -n 2p "$WORK/keys/examples.pub")
+show $IREEPKG registry init "$WORK/registry" --key "$WORK/keys/examples.key" --name examples
+show $IREEPKG publish "$DIST/simple-mul-1.2.0.ireepkg" "$DIST/mul-pipeline-0.3.0.ireepkg" \
+  --registry "$WORK/registry" --key "$WORK/keys/examples.key"
+PORT=$("$VENV/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$VENV/python" -m http.server --bind 127.0.0.1 --directory "$WORK/registry" "$PORT" \
+  >"$WORK/http.log" 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null; chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
+for _ in $(seq 50); do
+  curl -sf "http://127.0.0.1:$PORT/config.json" >/dev/null && break
+  sleep 0.1
+done
+show $IREEPKG search mul --registry "http://127.0.0.1:$PORT" --registry-key "$KEY"
+
+step "A project: plugins.json names the registry and its key; add picks the newest version"
+mkdir -p "$WORK/project"
+cd "$WORK/project"
+show $IREEPKG init --registry "examples=http://127.0.0.1:$PORT" --registry-key "$KEY" \
+  --platform linux-x86_64 --platform linux-aarch64
+show $IREEPKG add simple-mul
+show $IREEPKG add mul-pipeline --option iree-llvmcpu-distribution-size=64
+show cat plugins.json
+
+step "Lock for both platforms: exact versions, archive hashes, activation order"
+show $IREEPKG lock --iree-version 3.13.0
+show cat plugins.lock.json
+
+step "No solution: the error explains why"
+show $IREEPKG add simple-mul@^2.0
+show $IREEPKG lock --iree-version 3.13.0 || true
+show $IREEPKG add simple-mul@^1.2
+
+step "Sync: the project's prefix becomes exactly the lock, in one transaction"
+show $IREEPKG sync --iree-version 3.13.0
+show $IREEPKG list
+show "$VENV/iree-run-module" --flagfile="$WORK/project/.iree-plugins/state/runtime.flags" \
+  --device=local-sync --module="$WORK/simple_mul.vmfb" --function=simple_mul \
+  --input=8xf32=1,2,3,4,5,6,7,8 --input=8xf32=3
+show $IREEPKG outdated --all --iree-version 3.13.0
+
+step "An offline vendor bundle, installed with the server stopped and an empty cache"
+show $IREEPKG bundle create -o "$WORK/vendor.ireebundle"
+kill $SERVER; wait $SERVER 2>/dev/null || true
+show env IREEPKG_CACHE_DIR="$WORK/cache2" $IREEPKG sync --offline --frozen \
+  --bundle "$WORK/vendor.ireebundle" --prefix "$WORK/airgapped"
+show $IREEPKG list --prefix "$WORK/airgapped"
+
+step "A tampered archive in the registry is refused; nothing is installed"
+chmod u+w "$WORK/registry/archives/simple-mul/simple-mul-1.2.0.ireepkg"
+printf 'x' >> "$WORK/registry/archives/simple-mul/simple-mul-1.2.0.ireepkg"
+show env IREEPKG_CACHE_DIR="$WORK/cache3" $IREEPKG install simple-mul \
+  --registry "$WORK/registry" --registry-key "$KEY" --prefix "$WORK/victim" || true
+show ls "$WORK/victim/packages" 2>/dev/null || echo "(no packages installed)"
+cd "$ROOT"
+
 printf '\ndemo finished\n'
+

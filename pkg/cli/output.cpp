@@ -86,8 +86,14 @@ void CliReporter::warning(const Diagnostic &d) {
 
 void CliReporter::progress(const std::string &label, uint64_t done,
                            uint64_t total) {
-  if (quiet_ || !tty_)
+  if (quiet_)
     return;
+  if (!tty_) {
+    // Piped: a plain line when downloads start and one when they end.
+    if (label == "downloading")
+      downloadLines(done, total);
+    return;
+  }
   if (label == "downloading")
     return downloadProgress(done, total);
   // Redraw at most every 1% (and at the end).
@@ -106,6 +112,21 @@ void CliReporter::progress(const std::string &label, uint64_t done,
   progressShown_ = true;
   if (done == total)
     clearProgress();
+}
+
+void CliReporter::downloadLines(uint64_t done, uint64_t total) {
+  double now = std::chrono::duration<double>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+                   .count();
+  if (pipedStart_ < 0 && done < total) {
+    pipedStart_ = now;
+    std::fprintf(stderr, "downloading %s\n", formatBytes(total).c_str());
+  } else if (pipedStart_ >= 0 && done >= total) {
+    double s = now - pipedStart_;
+    std::fprintf(stderr, "downloaded %s in %.1f s\n",
+                 formatBytes(total).c_str(), s);
+    pipedStart_ = -1;
+  }
 }
 
 // "downloading  12.3 MiB / 40.0 MiB [=====     ]  31%  3.2 MiB/s  ETA 0:09",

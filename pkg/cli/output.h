@@ -40,8 +40,10 @@ private:
   uint64_t lastShown_ = 0;
   // "downloading": when it started and was last drawn (monotonic seconds;
   // start < 0 when no download is under way).
+  double pipedStart_ = -1;
   double downloadStart_ = -1;
   double downloadDrawn_ = 0;
+  void downloadLines(uint64_t done, uint64_t total);
   void downloadProgress(uint64_t done, uint64_t total);
 };
 

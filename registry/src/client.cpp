@@ -176,7 +176,8 @@ Expected<void> RegistryClient::Impl::loadKeys() {
 Expected<void> RegistryClient::Impl::loadConfig() {
   auto r = transport->fetch("config.json", kMaxConfigBytes);
   if (!r) {
-    if (r.error().code == ErrorCode::NotFound)
+    // Offline, "not found" means "not in the cache": say that as it is.
+    if (r.error().code == ErrorCode::NotFound && !options.offline)
       return makeError(ErrorCode::NotFound,
                        where + " is not a registry: it has no config.json",
                        at(shown("config.json")),

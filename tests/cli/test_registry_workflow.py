@@ -164,6 +164,26 @@ def test_install_refuses_mixing_files_and_names(tmp_path, reg):
     assert "either archive files or package names" in r.err
 
 
+# --- add ----------------------------------------------------------------------
+
+def test_add_writes_the_newest_version(tmp_path, reg, cache):
+    d = project(tmp_path, reg, [])
+    r = run("add", "base-kernels", cwd=d)
+    assert r.code == 0, r
+    p = json.loads((d / "plugins.json").read_text())
+    assert p["plugins"] == [{"name": "base-kernels", "version": "^1.1.0"}]
+    reg.yank("base-kernels@1.1.0")
+    r = run("add", "fft-kit", cwd=d)
+    assert r.code == 0, r
+    r = run("add", "base-kernels", cwd=d)  # yanked versions are not offered
+    assert r.code == 0, r
+    p = json.loads((d / "plugins.json").read_text())
+    assert p["plugins"][0] == {"name": "base-kernels", "version": "^1.0.0"}
+    r = run("add", "fft-kitt", cwd=d)
+    assert r.code == 1, r
+    assert 'did you mean "fft-kit"' in r.err
+
+
 # --- lock ----------------------------------------------------------------------
 
 def test_lock_is_deterministic_and_pins_hashes(tmp_path, reg, cache):
