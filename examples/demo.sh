@@ -61,6 +61,7 @@ show "$VENV/iree-run-module" --flagfile="$WORK/prefix/state/runtime.flags" \
   --input=8xf32=1,2,3,4,5,6,7,8 --input=8xf32=3
 
 step "A signed registry: static files, served here over HTTP on 127.0.0.1"
+mkdir -p "$WORK/keys"
 show $IREEPKG key generate -o "$WORK/keys/examples"
 KEY=$(sed -n 2p "$WORK/keys/examples.pub")
 show $IREEPKG registry init "$WORK/registry" --key "$WORK/keys/examples.key" --name examples
@@ -70,7 +71,7 @@ PORT=$("$VENV/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 "$VENV/python" -m http.server --bind 127.0.0.1 --directory "$WORK/registry" "$PORT" \
   >"$WORK/http.log" 2>&1 &
 SERVER=$!
-trap 'kill $SERVER 2>/dev/null; chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $SERVER 2>/dev/null || true; chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
 for _ in $(seq 50); do
   curl -sf "http://127.0.0.1:$PORT/config.json" >/dev/null && break
   sleep 0.1
