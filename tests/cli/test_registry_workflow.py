@@ -452,3 +452,34 @@ def test_tampered_bundle_is_refused(tmp_path, reg, cache, monkeypatch):
     assert r.code == 1, r
     assert "fft-kit" in r.err
     assert not (d / ".iree-plugins" / "packages").exists()
+
+
+# --- local path plugins --------------------------------------------------------------
+
+def test_path_plugins_lock_and_sync(tmp_path, reg, cache):
+    local = data_package(tmp_path / "local", "local-experiment", "0.1.0",
+                         {"base-kernels": "~1.0"})
+    d = project(tmp_path, reg, [
+        {"name": "local-experiment", "path": os.path.relpath(local, tmp_path / "proj")},
+        {"name": "fft-kit"}])
+    r = run("lock", cwd=d)
+    assert r.code == 0, r
+    lock = json.loads((d / "plugins.lock.json").read_text())
+    by = {p["name"]: p for p in lock["packages"]}
+    assert by["local-experiment"]["source"] == {
+        "path": os.path.relpath(local, d)}
+    # Its dependency constrains the registry packages too.
+    assert by["base-kernels"]["version"] == "1.0.0"
+    assert lock["activation"] == ["base-kernels", "local-experiment",
+                                  "fft-kit"]
+    r = run("sync", "--locked", cwd=d)
+    assert r.code == 0, r
+    st = installed(d / ".iree-plugins")
+    assert set(st) == {"base-kernels", "local-experiment", "fft-kit"}
+    # A local package whose version moved on makes --frozen refuse.
+    m = json.loads((local / "ireeplugin.json").read_text())
+    m["version"] = "0.2.0"
+    (local / "ireeplugin.json").write_text(json.dumps(m))
+    r = run("sync", "--frozen", cwd=d)
+    assert r.code == 1, r
+    assert "0.2.0" in r.err and "run `ireepkg lock`" in r.err
