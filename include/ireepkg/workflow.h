@@ -89,7 +89,7 @@ struct LockChange {
 
 struct LockResult {
   Lockfile lock;
-  std::string text;  ///< the lockfile's bytes
+  std::string text;     ///< the lockfile's bytes
   bool written = false; ///< false: the file already had these bytes
   std::vector<LockChange> changes;
   std::optional<Version> ireeVersion;
@@ -100,9 +100,9 @@ Expected<LockResult> lockProject(const Project &project,
                                  const Environment &env, Reporter &reporter);
 
 struct SyncRequest {
-  bool locked = false;  ///< fail when the lock is stale
-  bool frozen = false;  ///< use the lock as it is, without checking
-  std::string prefix;   ///< absolute
+  bool locked = false;              ///< fail when the lock is stale
+  bool frozen = false;              ///< use the lock as it is, without checking
+  std::string prefix;               ///< absolute
   std::optional<Platform> platform; ///< default: the prefix's, else host
   LockOptions lock;
 };
@@ -145,21 +145,19 @@ Expected<InstallReport> installByName(const InstallByNameRequest &request,
 
 struct OutdatedEntry {
   std::string name;
-  std::string locked;  ///< "" when not in the lock yet
-  std::string wanted;  ///< newest the constraints allow
-  std::string latest;  ///< newest published (not yanked)
+  std::string locked; ///< "" when not in the lock yet
+  std::string wanted; ///< newest the constraints allow
+  std::string latest; ///< newest published (not yanked)
   std::string registry;
 };
 
-Expected<std::vector<OutdatedEntry>> outdated(const Project &project,
-                                              const Environment &env,
-                                              Reporter &reporter);
+Expected<std::vector<OutdatedEntry>>
+outdated(const Project &project, const Environment &env, Reporter &reporter);
 
 /// The newest version of `name` that is not yanked (releases before
 /// pre-releases) in the registry named `registryName`, or, when that is
 /// empty, in the first of the project's registries that lists it.
-Expected<Version> newestVersion(const Project &project,
-                                const std::string &name,
+Expected<Version> newestVersion(const Project &project, const std::string &name,
                                 const std::string &registryName,
                                 const Environment &env, Reporter &reporter);
 
@@ -180,7 +178,7 @@ search(const std::vector<registry::RegistrySpec> &registries,
 //===----------------------------------------------------------------------===//
 
 struct BundleRequest {
-  std::string output; ///< <file>.ireebundle
+  std::string output;              ///< <file>.ireebundle
   std::vector<Platform> platforms; ///< must all be in the lock
 };
 
@@ -194,8 +192,7 @@ struct BundleResult {
 Expected<BundleResult> createBundle(const Project &project,
                                     const Lockfile &lock,
                                     const BundleRequest &request,
-                                    const Environment &env,
-                                    Reporter &reporter);
+                                    const Environment &env, Reporter &reporter);
 
 /// The registries of `project` as RegistrySpecs (URLs made absolute against
 /// the project's directory).

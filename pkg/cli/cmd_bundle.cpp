@@ -54,8 +54,7 @@ int runBundleCreate(const Command &, const ParsedArgs &args) {
   }
   bool json = args.flag("json"), quiet = args.flag("quiet");
   CliReporter reporter(quiet || json);
-  auto result =
-      workflow::createBundle(*project, lock, request, *env, reporter);
+  auto result = workflow::createBundle(*project, lock, request, *env, reporter);
   reporter.clearProgress();
   if (!result)
     return printFailure(result.error(), json);

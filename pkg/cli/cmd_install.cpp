@@ -21,9 +21,10 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
   if (json) {
     nlohmann::json changes = nlohmann::json::array();
     for (const auto &c : report.changes)
-      changes.push_back({{"name", c.name},
-                         {"from", c.from.empty() ? nlohmann::json() : nlohmann::json(c.from)},
-                         {"to", c.to.empty() ? nlohmann::json() : nlohmann::json(c.to)}});
+      changes.push_back(
+          {{"name", c.name},
+           {"from", c.from.empty() ? nlohmann::json() : nlohmann::json(c.from)},
+           {"to", c.to.empty() ? nlohmann::json() : nlohmann::json(c.to)}});
     nlohmann::json out = {{"ok", true},
                           {"prefix", report.prefix},
                           {"changes", changes},
@@ -88,7 +89,8 @@ int runInstall(const Command &, const ParsedArgs &args) {
   if (auto p = args.value("platform")) {
     options.platform = Platform::parse(*p);
     if (!options.platform) {
-      printError("'" + *p + "' is not a platform" + didYouMean(*p, platformNames()),
+      printError("'" + *p + "' is not a platform" +
+                     didYouMean(*p, platformNames()),
                  "platforms are <os>-<arch>, e.g. linux-x86_64");
       return kExitUsage;
     }

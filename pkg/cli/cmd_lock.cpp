@@ -17,9 +17,8 @@ nlohmann::json lockReportJson(const workflow::LockResult &r,
                               const workflow::Project &project) {
   return {{"lockfile", project.lockPath},
           {"written", r.written},
-          {"iree_version",
-           r.ireeVersion ? nlohmann::json(r.ireeVersion->str())
-                         : nlohmann::json()},
+          {"iree_version", r.ireeVersion ? nlohmann::json(r.ireeVersion->str())
+                                         : nlohmann::json()},
           {"packages", r.lock.packages.size()},
           {"changes", lockChangesToJson(r.changes)}};
 }
@@ -29,12 +28,10 @@ void printLockReport(const workflow::LockResult &r,
   printLockChanges(r.changes);
   if (r.written)
     std::printf("wrote %s (%zu package%s)\n", project.lockPath.c_str(),
-                r.lock.packages.size(),
-                r.lock.packages.size() == 1 ? "" : "s");
+                r.lock.packages.size(), r.lock.packages.size() == 1 ? "" : "s");
   else
-    std::printf("%s is up to date (%zu package%s)\n",
-                project.lockPath.c_str(), r.lock.packages.size(),
-                r.lock.packages.size() == 1 ? "" : "s");
+    std::printf("%s is up to date (%zu package%s)\n", project.lockPath.c_str(),
+                r.lock.packages.size(), r.lock.packages.size() == 1 ? "" : "s");
 }
 
 /// Whether the current lock has a package `name` (update may name a
@@ -129,9 +126,10 @@ int runUpdate(const Command &, const ParsedArgs &args) {
     j["ok"] = true;
     nlohmann::json changes = nlohmann::json::array();
     for (const auto &c : synced->install.changes)
-      changes.push_back({{"name", c.name},
-                         {"from", c.from.empty() ? nlohmann::json() : nlohmann::json(c.from)},
-                         {"to", c.to.empty() ? nlohmann::json() : nlohmann::json(c.to)}});
+      changes.push_back(
+          {{"name", c.name},
+           {"from", c.from.empty() ? nlohmann::json() : nlohmann::json(c.from)},
+           {"to", c.to.empty() ? nlohmann::json() : nlohmann::json(c.to)}});
     j["prefix"] = synced->install.prefix;
     j["installed"] = changes;
     std::printf("%s\n", j.dump(2).c_str());

@@ -30,14 +30,15 @@ int runOutdated(const Command &, const ParsedArgs &args) {
   if (json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto &e : shown)
-      list.push_back(
-          {{"name", e.name},
-           {"locked", e.locked.empty() ? nlohmann::json() : nlohmann::json(e.locked)},
-           {"wanted", e.wanted},
-           {"latest", e.latest},
-           {"registry", e.registry}});
-    std::printf("%s\n",
-                nlohmann::json({{"ok", true}, {"packages", list}}).dump(2).c_str());
+      list.push_back({{"name", e.name},
+                      {"locked", e.locked.empty() ? nlohmann::json()
+                                                  : nlohmann::json(e.locked)},
+                      {"wanted", e.wanted},
+                      {"latest", e.latest},
+                      {"registry", e.registry}});
+    std::printf(
+        "%s\n",
+        nlohmann::json({{"ok", true}, {"packages", list}}).dump(2).c_str());
     return kExitOk;
   }
   if (shown.empty()) {

@@ -44,8 +44,9 @@ int runSearch(const Command &, const ParsedArgs &args) {
                       {"summary", h.summary},
                       {"registry", h.registry},
                       {"yanked", h.yanked}});
-    std::printf("%s\n",
-                nlohmann::json({{"ok", true}, {"packages", list}}).dump(2).c_str());
+    std::printf(
+        "%s\n",
+        nlohmann::json({{"ok", true}, {"packages", list}}).dump(2).c_str());
     return kExitOk;
   }
   if (hits->empty()) {

@@ -132,9 +132,10 @@ void printLockChanges(const std::vector<workflow::LockChange> &changes) {
 nlohmann::json lockChangesToJson(const std::vector<workflow::LockChange> &c) {
   nlohmann::json out = nlohmann::json::array();
   for (const workflow::LockChange &x : c)
-    out.push_back({{"name", x.name},
-                   {"from", x.from.empty() ? nlohmann::json() : nlohmann::json(x.from)},
-                   {"to", x.to.empty() ? nlohmann::json() : nlohmann::json(x.to)}});
+    out.push_back(
+        {{"name", x.name},
+         {"from", x.from.empty() ? nlohmann::json() : nlohmann::json(x.from)},
+         {"to", x.to.empty() ? nlohmann::json() : nlohmann::json(x.to)}});
   return out;
 }
 

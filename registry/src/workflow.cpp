@@ -231,15 +231,16 @@ Expected<OpenedBundle> openBundle(const std::string &bundle,
   for (const auto &r : j["registries"]) {
     if (!r.is_object() || !r.contains("url") || !r["url"].is_string() ||
         !r.contains("dir") || !r["dir"].is_string())
-      return makeError(ErrorCode::Invalid,
-                       "not a valid bundle: a registry entry lacks url or dir",
-                       Location{bundle, 0, 0, "/registries", "", "bundle.json"});
+      return makeError(
+          ErrorCode::Invalid,
+          "not a valid bundle: a registry entry lacks url or dir",
+          Location{bundle, 0, 0, "/registries", "", "bundle.json"});
     std::string sub = r["dir"].get<std::string>();
     if (sub.find("..") != std::string::npos || sub.empty() || sub[0] == '/')
-      return makeError(ErrorCode::Invalid,
-                       "not a valid bundle: unsafe registry directory \"" +
-                           sub + "\"",
-                       Location{bundle, 0, 0, "/registries", "", "bundle.json"});
+      return makeError(
+          ErrorCode::Invalid,
+          "not a valid bundle: unsafe registry directory \"" + sub + "\"",
+          Location{bundle, 0, 0, "/registries", "", "bundle.json"});
     out.registries[r["url"].get<std::string>()] = dir + "/" + sub;
   }
   return out;
@@ -279,14 +280,14 @@ public:
         pinned_[name] = i;
         return ok();
       }
-    return makeError(ErrorCode::NotFound,
-                     "plugin \"" + name + "\" names registry \"" +
-                         registryName + "\", which plugins.json does not list",
-                     Location{projectFile, 0, 0,
-                              "/plugins/" + std::to_string(pluginIndex) +
-                                  "/registry",
-                              name, ""},
-                     "add it to \"registries\", or remove \"registry\"");
+    return makeError(
+        ErrorCode::NotFound,
+        "plugin \"" + name + "\" names registry \"" + registryName +
+            "\", which plugins.json does not list",
+        Location{projectFile, 0, 0,
+                 "/plugins/" + std::to_string(pluginIndex) + "/registry", name,
+                 ""},
+        "add it to \"registries\", or remove \"registry\"");
   }
 
   const std::string &cacheRoot() const { return cacheRoot_; }
@@ -444,8 +445,8 @@ Expected<Manifest> readPathManifest(const std::string &dir,
   auto doc = JsonDocument::load(file);
   if (!doc) {
     Error e = doc.error();
-    e.hint = "plugins.json /plugins/" + std::to_string(index) +
-             "/path names " + dir + ", which must be a package directory";
+    e.hint = "plugins.json /plugins/" + std::to_string(index) + "/path names " +
+             dir + ", which must be a package directory";
     return Unexpected(std::move(e));
   }
   DiagnosticList diags;
@@ -459,8 +460,8 @@ Expected<Manifest> readPathManifest(const std::string &dir,
 Expected<std::unique_ptr<Sources>> projectSources(const Project &project,
                                                   const Environment &env,
                                                   Reporter &reporter) {
-  auto src = std::make_unique<Sources>(projectRegistries(project), env,
-                                       reporter);
+  auto src =
+      std::make_unique<Sources>(projectRegistries(project), env, reporter);
   for (const RegistryRef &r : project.parsed.registries)
     src->rememberRawUrl(absoluteUrl(r.url, project.dir), r.url);
   if (Status s = src->useBundle(); !s)
@@ -492,14 +493,14 @@ Expected<std::unique_ptr<Sources>> projectSources(const Project &project,
   if (project.parsed.registries.empty())
     for (const ProjectPlugin &p : plugins)
       if (p.path.empty())
-        return makeError(ErrorCode::Invalid,
-                         "plugin \"" + p.name +
-                             "\" comes from a registry, but plugins.json "
-                             "lists none",
-                         Location{project.file, 0, 0, "/registries", p.name,
-                                  ""},
-                         "add a registry with its public_key to "
-                         "\"registries\" (see `ireepkg init --help`)");
+        return makeError(
+            ErrorCode::Invalid,
+            "plugin \"" + p.name +
+                "\" comes from a registry, but plugins.json "
+                "lists none",
+            Location{project.file, 0, 0, "/registries", p.name, ""},
+            "add a registry with its public_key to "
+            "\"registries\" (see `ireepkg init --help`)");
   return src;
 }
 
@@ -535,18 +536,17 @@ activationFor(const std::vector<std::string> &projectOrder,
               const std::map<std::string, std::vector<std::string>> &deps) {
   std::vector<std::string> out;
   std::set<std::string> done, active;
-  std::function<void(const std::string &)> visit =
-      [&](const std::string &n) {
-        if (done.count(n) || active.count(n))
-          return;
-        active.insert(n);
-        if (auto it = deps.find(n); it != deps.end())
-          for (const std::string &d : it->second)
-            visit(d);
-        active.erase(n);
-        done.insert(n);
-        out.push_back(n);
-      };
+  std::function<void(const std::string &)> visit = [&](const std::string &n) {
+    if (done.count(n) || active.count(n))
+      return;
+    active.insert(n);
+    if (auto it = deps.find(n); it != deps.end())
+      for (const std::string &d : it->second)
+        visit(d);
+    active.erase(n);
+    done.insert(n);
+    out.push_back(n);
+  };
   for (const std::string &n : projectOrder)
     if (deps.count(n))
       visit(n);
@@ -710,17 +710,15 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
   bool same = existing && *existing == result.text;
   if (request.check) {
     if (!same)
-      return makeError(ErrorCode::Conflict,
-                       fsutil::exists(project.lockPath)
-                           ? "plugins.lock.json is out of date"
-                           : "there is no plugins.lock.json",
-                       Location{project.lockPath, 0, 0, "", "", ""},
-                       "run `ireepkg lock`");
+      return makeError(
+          ErrorCode::Conflict,
+          fsutil::exists(project.lockPath) ? "plugins.lock.json is out of date"
+                                           : "there is no plugins.lock.json",
+          Location{project.lockPath, 0, 0, "", "", ""}, "run `ireepkg lock`");
     return result;
   }
   if (!same) {
-    if (Status s = fsutil::writeFileAtomic(project.lockPath, result.text);
-        !s)
+    if (Status s = fsutil::writeFileAtomic(project.lockPath, result.text); !s)
       return Unexpected(s.error());
     result.written = true;
   }
@@ -824,9 +822,8 @@ Expected<SyncResult> syncProject(const Project &project,
       std::string dir = fs::path(lp.source).is_absolute()
                             ? lp.source
                             : (fs::path(project.dir) / lp.source).string();
-      std::string tmp = fs::temp_directory_path().string() +
-                        "/ireepkg-path-" + std::to_string(::getpid()) + "-" +
-                        std::to_string(i);
+      std::string tmp = fs::temp_directory_path().string() + "/ireepkg-path-" +
+                        std::to_string(::getpid()) + "-" + std::to_string(i);
       (void)fsutil::removeTree(tmp);
       tempDirs.push_back(tmp);
       PackOptions po;
@@ -967,8 +964,7 @@ Expected<NameRequest> parseNameRequest(const std::string &text) {
   r.name = text.substr(0, at);
   if (!isValidPackageName(r.name))
     return makeError(ErrorCode::Usage,
-                     "\"" + text + "\" is not a package name or file",
-                     {},
+                     "\"" + text + "\" is not a package name or file", {},
                      "give a name (simple-mul), a name and a version "
                      "constraint (simple-mul@^1.2), or an .ireepkg file");
   if (at != std::string::npos) {
@@ -988,8 +984,7 @@ Expected<InstallReport> installByName(const InstallByNameRequest &request,
                                       const Environment &env,
                                       Reporter &reporter) {
   if (request.registries.empty() && env.bundle.empty())
-    return makeError(ErrorCode::Usage, "no registry to install from",
-                     {},
+    return makeError(ErrorCode::Usage, "no registry to install from", {},
                      "pass --registry URL --registry-key KEY, set "
                      "IREEPKG_REGISTRY and IREEPKG_REGISTRY_KEY, or run in a "
                      "project whose plugins.json lists registries");
@@ -1082,8 +1077,7 @@ const IndexEntry *newestEntry(const RegistryIndex &index) {
   for (const IndexEntry &e : index.versions) {
     if (e.yanked)
       continue;
-    if (!best ||
-        (best->version.isPrerelease() && !e.version.isPrerelease()) ||
+    if (!best || (best->version.isPrerelease() && !e.version.isPrerelease()) ||
         (best->version.isPrerelease() == e.version.isPrerelease() &&
          best->version < e.version))
       best = &e;
@@ -1093,9 +1087,8 @@ const IndexEntry *newestEntry(const RegistryIndex &index) {
 
 } // namespace
 
-Expected<std::vector<OutdatedEntry>> outdated(const Project &project,
-                                              const Environment &env,
-                                              Reporter &reporter) {
+Expected<std::vector<OutdatedEntry>>
+outdated(const Project &project, const Environment &env, Reporter &reporter) {
   auto src = projectSources(project, env, reporter);
   if (!src)
     return Unexpected(src.error());
@@ -1146,8 +1139,7 @@ Expected<std::vector<OutdatedEntry>> outdated(const Project &project,
   return out;
 }
 
-Expected<Version> newestVersion(const Project &project,
-                                const std::string &name,
+Expected<Version> newestVersion(const Project &project, const std::string &name,
                                 const std::string &registryName,
                                 const Environment &env, Reporter &reporter) {
   auto src = projectSources(project, env, reporter);
@@ -1159,12 +1151,11 @@ Expected<Version> newestVersion(const Project &project,
         !s)
       return Unexpected(s.error());
   if ((*src)->specs().empty())
-    return makeError(ErrorCode::Invalid,
-                     "plugins.json lists no registry to find \"" + name +
-                         "\" in",
-                     Location{project.file, 0, 0, "/registries", name, ""},
-                     "add a registry, or give the version: `ireepkg add " +
-                         name + "@^1.0`");
+    return makeError(
+        ErrorCode::Invalid,
+        "plugins.json lists no registry to find \"" + name + "\" in",
+        Location{project.file, 0, 0, "/registries", name, ""},
+        "add a registry, or give the version: `ireepkg add " + name + "@^1.0`");
   auto r = (*src)->registryOf(name);
   if (!r)
     return Unexpected(r.error());
@@ -1176,13 +1167,12 @@ Expected<Version> newestVersion(const Project &project,
         for (const std::string &n : (*c)->packageNames())
           names.push_back(n);
     std::string close = suggestClosest(name, names);
-    return makeError(ErrorCode::NotFound,
-                     "no registry of plugins.json has a package \"" + name +
-                         "\"" +
-                         (close.empty() ? "" : "; did you mean \"" + close +
-                                                   "\"?"),
-                     Location{project.file, 0, 0, "/registries", name, ""},
-                     "see `ireepkg search`");
+    return makeError(
+        ErrorCode::NotFound,
+        "no registry of plugins.json has a package \"" + name + "\"" +
+            (close.empty() ? "" : "; did you mean \"" + close + "\"?"),
+        Location{project.file, 0, 0, "/registries", name, ""},
+        "see `ireepkg search`");
   }
   auto c = (*src)->client(**r);
   if (!c)
@@ -1192,11 +1182,10 @@ Expected<Version> newestVersion(const Project &project,
     return Unexpected(idx.error());
   const IndexEntry *n = newestEntry(**idx);
   if (!n)
-    return makeError(ErrorCode::NotFound,
-                     "every version of \"" + name + "\" is yanked",
-                     Location{project.file, 0, 0, "", name, ""},
-                     "give a version explicitly: `ireepkg add " + name +
-                         "@=<version>`");
+    return makeError(
+        ErrorCode::NotFound, "every version of \"" + name + "\" is yanked",
+        Location{project.file, 0, 0, "", name, ""},
+        "give a version explicitly: `ireepkg add " + name + "@=<version>`");
   return n->version;
 }
 
@@ -1204,8 +1193,7 @@ Expected<std::vector<SearchHit>>
 search(const std::vector<RegistrySpec> &registries, const std::string &text,
        const Environment &env, Reporter &reporter) {
   if (registries.empty())
-    return makeError(ErrorCode::Usage, "no registry to search",
-                     {},
+    return makeError(ErrorCode::Usage, "no registry to search", {},
                      "pass --registry URL --registry-key KEY, or run in a "
                      "project whose plugins.json lists registries");
   Sources src(registries, env, reporter);
@@ -1245,17 +1233,17 @@ search(const std::vector<RegistrySpec> &registries, const std::string &text,
       hits.push_back(std::move(h));
     }
   }
-  std::sort(hits.begin(), hits.end(), [&](const SearchHit &a,
-                                          const SearchHit &b) {
-    // Exact matches first, then names that start with the text.
-    auto rank = [&](const SearchHit &h) {
-      std::string n = lower(h.name);
-      return n == needle ? 0 : n.rfind(needle, 0) == 0 ? 1 : 2;
-    };
-    if (rank(a) != rank(b))
-      return rank(a) < rank(b);
-    return a.name < b.name;
-  });
+  std::sort(hits.begin(), hits.end(),
+            [&](const SearchHit &a, const SearchHit &b) {
+              // Exact matches first, then names that start with the text.
+              auto rank = [&](const SearchHit &h) {
+                std::string n = lower(h.name);
+                return n == needle ? 0 : n.rfind(needle, 0) == 0 ? 1 : 2;
+              };
+              if (rank(a) != rank(b))
+                return rank(a) < rank(b);
+              return a.name < b.name;
+            });
   return hits;
 }
 
@@ -1362,8 +1350,7 @@ Expected<BundleResult> createBundle(const Project &project,
                           Location{project.lockPath, 0, 0, "", lp->name, ""},
                           "run `ireepkg lock`"));
       std::string rel = (*entry)->archive;
-      if (Status s =
-              fsutil::makeDirs(fs::path(dir + "/" + rel).parent_path());
+      if (Status s = fsutil::makeDirs(fs::path(dir + "/" + rel).parent_path());
           !s)
         return fail(s.error());
       std::error_code ec;
@@ -1378,9 +1365,8 @@ Expected<BundleResult> createBundle(const Project &project,
                                                sig->body);
             !s)
           return fail(s.error());
-        members.push_back(
-            {sub + "/" + rel + ".minisig", "", dir + "/" + rel + ".minisig",
-             false});
+        members.push_back({sub + "/" + rel + ".minisig", "",
+                           dir + "/" + rel + ".minisig", false});
       }
       ++count;
     }
