@@ -241,7 +241,10 @@ public:
     request.urls = urls(relPath);
     request.maxBytes = maxBytes;
     request.label = relPath;
-    return client_->fetchMetadata(request);
+    auto r = client_->fetchMetadata(request);
+    if (r)
+      remember(r->url, relPath);
+    return r;
   }
 
   Status downloadAll(const std::vector<Download> &downloads,
@@ -262,14 +265,24 @@ public:
   }
 
 private:
+  /// The mirror that answered last is tried first from then on, so that a
+  /// dead URL costs its retries once per command, not once per file.
+  void remember(const std::string &answered, const std::string &relPath) {
+    for (size_t i = 0; i < bases_.size(); ++i)
+      if (joinUrl(bases_[i], relPath) == answered)
+        preferred_ = i;
+  }
+
   std::vector<std::string> urls(const std::string &relPath) const {
-    std::vector<std::string> out;
-    for (const std::string &b : bases_)
-      out.push_back(joinUrl(b, relPath));
+    std::vector<std::string> out{joinUrl(bases_[preferred_], relPath)};
+    for (size_t i = 0; i < bases_.size(); ++i)
+      if (i != preferred_)
+        out.push_back(joinUrl(bases_[i], relPath));
     return out;
   }
 
   std::vector<std::string> bases_;
+  size_t preferred_ = 0;
   std::unique_ptr<net::HttpClient> client_;
 };
 

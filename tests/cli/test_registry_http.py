@@ -164,3 +164,37 @@ def test_rollback_over_http_is_refused(tmp_path, reg):
         r = run("lock", cwd=d3)
         assert r.code == 1, r
         assert "rollback" in r.err.lower() or "older" in r.err.lower()
+
+
+def test_nginx_mirror_etag_and_parallel_sync(tmp_path, reg):
+    """Against nginx itself: the first URL refuses connections, the mirror
+    (nginx) serves; a second lock revalidates with If-None-Match and gets
+    304s; a sync of 13 packages downloads them in parallel."""
+    from netfix import free_port
+    dead = f"http://127.0.0.1:{free_port()}"
+    with nginx_server(reg.dir, limit_rate=256 << 10) as server:
+        url = server.url
+        names = [{"name": "fft-kit"}] + [{"name": f"extra-{i:02d}"}
+                                         for i in range(12)]
+        d = http_project(tmp_path, dead, reg, names, mirrors=[url])
+        r = run("lock", cwd=d)
+        assert r.code == 0, r
+        (d / "plugins.lock.json").unlink()
+        r = run("lock", cwd=d)
+        assert r.code == 0, r
+        snap = [e for e in server.access_log() if e["uri"] == "/snapshot.json"]
+        assert [e["status"] for e in snap] == [200, 304]
+        assert snap[1]["if_none_match"]
+        # 12 archives of 64 KiB at 256 KiB/s each: 0.25 s apiece, 3 s in
+        # sequence.
+        import time
+        start = time.monotonic()
+        r = run("sync", cwd=d)
+        took = time.monotonic() - start
+        assert r.code == 0, r
+        assert len(installed(d / ".iree-plugins")) == 14
+        assert took < 2.5, took
+        archives = [e for e in server.access_log()
+                    if e["uri"].startswith("/archives/")]
+        assert len(archives) == 14 and all(e["status"] == 200
+                                           for e in archives)
