@@ -11,12 +11,11 @@ namespace ireepkg::cli {
 int printFailure(const Error &e, bool json);
 
 int runBundleCreate(const Command &, const ParsedArgs &args) {
-  auto project = projectFrom(args);
-  if (!project)
+  auto ctx = projectContext(args);
+  if (!ctx)
     return kExitUsage;
-  auto env = environmentFrom(args);
-  if (!env)
-    return kExitUsage;
+  workflow::Project *project = &ctx->project;
+  workflow::Environment *env = &ctx->env;
   env->bundle.clear();
   std::string lockPath = args.value("lock").value_or(project->lockPath);
   auto doc = JsonDocument::load(lockPath);

@@ -51,12 +51,11 @@ bool inLock(const workflow::Project &project, const std::string &name) {
 } // namespace
 
 int runLock(const Command &, const ParsedArgs &args) {
-  auto project = projectFrom(args);
-  if (!project)
+  auto ctx = projectContext(args);
+  if (!ctx)
     return kExitUsage;
-  auto env = environmentFrom(args);
-  if (!env)
-    return kExitUsage;
+  workflow::Project *project = &ctx->project;
+  workflow::Environment *env = &ctx->env;
   bool json = args.flag("json"), quiet = args.flag("quiet");
   workflow::LockRequest request;
   request.upgradeAll = args.flag("upgrade");
@@ -79,12 +78,11 @@ int runLock(const Command &, const ParsedArgs &args) {
 }
 
 int runUpdate(const Command &, const ParsedArgs &args) {
-  auto project = projectFrom(args);
-  if (!project)
+  auto ctx = projectContext(args);
+  if (!ctx)
     return kExitUsage;
-  auto env = environmentFrom(args);
-  if (!env)
-    return kExitUsage;
+  workflow::Project *project = &ctx->project;
+  workflow::Environment *env = &ctx->env;
   bool json = args.flag("json"), quiet = args.flag("quiet");
   workflow::LockRequest request;
   if (args.positional.empty())

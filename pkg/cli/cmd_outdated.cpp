@@ -10,12 +10,11 @@ namespace ireepkg::cli {
 int printFailure(const Error &e, bool json);
 
 int runOutdated(const Command &, const ParsedArgs &args) {
-  auto project = projectFrom(args);
-  if (!project)
+  auto ctx = projectContext(args);
+  if (!ctx)
     return kExitUsage;
-  auto env = environmentFrom(args);
-  if (!env)
-    return kExitUsage;
+  workflow::Project *project = &ctx->project;
+  workflow::Environment *env = &ctx->env;
   bool json = args.flag("json");
   CliReporter reporter(json);
   auto entries = workflow::outdated(*project, *env, reporter);

@@ -10,12 +10,11 @@ int printFailure(const Error &e, bool json);
 void printChangeReport(const InstallReport &report, bool json, bool quiet);
 
 int runSync(const Command &, const ParsedArgs &args) {
-  auto project = projectFrom(args);
-  if (!project)
+  auto ctx = projectContext(args);
+  if (!ctx)
     return kExitUsage;
-  auto env = environmentFrom(args);
-  if (!env)
-    return kExitUsage;
+  workflow::Project *project = &ctx->project;
+  workflow::Environment *env = &ctx->env;
   if (args.flag("locked") && args.flag("frozen")) {
     printError("--locked and --frozen cannot be used together",
                "--locked checks the lock against plugins.json; --frozen "

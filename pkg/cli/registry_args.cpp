@@ -74,6 +74,16 @@ std::optional<workflow::Project> projectFrom(const ParsedArgs &args) {
   return std::move(*project);
 }
 
+std::optional<ProjectContext> projectContext(const ParsedArgs &args) {
+  auto project = projectFrom(args);
+  if (!project)
+    return std::nullopt;
+  auto env = environmentFrom(args);
+  if (!env)
+    return std::nullopt;
+  return ProjectContext{std::move(*project), std::move(*env)};
+}
+
 std::optional<std::string> projectPrefix(const ParsedArgs &args,
                                          const workflow::Project &project) {
   const char *env = std::getenv("IREEPKG_PREFIX");

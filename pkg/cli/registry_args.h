@@ -28,6 +28,14 @@ std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args);
 /// --project FILE, else the plugins.json found upward from here.
 std::optional<workflow::Project> projectFrom(const ParsedArgs &args);
 
+/// What a project command works with: the project and the environment.
+struct ProjectContext {
+  workflow::Project project;
+  workflow::Environment env;
+};
+/// projectFrom() and environmentFrom() together.
+std::optional<ProjectContext> projectContext(const ParsedArgs &args);
+
 /// The prefix a project's commands change: --prefix or IREEPKG_PREFIX, else
 /// <project>/.iree-plugins.
 std::optional<std::string> projectPrefix(const ParsedArgs &args,

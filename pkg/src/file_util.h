@@ -13,8 +13,36 @@
 
 #include <string>
 #include <sys/types.h>
+#include <unistd.h>
 
 namespace ireepkg::fsutil {
+
+/// Owns a file descriptor and closes it when destroyed (which also
+/// releases any fcntl lock taken through it).
+class UniqueFd {
+public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd &&other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  UniqueFd &operator=(UniqueFd &&other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = other.fd_;
+      other.fd_ = -1;
+    }
+    return *this;
+  }
+  ~UniqueFd() { reset(); }
+  int get() const { return fd_; }
+  void reset() {
+    if (fd_ >= 0)
+      ::close(fd_);
+    fd_ = -1;
+  }
+
+private:
+  int fd_ = -1;
+};
 
 Error ioError(const std::string &what, const std::string &path, int err);
 

@@ -108,6 +108,22 @@ void reorder(InstalledState &state, const std::vector<std::string> &preferred) {
   state.packages = std::move(sorted);
 }
 
+/// Stages the removal of `names` and drops them from `state`.
+void removeFromState(Transaction &tx, InstalledState &state,
+                     const std::set<std::string> &names,
+                     InstallReport &report) {
+  std::vector<InstalledPackage> kept;
+  for (InstalledPackage &p : state.packages) {
+    if (names.count(p.name)) {
+      tx.removePackage(p.name, p.version);
+      report.changes.push_back({p.name, p.version.str(), ""});
+    } else {
+      kept.push_back(std::move(p));
+    }
+  }
+  state.packages = std::move(kept);
+}
+
 Error dependencyError(const DiagnosticList &problems) {
   Error e = makeError(ErrorCode::Conflict, problems).error();
   e.hint = "install the missing packages' archives in the same command, or "
@@ -263,18 +279,7 @@ Expected<InstallReport> installArchives(const std::string &prefix,
   auto tx = Transaction::begin(prefix);
   if (!tx)
     return Unexpected(tx.error());
-  if (!removing.empty()) {
-    std::vector<InstalledPackage> kept;
-    for (InstalledPackage &p : state.packages) {
-      if (removing.count(p.name)) {
-        tx->removePackage(p.name, p.version);
-        report.changes.push_back({p.name, p.version.str(), ""});
-      } else {
-        kept.push_back(std::move(p));
-      }
-    }
-    state.packages = std::move(kept);
-  }
+  removeFromState(*tx, state, removing, report);
   std::map<std::string, StagedPackage> staged;
   for (Incoming &in : incoming) {
     const Manifest &m = in.head.manifest;
@@ -412,16 +417,7 @@ Expected<InstallReport> removePackages(const std::string &prefix,
     return Unexpected(tx.error());
   InstallReport report;
   report.prefix = prefix;
-  std::vector<InstalledPackage> kept;
-  for (InstalledPackage &p : state.packages) {
-    if (removing.count(p.name)) {
-      tx->removePackage(p.name, p.version);
-      report.changes.push_back({p.name, p.version.str(), ""});
-    } else {
-      kept.push_back(std::move(p));
-    }
-  }
-  state.packages = std::move(kept);
+  removeFromState(*tx, state, removing, report);
   if (Status s = commitWithState(*tx, prefix, state, manifests, reporter); !s)
     return Unexpected(s.error());
   return report;

@@ -36,21 +36,6 @@ void faultPoint(const char *point) {
 // Lock
 //===----------------------------------------------------------------------===//
 
-PrefixLock &PrefixLock::operator=(PrefixLock &&other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0)
-      ::close(fd_);
-    fd_ = other.fd_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-PrefixLock::~PrefixLock() {
-  if (fd_ >= 0)
-    ::close(fd_); // releases the lock
-}
-
 /// Tries to take the lock; returns 0, EAGAIN when held (setting `holder`),
 /// or another errno. POSIX record locks (not flock) so that the holder's pid
 /// can be asked for without writing it into the file: a command that
@@ -86,7 +71,7 @@ Expected<PrefixLock> PrefixLock::acquire(const std::string &prefix,
   if (fd < 0)
     return Unexpected(fsutil::ioError("cannot open lock file", path, errno));
   PrefixLock lock;
-  lock.fd_ = fd;
+  lock.fd_ = fsutil::UniqueFd(fd);
   pid_t holder = 0;
   int rc = tryLock(fd, false, holder);
   if (rc == 0)

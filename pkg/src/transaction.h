@@ -24,6 +24,7 @@
 #ifndef IREEPKG_PKG_TRANSACTION_H
 #define IREEPKG_PKG_TRANSACTION_H
 
+#include "file_util.h"
 #include "ireepkg/prefix.h"
 
 #include <map>
@@ -38,9 +39,6 @@ void faultPoint(const char *point);
 class PrefixLock {
 public:
   PrefixLock() = default;
-  PrefixLock(PrefixLock &&other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  PrefixLock &operator=(PrefixLock &&other) noexcept;
-  ~PrefixLock();
 
   /// Creates <prefix>/state if needed and takes the lock.
   static Expected<PrefixLock> acquire(const std::string &prefix,
@@ -48,7 +46,7 @@ public:
                                       Reporter &reporter);
 
 private:
-  int fd_ = -1;
+  fsutil::UniqueFd fd_; ///< closing it releases the lock
 };
 
 /// Finishes or rolls back an interrupted transaction. Call with the lock

@@ -32,35 +32,17 @@ int64_t currentTime(int64_t now) {
   return now != 0 ? now : static_cast<int64_t>(std::time(nullptr));
 }
 
-FileLock::FileLock(FileLock &&other) noexcept : fd_(other.fd_) {
-  other.fd_ = -1;
-}
-
-FileLock &FileLock::operator=(FileLock &&other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0)
-      ::close(fd_);
-    fd_ = other.fd_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-FileLock::~FileLock() {
-  if (fd_ >= 0)
-    ::close(fd_); // closing releases the fcntl lock
-}
-
 Expected<FileLock> FileLock::acquire(const std::string &path) {
   FileLock lock;
-  lock.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock.fd_ < 0)
+  lock.fd_ = fsutil::UniqueFd(
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (lock.fd_.get() < 0)
     return Unexpected(
         fsutil::ioError("cannot open the lock file", path, errno));
   struct flock fl {};
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
-  while (::fcntl(lock.fd_, F_SETLKW, &fl) != 0) {
+  while (::fcntl(lock.fd_.get(), F_SETLKW, &fl) != 0) {
     if (errno == EINTR)
       continue;
     return Unexpected(fsutil::ioError("cannot lock", path, errno));

@@ -8,6 +8,7 @@
 #ifndef IREEPKG_REGISTRY_UTIL_H
 #define IREEPKG_REGISTRY_UTIL_H
 
+#include "file_util.h"
 #include "ireepkg/error.h"
 #include "ireepkg/registry.h"
 
@@ -39,13 +40,10 @@ int64_t currentTime(int64_t now);
 class FileLock {
 public:
   FileLock() = default;
-  FileLock(FileLock &&other) noexcept;
-  FileLock &operator=(FileLock &&other) noexcept;
-  ~FileLock();
   static Expected<FileLock> acquire(const std::string &path);
 
 private:
-  int fd_ = -1;
+  fsutil::UniqueFd fd_; ///< closing it releases the lock
 };
 
 /// The cache root a client uses: options.cacheRoot, else the package
