@@ -112,10 +112,9 @@ public:
   }
 
   Unexpected notAnArchive() {
-    std::string why = src_.error ? std::strerror(src_.error)
-                                 : archive_error_string(a_)
-                                       ? archive_error_string(a_)
-                                       : "unreadable";
+    std::string why = src_.error                 ? std::strerror(src_.error)
+                      : archive_error_string(a_) ? archive_error_string(a_)
+                                                 : "unreadable";
     return makeError(ErrorCode::Invalid,
                      "not an ireepkg archive (a zstd-compressed tar): " + why,
                      Location{path_, 0, 0, "", "", ""},
@@ -146,14 +145,15 @@ public:
       out.append(buf, static_cast<size_t>(n));
       if (out.size() > limit)
         return Unexpected(memberError(
-            path_, member,
-            "is larger than " + std::to_string(limit) + " bytes",
+            path_, member, "is larger than " + std::to_string(limit) + " bytes",
             ErrorCode::Invalid));
     }
     return out;
   }
 
-  struct archive *raw() { return a_; }
+  struct archive *raw() {
+    return a_;
+  }
   Source &source() { return src_; }
   uint64_t fileSize() const { return fileSize_; }
   const std::string &path() const { return path_; }
@@ -178,9 +178,8 @@ std::string memberProblem(archive_entry *entry, const std::string &name,
   size_t start = 0;
   while (start <= name.size()) {
     size_t slash = name.find('/', start);
-    std::string seg = name.substr(start, slash == std::string::npos
-                                             ? std::string::npos
-                                             : slash - start);
+    std::string seg = name.substr(
+        start, slash == std::string::npos ? std::string::npos : slash - start);
     if (seg == "..")
       return "\"..\" components are not allowed";
     if (seg.size() > limits.maxComponentBytes)
@@ -247,12 +246,12 @@ struct HeadReader {
     const char *raw = archive_entry_pathname(*entry);
     std::string name = raw ? raw : "";
     if (name != expected)
-      return makeError(
-          ErrorCode::Invalid,
-          std::string(index == 0 ? "the first" : "the second") +
-              " member must be " + expected + ", not \"" + name + "\"",
-          Location{reader.path(), 0, 0, "", "", name},
-          "package archives are made by `ireepkg pack`");
+      return makeError(ErrorCode::Invalid,
+                       std::string(index == 0 ? "the first" : "the second") +
+                           " member must be " + expected + ", not \"" + name +
+                           "\"",
+                       Location{reader.path(), 0, 0, "", "", name},
+                       "package archives are made by `ireepkg pack`");
     std::string problem = memberProblem(*entry, name, limits);
     if (!problem.empty())
       return Unexpected(memberError(reader.path(), name, problem));
@@ -286,9 +285,9 @@ struct HeadReader {
                                     "is not listed in .ireepkg/RECORD.json"));
     if (m->size != head.manifestText.size() ||
         m->sha256 != Sha256::hex(head.manifestText))
-      return Unexpected(memberError(
-          reader.path(), kManifestName,
-          "SHA-256 does not match .ireepkg/RECORD.json"));
+      return Unexpected(
+          memberError(reader.path(), kManifestName,
+                      "SHA-256 does not match .ireepkg/RECORD.json"));
     // Parse leniently: an installed package may come from a newer ireepkg.
     auto doc = JsonDocument::parse(head.manifestText,
                                    reader.path() + ":" + kManifestName);
@@ -331,20 +330,17 @@ struct HeadReader {
                            std::to_string(limits.maxUnpackedBytes),
                        Location{reader.path(), 0, 0, "", "", ""},
                        "this may be a decompression bomb");
-    if (total > 1 << 20 &&
-        total / std::max<uint64_t>(reader.fileSize(), 1) >
-            limits.maxCompressionRatio)
-      return makeError(ErrorCode::Invalid,
-                       "the archive expands " +
-                           std::to_string(total /
-                                          std::max<uint64_t>(
-                                              reader.fileSize(), 1)) +
-                           " times (" + std::to_string(reader.fileSize()) +
-                           " bytes to " + std::to_string(total) +
-                           "), more than the limit of " +
-                           std::to_string(limits.maxCompressionRatio),
-                       Location{reader.path(), 0, 0, "", "", ""},
-                       "this may be a decompression bomb");
+    if (total > 1 << 20 && total / std::max<uint64_t>(reader.fileSize(), 1) >
+                               limits.maxCompressionRatio)
+      return makeError(
+          ErrorCode::Invalid,
+          "the archive expands " +
+              std::to_string(total / std::max<uint64_t>(reader.fileSize(), 1)) +
+              " times (" + std::to_string(reader.fileSize()) + " bytes to " +
+              std::to_string(total) + "), more than the limit of " +
+              std::to_string(limits.maxCompressionRatio),
+          Location{reader.path(), 0, 0, "", "", ""},
+          "this may be a decompression bomb");
     if (head.record.files.size() + 1 > limits.maxMembers)
       return makeError(ErrorCode::Invalid,
                        "the archive has more than " +
@@ -356,9 +352,9 @@ struct HeadReader {
 
 /// Writes one member's data to `fd`, hashing it; checks the byte count.
 Status copyData(Reader &reader, int fd, const std::string &member,
-                const std::string &outPath, uint64_t declared,
-                Sha256 &hash, uint64_t &written,
-                const ExtractProgress &progress, uint64_t &totalDone) {
+                const std::string &outPath, uint64_t declared, Sha256 &hash,
+                uint64_t &written, const ExtractProgress &progress,
+                uint64_t &totalDone) {
   const void *buf;
   size_t size;
   la_int64_t offset;
@@ -369,14 +365,13 @@ Status copyData(Reader &reader, int fd, const std::string &member,
       break;
     if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
       const char *why = archive_error_string(reader.raw());
-      return Unexpected(memberError(
-          reader.path(), member,
-          std::string("is truncated or corrupt: ") +
-              (why ? why : "unreadable data")));
+      return Unexpected(memberError(reader.path(), member,
+                                    std::string("is truncated or corrupt: ") +
+                                        (why ? why : "unreadable data")));
     }
     if (static_cast<uint64_t>(offset) != written)
-      return Unexpected(memberError(reader.path(), member,
-                                    "sparse files are not allowed"));
+      return Unexpected(
+          memberError(reader.path(), member, "sparse files are not allowed"));
     if (written + size > declared)
       return Unexpected(memberError(reader.path(), member,
                                     "holds more data than its header says"));
@@ -399,6 +394,94 @@ Status copyData(Reader &reader, int fd, const std::string &member,
   }
   return ok();
 }
+
+/// One member as read from the archive, checked against every rule that
+/// concerns it alone (memberProblem) and the member count.
+struct NextMember {
+  archive_entry *entry = nullptr;
+  std::string name; ///< without a directory's trailing '/'
+  bool isDir = false;
+};
+
+/// The next member, or nullopt at the end of the archive.
+Expected<std::optional<NextMember>> nextMember(Reader &reader,
+                                               const std::string &archivePath,
+                                               const ArchiveLimits &limits,
+                                               uint64_t &members) {
+  auto entry = reader.next();
+  if (!entry)
+    return Unexpected(entry.error());
+  if (!*entry)
+    return std::optional<NextMember>();
+  NextMember m;
+  m.entry = *entry;
+  const char *raw = archive_entry_pathname(m.entry);
+  m.name = raw ? raw : "";
+  m.isDir = archive_entry_filetype(m.entry) == AE_IFDIR;
+  if (m.isDir && m.name.size() > 1 && m.name.back() == '/')
+    m.name.pop_back();
+  if (++members > limits.maxMembers)
+    return makeError(ErrorCode::Invalid,
+                     "the archive has more than " +
+                         std::to_string(limits.maxMembers) + " members",
+                     Location{archivePath, 0, 0, "", "", ""});
+  std::string problem = memberProblem(m.entry, m.name, limits);
+  if (!problem.empty())
+    return Unexpected(memberError(archivePath, m.name, problem));
+  return std::optional<NextMember>(std::move(m));
+}
+
+/// The rules that depend on the other members: each name once, no two
+/// names that differ only in case, nothing inside a file, no file where a
+/// directory is.
+class MemberSet {
+public:
+  void addFile(const std::string &name) {
+    seen_.insert(name);
+    folded_.emplace(foldCase(name), name);
+    files_.insert(name);
+  }
+  void addDir(const std::string &name) {
+    seen_.insert(name);
+    folded_.emplace(foldCase(name), name);
+    dirs_.insert(name);
+  }
+
+  /// The problem with admitting the member, or "" (and it is admitted).
+  std::string admit(const std::string &name, bool isDir) {
+    if (!seen_.insert(name).second)
+      return "appears more than once";
+    auto [it, fresh] = folded_.emplace(foldCase(name), name);
+    if (!fresh && it->second != name)
+      return "collides with \"" + it->second +
+             "\" on a case-insensitive file system";
+    for (size_t slash = name.find('/'); slash != std::string::npos;
+         slash = name.find('/', slash + 1)) {
+      std::string parent = name.substr(0, slash);
+      if (files_.count(parent))
+        return "is inside \"" + parent + "\", which is a file";
+      auto [dirIt, freshDir] = folded_.emplace(foldCase(parent), parent);
+      if (!freshDir && dirIt->second != parent)
+        return "collides with \"" + dirIt->second +
+               "\" on a case-insensitive file system";
+      dirs_.insert(parent);
+    }
+    if (isDir) {
+      if (files_.count(name))
+        return "appears more than once";
+      dirs_.insert(name);
+      return "";
+    }
+    if (dirs_.count(name))
+      return "is a file where other members put a directory";
+    files_.insert(name);
+    return "";
+  }
+
+private:
+  std::set<std::string> seen_, dirs_, files_;
+  std::map<std::string, std::string> folded_;
+};
 
 } // namespace
 
@@ -441,80 +524,38 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
       !s)
     return fail(s.error());
   std::string recordText = serializeRecord(head.head.record);
-  if (Status s = fsutil::writeNewFile(destDir + "/" + kRecordName, recordText,
-                                      0644);
+  if (Status s =
+          fsutil::writeNewFile(destDir + "/" + kRecordName, recordText, 0644);
       !s)
     return fail(s.error());
 
-  // Names seen so far: exact, case-folded, and which are directories.
-  std::set<std::string> seen = {kManifestName, kRecordName, ".ireepkg"};
-  std::map<std::string, std::string> folded = {
-      {foldCase(kManifestName), kManifestName},
-      {foldCase(kRecordName), kRecordName},
-      {".ireepkg", ".ireepkg"}};
-  std::set<std::string> dirs = {".ireepkg"}, files = {kManifestName,
-                                                      kRecordName};
+  MemberSet names;
+  names.addFile(kManifestName);
+  names.addFile(kRecordName);
+  names.addDir(".ireepkg");
   std::set<std::string> extracted;
   uint64_t members = 2, totalDone = 0;
   Sha256 fileHash;
   while (true) {
-    auto entry = reader.next();
-    if (!entry)
-      return fail(entry.error());
-    if (!*entry)
+    auto next = nextMember(reader, archivePath, limits, members);
+    if (!next)
+      return fail(next.error());
+    if (!*next)
       break;
-    const char *raw = archive_entry_pathname(*entry);
-    std::string name = raw ? raw : "";
-    bool isDir = archive_entry_filetype(*entry) == AE_IFDIR;
-    if (isDir && name.size() > 1 && name.back() == '/')
-      name.pop_back();
-    if (++members > limits.maxMembers)
-      return fail(Error(ErrorCode::Invalid,
-                        "the archive has more than " +
-                            std::to_string(limits.maxMembers) + " members",
-                        Location{archivePath, 0, 0, "", "", ""}));
-    std::string problem = memberProblem(*entry, name, limits);
-    if (!problem.empty())
-      return fail(memberError(archivePath, name, problem));
-    if (!seen.insert(name).second)
-      return fail(memberError(archivePath, name, "appears more than once"));
-    auto [it, fresh] = folded.emplace(foldCase(name), name);
-    if (!fresh && it->second != name)
-      return fail(memberError(archivePath, name,
-                              "collides with \"" + it->second +
-                                  "\" on a case-insensitive file system"));
-    // A path whose parent is a file, or whose parent directory differs
-    // from another only in case.
-    for (size_t slash = name.find('/'); slash != std::string::npos;
-         slash = name.find('/', slash + 1)) {
-      std::string parent = name.substr(0, slash);
-      if (files.count(parent))
-        return fail(memberError(archivePath, name,
-                                "is inside \"" + parent + "\", which is a file"));
-      auto [dirIt, freshDir] = folded.emplace(foldCase(parent), parent);
-      if (!freshDir && dirIt->second != parent)
-        return fail(memberError(archivePath, name,
-                                "collides with \"" + dirIt->second +
-                                    "\" on a case-insensitive file system"));
-      dirs.insert(parent);
-    }
-    if (isDir) {
-      if (files.count(name))
-        return fail(memberError(archivePath, name, "appears more than once"));
-      dirs.insert(name);
+    archive_entry *entry = (*next)->entry;
+    const std::string &name = (*next)->name;
+    if (std::string p = names.admit(name, (*next)->isDir); !p.empty())
+      return fail(memberError(archivePath, name, p));
+    if ((*next)->isDir) {
       if (Status s = fsutil::makeDirs(destDir + "/" + name); !s)
         return fail(s.error());
       continue;
     }
-    if (dirs.count(name))
-      return fail(memberError(archivePath, name,
-                              "is a file where other members put a directory"));
-    files.insert(name);
     const RecordEntry *rec = head.head.record.find(name);
     if (!rec)
       return fail(memberError(archivePath, name,
                               "is not listed in .ireepkg/RECORD.json"));
-    uint64_t declared = static_cast<uint64_t>(archive_entry_size(*entry));
+    uint64_t declared = static_cast<uint64_t>(archive_entry_size(entry));
     if (declared != rec->size)
       return fail(memberError(archivePath, name,
                               "size " + std::to_string(declared) +
@@ -533,8 +574,8 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
     if (fd < 0)
       return fail(fsutil::ioError("cannot create", out, errno));
     uint64_t written = 0;
-    Status copied = copyData(reader, fd, name, out, declared, fileHash,
-                             written, progress, totalDone);
+    Status copied = copyData(reader, fd, name, out, declared, fileHash, written,
+                             progress, totalDone);
     ::close(fd);
     if (!copied)
       return fail(copied.error());
@@ -594,55 +635,38 @@ Expected<uint64_t> extractFiles(const std::string &archivePath,
   if (Status s = fsutil::makeDirs(destDir); !s)
     return fail(s.error());
   created = true;
-  std::set<std::string> seen, files;
-  uint64_t members = 0, total = 0, totalDone = 0;
+  MemberSet names;
+  uint64_t members = 0, total = 0, totalDone = 0, files = 0;
   Sha256 hash;
   bool first = true;
   while (true) {
-    auto entry = reader.next();
-    if (!entry)
-      return fail(entry.error());
-    if (!*entry)
+    auto next = nextMember(reader, archivePath, limits, members);
+    if (!next)
+      return fail(next.error());
+    if (!*next)
       break;
     if (first) {
       first = false;
       if (Status s = reader.requireZstd(); !s)
         return fail(s.error());
     }
-    const char *raw = archive_entry_pathname(*entry);
-    std::string name = raw ? raw : "";
-    bool isDir = archive_entry_filetype(*entry) == AE_IFDIR;
-    if (isDir && name.size() > 1 && name.back() == '/')
-      name.pop_back();
-    if (++members > limits.maxMembers)
-      return fail(Error(ErrorCode::Invalid,
-                        "the archive has more than " +
-                            std::to_string(limits.maxMembers) + " members",
-                        Location{archivePath, 0, 0, "", "", ""}));
-    std::string problem = memberProblem(*entry, name, limits);
-    if (!problem.empty())
-      return fail(memberError(archivePath, name, problem));
-    if (!seen.insert(name).second)
-      return fail(memberError(archivePath, name, "appears more than once"));
-    for (size_t slash = name.find('/'); slash != std::string::npos;
-         slash = name.find('/', slash + 1))
-      if (files.count(name.substr(0, slash)))
-        return fail(memberError(archivePath, name,
-                                "is inside a member that is a file"));
+    archive_entry *entry = (*next)->entry;
+    const std::string &name = (*next)->name;
+    if (std::string p = names.admit(name, (*next)->isDir); !p.empty())
+      return fail(memberError(archivePath, name, p));
     std::string out = destDir + "/" + name;
-    if (isDir) {
+    if ((*next)->isDir) {
       if (Status s = fsutil::makeDirs(out); !s)
         return fail(s.error());
       continue;
     }
-    files.insert(name);
-    uint64_t declared = static_cast<uint64_t>(archive_entry_size(*entry));
+    ++files;
+    uint64_t declared = static_cast<uint64_t>(archive_entry_size(entry));
     total += declared;
     if (total > limits.maxUnpackedBytes)
       return fail(Error(ErrorCode::Invalid,
                         "the archive unpacks to more than " +
-                            std::to_string(limits.maxUnpackedBytes) +
-                            " bytes",
+                            std::to_string(limits.maxUnpackedBytes) + " bytes",
                         Location{archivePath, 0, 0, "", "", name}));
     size_t lastSlash = name.rfind('/');
     if (lastSlash != std::string::npos)
@@ -655,8 +679,8 @@ Expected<uint64_t> extractFiles(const std::string &archivePath,
     if (fd < 0)
       return fail(fsutil::ioError("cannot create", out, errno));
     uint64_t written = 0;
-    Status copied = copyData(reader, fd, name, out, declared, hash, written,
-                             {}, totalDone);
+    Status copied =
+        copyData(reader, fd, name, out, declared, hash, written, {}, totalDone);
     ::close(fd);
     if (!copied)
       return fail(copied.error());
@@ -666,7 +690,7 @@ Expected<uint64_t> extractFiles(const std::string &archivePath,
                                   " of " + std::to_string(declared) +
                                   " bytes)"));
   }
-  return files.size();
+  return files;
 }
 
 namespace {
@@ -794,7 +818,8 @@ Status writeArchive(const std::string &path,
   // its hardening matters; its writer would link every format it supports
   // (and with them libxml2 and ICU) into every ireepkg command.
   ZstdSink sink;
-  sink.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  sink.fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (sink.fd < 0)
     return Unexpected(fsutil::ioError("cannot create", path, errno));
   sink.cctx = ZSTD_createCCtx();
@@ -816,11 +841,11 @@ Status writeArchive(const std::string &path,
     return Unexpected(std::move(e));
   };
   auto writeFailed = [&] {
-    return fail(Error(ErrorCode::Io,
-                      std::string("cannot write archive: ") +
-                          (sink.error ? std::strerror(sink.error)
-                                      : "compression failed"),
-                      Location{path, 0, 0, "", "", ""}));
+    return fail(Error(
+        ErrorCode::Io,
+        std::string("cannot write archive: ") +
+            (sink.error ? std::strerror(sink.error) : "compression failed"),
+        Location{path, 0, 0, "", "", ""}));
   };
   std::vector<char> buf(kReadBlock);
   static const char zeros[512] = {0};
@@ -850,12 +875,14 @@ Status writeArchive(const std::string &path,
     } else {
       uint64_t left = size;
       while (left) {
-        ssize_t n = ::read(fd, buf.data(), std::min<uint64_t>(buf.size(), left));
+        ssize_t n =
+            ::read(fd, buf.data(), std::min<uint64_t>(buf.size(), left));
         if (n < 0 && errno == EINTR)
           continue;
         if (n <= 0) {
           ::close(fd);
-          return fail(Error(ErrorCode::Io, "short read (file changed while packing?)",
+          return fail(Error(ErrorCode::Io,
+                            "short read (file changed while packing?)",
                             Location{m.sourcePath, 0, 0, "", "", ""}));
         }
         if (!emit(buf.data(), static_cast<size_t>(n))) {
