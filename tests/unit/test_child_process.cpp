@@ -50,8 +50,7 @@ bool gone(pid_t pid) {
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -115,6 +114,13 @@ TEST_CASE("runChild: input, output and exit status") {
     ChildResult r = run(options);
     CHECK(r.spawnError == ENOENT);
     CHECK_FALSE(r.exited);
+    options.hintIfNotStarted = "install it";
+    Expected<ChildResult> failed = runChild(options);
+    REQUIRE_FALSE(failed);
+    CHECK(failed.error().code == ErrorCode::Io);
+    CHECK(failed.error().message ==
+          "cannot run /nonexistent/ireepkg-tool: No such file or directory");
+    CHECK(failed.error().hint == "install it");
   }
   SUBCASE("no program") {
     Expected<ChildResult> r = runChild(ChildOptions{});
