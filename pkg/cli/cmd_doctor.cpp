@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
+#include "../src/child_process.h"
 #include "../src/state.h"
 #include "ireepkg/fatelf.h"
 #include "ireepkg/platform.h"
@@ -29,7 +30,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -41,14 +41,7 @@
 #include <set>
 #include <sstream>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 namespace ireepkg::cli {
 
@@ -70,170 +63,28 @@ constexpr const char *kToolNames[] = {"iree-compile", "iree-run-module",
 // Child processes
 //===----------------------------------------------------------------------===//
 
-struct ChildResult {
-  enum class End { Exited, Signaled, TimedOut, NotStarted };
-  End end = End::NotStarted;
-  int exitCode = 0;
-  int signal = 0;
-  std::string out, err;
-  /// What the child wrote to descriptor 3 (the probe's stage lines).
-  std::string progress;
-  std::string startError;
-};
-
-/// A pipe whose ends are above the standard descriptors and 3 (so that the
-/// dup2 in the child never maps an fd onto itself) and close on exec.
-bool makePipe(int fds[2]) {
-  int raw[2];
-  if (::pipe(raw) != 0)
-    return false;
-  for (int i = 0; i < 2; ++i) {
-    fds[i] = ::fcntl(raw[i], F_DUPFD_CLOEXEC, 10);
-    ::close(raw[i]);
-  }
-  if (fds[0] < 0 || fds[1] < 0) {
-    if (fds[0] >= 0)
-      ::close(fds[0]);
-    if (fds[1] >= 0)
-      ::close(fds[1]);
-    return false;
-  }
-  return true;
-}
-
 /// Runs `argv` (argv[0] a path) with stdin from /dev/null, capturing stdout,
 /// stderr and, with `progressFd`, descriptor 3. The child gets its own
-/// process group; at `timeoutSeconds` the whole group is killed.
-ChildResult runChild(const std::vector<std::string> &argv,
-                     double timeoutSeconds, bool progressFd) {
-  ChildResult result;
+/// process group; at `timeoutSeconds` the whole group is killed. When it
+/// cannot be started, `notStarted` says why.
+ChildResult runTool(const std::vector<std::string> &argv, double timeoutSeconds,
+                    bool progressFd, std::string &notStarted) {
   constexpr size_t kMaxCapture = 1 << 20;
-  int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
-  int pipeCount = progressFd ? 3 : 2;
-  for (int i = 0; i < pipeCount; ++i)
-    if (!makePipe(pipes[i])) {
-      result.startError = std::string("pipe: ") + std::strerror(errno);
-      for (int k = 0; k < i; ++k) {
-        ::close(pipes[k][0]);
-        ::close(pipes[k][1]);
-      }
-      return result;
-    }
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
-                                   O_RDONLY, 0);
-  for (int i = 0; i < pipeCount; ++i)
-    posix_spawn_file_actions_adddup2(&actions, pipes[i][1], i + 1);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD})
-    sigaddset(&defaults, sig);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-                                      POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-  std::vector<char *> args;
-  for (const std::string &a : argv)
-    args.push_back(const_cast<char *>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  for (int i = 0; i < pipeCount; ++i)
-    ::close(pipes[i][1]);
-  if (rc != 0) {
-    result.startError = argv[0] + ": " + std::strerror(rc);
-    for (int i = 0; i < pipeCount; ++i)
-      ::close(pipes[i][0]);
-    return result;
+  ChildOptions options;
+  options.argv = argv;
+  options.timeoutSeconds = timeoutSeconds;
+  options.ownProcessGroup = true;
+  options.captureFd3 = progressFd;
+  options.maxOut = options.maxErr = options.maxFd3 = kMaxCapture;
+  Expected<ChildResult> r = runChild(options);
+  notStarted.clear();
+  if (!r) {
+    notStarted = r.error().message;
+    return {};
   }
-
-  std::string *sinks[3] = {&result.out, &result.err, &result.progress};
-  std::vector<pollfd> open;
-  std::vector<std::string *> openSinks;
-  for (int i = 0; i < pipeCount; ++i) {
-    open.push_back({pipes[i][0], POLLIN, 0});
-    openSinks.push_back(sinks[i]);
-  }
-  using Clock = std::chrono::steady_clock;
-  const auto deadline =
-      Clock::now() +
-      std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
-  std::optional<Clock::time_point> exitedAt;
-  int status = 0;
-  bool exited = false;
-  for (;;) {
-    if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
-      exitedAt = Clock::now();
-    }
-    auto now = Clock::now();
-    // Descendants may keep the pipes open after the child itself is gone:
-    // give them a moment, then stop reading.
-    if (exited &&
-        (open.empty() || now - *exitedAt > std::chrono::milliseconds(500)))
-      break;
-    if (!exited && now >= deadline) {
-      ::kill(-pid, SIGKILL);
-      ::kill(pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      result.end = ChildResult::End::TimedOut;
-      break;
-    }
-    auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)
-            .count();
-    int wait = static_cast<int>(std::clamp<int64_t>(left, 1, 50));
-    int ready = ::poll(open.data(), open.size(), wait);
-    if (ready <= 0)
-      continue;
-    for (size_t i = 0; i < open.size();) {
-      if (!open[i].revents) {
-        ++i;
-        continue;
-      }
-      char buffer[16384];
-      ssize_t n = ::read(open[i].fd, buffer, sizeof buffer);
-      if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
-        ++i;
-        continue;
-      }
-      if (n <= 0) {
-        ::close(open[i].fd);
-        open.erase(open.begin() + static_cast<ptrdiff_t>(i));
-        openSinks.erase(openSinks.begin() + static_cast<ptrdiff_t>(i));
-        continue;
-      }
-      std::string &sink = *openSinks[i];
-      if (sink.size() < kMaxCapture)
-        sink.append(buffer, std::min(static_cast<size_t>(n),
-                                     kMaxCapture - sink.size()));
-      ++i;
-    }
-  }
-  for (const pollfd &p : open)
-    ::close(p.fd);
-  // Whatever the child left running in its group goes with it.
-  ::kill(-pid, SIGKILL);
-  if (result.end == ChildResult::End::TimedOut)
-    return result;
-  if (WIFSIGNALED(status)) {
-    result.end = ChildResult::End::Signaled;
-    result.signal = WTERMSIG(status);
-  } else {
-    result.end = ChildResult::End::Exited;
-    result.exitCode = WEXITSTATUS(status);
-  }
-  return result;
+  if (r->spawnError)
+    notStarted = argv[0] + ": " + std::strerror(r->spawnError);
+  return std::move(*r);
 }
 
 /// "SIGSEGV", or "signal 42" for one without a well-known name.
@@ -355,30 +206,25 @@ json checkTool(const std::string &name) {
   j["found"] = true;
   j["path"] = path;
   j["source"] = source;
-  ChildResult r = runChild({path, "--version"}, kToolTimeoutSeconds, false);
+  std::string notStarted;
+  ChildResult r =
+      runTool({path, "--version"}, kToolTimeoutSeconds, false, notStarted);
   std::string output = r.out + "\n" + r.err;
   std::string version;
-  switch (r.end) {
-  case ChildResult::End::NotStarted:
-    j["problem"] = "cannot run it: " + r.startError;
-    break;
-  case ChildResult::End::TimedOut:
+  if (!notStarted.empty()) {
+    j["problem"] = "cannot run it: " + notStarted;
+  } else if (r.timedOut) {
     j["problem"] = "`" + name + " --version` did not finish within " +
                    formatSeconds(kToolTimeoutSeconds) + " s (killed)";
-    break;
-  case ChildResult::End::Signaled:
+  } else if (r.signal) {
     j["problem"] =
         "`" + name + " --version` was killed by " + signalName(r.signal);
-    break;
-  case ChildResult::End::Exited:
-    if (name == "iree-compile") {
-      version = lineContaining(output, "IREE compiler version");
-    } else if (r.exitCode == 0) {
-      version = lineContaining(output, "version");
-      if (version.empty())
-        version = firstLine(r.out);
-    }
-    break;
+  } else if (name == "iree-compile") {
+    version = lineContaining(output, "IREE compiler version");
+  } else if (r.exitCode == 0) {
+    version = lineContaining(output, "version");
+    if (version.empty())
+      version = firstLine(r.out);
   }
   j["version"] = version.empty() ? "present" : version;
   std::string wheel = wheelOf(path);
@@ -639,30 +485,32 @@ void probePlugin(PluginCheck &check, const RuntimePlugin &plugin,
     argv.insert(argv.end(), {"--probe-import", name});
   for (const auto &[key, value] : plugin.parameters)
     argv.insert(argv.end(), {"--param", key + "=" + value});
-  ChildResult r = runChild(argv, timeoutSeconds, true);
+  std::string notStarted;
+  ChildResult r = runTool(argv, timeoutSeconds, true, notStarted);
   if (!temporary.empty())
     ::unlink(temporary.c_str());
 
-  std::string stage = lastStage(r.progress);
+  std::string stage = lastStage(r.fd3);
   std::string where = stageText(stage);
   std::string tail =
       r.err.size() > 4000 ? r.err.substr(r.err.size() - 4000) : r.err;
   check.process = {{"stage", stage.empty() ? json(nullptr) : json(stage)},
                    {"stderr", tail}};
-  switch (r.end) {
-  case ChildResult::End::NotStarted:
+  if (!notStarted.empty()) {
     check.process["end"] = "not started";
     check.problems.push_back("could not be checked: cannot run the plugin "
                              "probe: " +
-                             r.startError);
+                             notStarted);
     return;
-  case ChildResult::End::TimedOut:
+  }
+  if (r.timedOut) {
     check.process["end"] = "timed out";
     check.process["timeout_seconds"] = timeoutSeconds;
     check.problems.push_back("timed out " + where + " after " +
                              formatSeconds(timeoutSeconds) + " s (killed)");
     return;
-  case ChildResult::End::Signaled:
+  }
+  if (r.signal) {
     check.process["end"] = "signaled";
     check.process["signal"] = r.signal;
     check.process["signal_name"] = signalName(r.signal);
@@ -670,11 +518,9 @@ void probePlugin(PluginCheck &check, const RuntimePlugin &plugin,
                              signalName(r.signal) + " (signal " +
                              std::to_string(r.signal) + ")");
     return;
-  case ChildResult::End::Exited:
-    check.process["end"] = "exited";
-    check.process["exit_code"] = r.exitCode;
-    break;
   }
+  check.process["end"] = "exited";
+  check.process["exit_code"] = r.exitCode;
   json report = json::parse(r.out, nullptr, false);
   bool finished = stage == "done" || stage == "report";
   if (!finished || report.is_discarded() || !report.is_object()) {

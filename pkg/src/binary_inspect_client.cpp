@@ -3,27 +3,21 @@
 // ireepkg reads native libraries through the `ireepkg-inspect` tool (LLVM's
 // Object library), run as a child process: ireepkg itself links no LLVM, and
 // a file that crashes the reader cannot take ireepkg down. This file finds
-// the tool, runs it with posix_spawn (no shell) on batches of paths, and
+// the tool, runs it (see child_process.h) on batches of paths, and
 // parses the JSON it prints into BinaryInfo records.
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/binary_info.h"
 #include "ireepkg/json_document.h"
 
+#include "child_process.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
 #include <cstring>
-#include <fcntl.h>
-#include <poll.h>
 #include <span>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 namespace ireepkg {
 
@@ -76,111 +70,23 @@ Expected<std::string> findTool() {
                    {}, "set IREEPKG_INSPECT to the path of ireepkg-inspect");
 }
 
-struct ChildOutput {
-  std::string out;
-  std::string err;
-  int status = 0;
-};
-
-void closeFd(int &fd) {
-  if (fd >= 0)
-    ::close(fd);
-  fd = -1;
-}
-
 /// Runs `tool -- paths...` with stdin from /dev/null and collects its
 /// stdout and (the start of) its stderr.
-Expected<ChildOutput> runTool(const std::string &tool,
+Expected<ChildResult> runTool(const std::string &tool,
                               std::span<const std::string> paths) {
-  int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1};
-  if (::pipe2(outPipe, O_CLOEXEC) != 0 || ::pipe2(errPipe, O_CLOEXEC) != 0) {
-    std::string message =
-        std::string("cannot create a pipe: ") + std::strerror(errno);
-    closeFd(outPipe[0]);
-    closeFd(outPipe[1]);
-    return makeError(ErrorCode::Io, message);
-  }
-
-  std::vector<std::string> args = {tool, "--"};
-  args.insert(args.end(), paths.begin(), paths.end());
-  std::vector<char *> argv;
-  for (std::string &a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, tool.c_str(), &actions, nullptr, argv.data(),
-                         environ);
-  posix_spawn_file_actions_destroy(&actions);
-  closeFd(outPipe[1]);
-  closeFd(errPipe[1]);
-  if (rc != 0) {
-    closeFd(outPipe[0]);
-    closeFd(errPipe[0]);
-    return makeError(ErrorCode::Io,
-                     "cannot run " + tool + ": " + std::strerror(rc), {},
-                     "set IREEPKG_INSPECT to the path of ireepkg-inspect");
-  }
-
-  ChildOutput result;
-  pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
-  char buf[65536];
-  std::string readError;
-  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR)
-        continue;
-      readError = std::string("poll: ") + std::strerror(errno);
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-        continue;
-      ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
-      if (n < 0 && (errno == EINTR || errno == EAGAIN))
-        continue;
-      if (n <= 0) {
-        if (n < 0)
-          readError = std::string("read: ") + std::strerror(errno);
-        ::close(fds[i].fd);
-        fds[i].fd = -1; // poll ignores negative descriptors
-        continue;
-      }
-      if (i == 0)
-        result.out.append(buf, static_cast<size_t>(n));
-      else if (result.err.size() < kMaxStderr)
-        result.err.append(buf, std::min(static_cast<size_t>(n),
-                                        kMaxStderr - result.err.size()));
-    }
-  }
-  for (pollfd &p : fds)
-    closeFd(p.fd);
-
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR)
-      return makeError(ErrorCode::Internal, std::string("cannot wait for ") +
-                                                kToolName + ": " +
-                                                std::strerror(errno));
-  }
-  result.status = status;
-  if (!readError.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    return makeError(ErrorCode::Io, std::string("cannot read the output of ") +
-                                        kToolName + ": " + readError);
+  ChildOptions options;
+  options.argv = {tool, "--"};
+  options.argv.insert(options.argv.end(), paths.begin(), paths.end());
+  options.name = kToolName;
+  options.maxErr = kMaxStderr;
+  options.hintIfNotStarted =
+      "set IREEPKG_INSPECT to the path of ireepkg-inspect";
+  Expected<ChildResult> result = runChild(options);
+  if (result && !result->readError.empty() && result->exited &&
+      result->exitCode == 0)
+    return makeError(ErrorCode::Io, result->readError);
   return result;
 }
-
-/// The first line of the tool's stderr, for messages.
-std::string firstLine(const std::string &text) {
-  std::string line = text.substr(0, text.find('\n'));
-  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
-}
-
 
 /// Reads one file's object; returns a problem, or "" if it is well formed.
 /// Fields other than "path" and "format" may be absent (defaults apply);
@@ -334,15 +240,15 @@ inspectBinaries(const std::vector<std::string> &paths) {
   for (size_t start = 0; start < paths.size(); start += kBatchSize) {
     std::span<const std::string> batch(
         paths.data() + start, std::min(kBatchSize, paths.size() - start));
-    Expected<ChildOutput> child = runTool(*tool, batch);
+    Expected<ChildResult> child = runTool(*tool, batch);
     if (!child)
       return Unexpected(child.error());
     std::string which = batch.size() == 1
                             ? "'" + batch[0] + "'"
                             : std::to_string(batch.size()) + " files, from '" +
                                   batch.front() + "' to '" + batch.back() + "'";
-    if (WIFSIGNALED(child->status)) {
-      int sig = WTERMSIG(child->status);
+    if (child->signal) {
+      int sig = child->signal;
       const char *name = strsignal(sig);
       return makeError(
           ErrorCode::Internal,
@@ -354,13 +260,12 @@ inspectBinaries(const std::vector<std::string> &paths) {
           "a malformed file may have crashed it: run `" + *tool +
               " FILE` on each file to find which, and please report it");
     }
-    if (!WIFEXITED(child->status) || WEXITSTATUS(child->status) != 0) {
-      std::string detail = firstLine(child->err);
+    if (!child->exited || child->exitCode != 0) {
+      std::string detail = firstOutputLine(child->err);
       return makeError(ErrorCode::Internal,
                        std::string(kToolName) + " failed with exit status " +
-                           std::to_string(WEXITSTATUS(child->status)) +
-                           " while reading " + which +
-                           (detail.empty() ? "" : ": " + detail));
+                           std::to_string(child->exitCode) + " while reading " +
+                           which + (detail.empty() ? "" : ": " + detail));
     }
     Expected<std::vector<BinaryInfo>> infos = parseInspectOutput(child->out);
     if (!infos)

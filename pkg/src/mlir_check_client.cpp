@@ -5,7 +5,7 @@
 // as a child process: ireepkg links no MLIR, and a pass plugin that crashes
 // cannot take it down. This file turns pipelines into the tool's request
 // (with ireepkg's own parse of each pipeline, which knows where every pass
-// and option is written), runs the tool with posix_spawn (no shell) and a
+// and option is written), runs the tool (see child_process.h) with a
 // time limit, and reads its report back into diagnostics that point at the
 // pipeline's place in the manifest and the column within the pipeline.
 //
@@ -14,21 +14,13 @@
 
 #include "ireepkg/pipeline.h"
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cmath>
-#include <csignal>
-#include <cstring>
-#include <fcntl.h>
-#include <filesystem>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "child_process.h"
 
-extern char **environ;
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -199,146 +191,24 @@ double stepSeconds(DiagnosticList &diags) {
   return v;
 }
 
-struct ChildOutput {
-  std::string out;
-  std::string err;
-  int status = 0;
-  bool timedOut = false;
-};
-
-void closeFd(int &fd) {
-  if (fd >= 0)
-    ::close(fd);
-  fd = -1;
-}
-
 /// Runs `tool` with `input` on stdin, collecting stdout and the start of
 /// stderr; after `timeoutSeconds` its process group is killed.
-Expected<ChildOutput> runChecker(const std::string &tool,
+Expected<ChildResult> runChecker(const std::string &tool,
                                  const std::string &input,
                                  double timeoutSeconds) {
-  int in = ::memfd_create("ireepkg-mlir-check-request", MFD_CLOEXEC);
-  if (in < 0)
-    return makeError(ErrorCode::Io,
-                     std::string("memfd_create: ") + std::strerror(errno));
-  size_t done = 0;
-  while (done < input.size()) {
-    ssize_t n = ::write(in, input.data() + done, input.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      std::string message =
-          std::string("cannot write the request: ") + std::strerror(errno);
-      ::close(in);
-      return makeError(ErrorCode::Io, message);
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::lseek(in, 0, SEEK_SET);
-
-  int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1};
-  if (::pipe2(outPipe, O_CLOEXEC) != 0 || ::pipe2(errPipe, O_CLOEXEC) != 0) {
-    std::string message =
-        std::string("cannot create a pipe: ") + std::strerror(errno);
-    ::close(in);
-    closeFd(outPipe[0]);
-    closeFd(outPipe[1]);
-    return makeError(ErrorCode::Io, message);
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in, 0);
-  posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD})
-    sigaddset(&defaults, sig);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-                                      POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-  std::string arg0 = tool;
-  char *argv[] = {arg0.data(), nullptr};
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, tool.c_str(), &actions, &attr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  ::close(in);
-  closeFd(outPipe[1]);
-  closeFd(errPipe[1]);
-  if (rc != 0) {
-    closeFd(outPipe[0]);
-    closeFd(errPipe[0]);
-    return makeError(ErrorCode::Io,
-                     "cannot run " + tool + ": " + std::strerror(rc), {},
-                     kOffHint);
-  }
-
-  ChildOutput result;
-  using Clock = std::chrono::steady_clock;
-  const auto deadline =
-      Clock::now() +
-      std::chrono::milliseconds(static_cast<int64_t>(timeoutSeconds * 1000));
-  pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
-  char buf[65536];
-  std::string readError;
-  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - Clock::now())
-                    .count();
-    if (left <= 0) {
-      result.timedOut = true;
-      break;
-    }
-    int ready = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 1000)));
-    if (ready < 0) {
-      if (errno == EINTR)
-        continue;
-      readError = std::string("poll: ") + std::strerror(errno);
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-        continue;
-      ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
-      if (n < 0 && (errno == EINTR || errno == EAGAIN))
-        continue;
-      if (n <= 0) {
-        if (n < 0)
-          readError = std::string("read: ") + std::strerror(errno);
-        closeFd(fds[i].fd);
-        continue;
-      }
-      std::string &sink = i == 0 ? result.out : result.err;
-      size_t limit = i == 0 ? kMaxStdout : kMaxStderr;
-      if (sink.size() < limit)
-        sink.append(buf, std::min(static_cast<size_t>(n), limit - sink.size()));
-    }
-  }
-  for (pollfd &p : fds)
-    closeFd(p.fd);
-  ::kill(-pid, SIGKILL); // whatever is left of its process group
-  while (::waitpid(pid, &result.status, 0) < 0) {
-    if (errno != EINTR)
-      return makeError(ErrorCode::Internal, std::string("cannot wait for ") +
-                                                kToolName + ": " +
-                                                std::strerror(errno));
-  }
-  if (!readError.empty() && !result.timedOut)
-    return makeError(ErrorCode::Io, std::string("cannot read the output of ") +
-                                        kToolName + ": " + readError);
+  ChildOptions options;
+  options.argv = {tool};
+  options.name = kToolName;
+  options.input = input;
+  options.timeoutSeconds = timeoutSeconds;
+  options.ownProcessGroup = true;
+  options.maxOut = kMaxStdout;
+  options.maxErr = kMaxStderr;
+  options.hintIfNotStarted = kOffHint;
+  Expected<ChildResult> result = runChild(options);
+  if (result && !result->readError.empty() && !result->timedOut)
+    return makeError(ErrorCode::Io, result->readError);
   return result;
-}
-
-std::string firstLine(const std::string &text) {
-  std::string line = text.substr(0, text.find('\n'));
-  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
 }
 
 //===----------------------------------------------------------------------===//
@@ -629,25 +499,25 @@ checkPipelinesWithMlir(const std::vector<PipelineSource> &pipelines,
                  step * static_cast<double>(steps) + 70);
   if (!child)
     return Unexpected(child.error());
-  std::string detail = firstLine(child->err);
+  std::string detail = firstOutputLine(child->err);
   if (child->timedOut)
     return makeError(ErrorCode::Internal,
                      std::string(kToolName) + " did not finish in time and "
                                               "was stopped",
                      {}, kOffHint);
-  if (WIFSIGNALED(child->status)) {
-    const char *name = strsignal(WTERMSIG(child->status));
+  if (child->signal) {
+    const char *name = strsignal(child->signal);
     return makeError(ErrorCode::Internal,
                      std::string(kToolName) + " was killed by signal " +
-                         std::to_string(WTERMSIG(child->status)) +
+                         std::to_string(child->signal) +
                          (name ? std::string(" (") + name + ")" : "") +
                          (detail.empty() ? "" : ": " + detail),
                      {}, kOffHint);
   }
-  if (!WIFEXITED(child->status) || WEXITSTATUS(child->status) != 0)
+  if (!child->exited || child->exitCode != 0)
     return makeError(ErrorCode::Internal,
                      std::string(kToolName) + " failed with exit status " +
-                         std::to_string(WEXITSTATUS(child->status)) +
+                         std::to_string(child->exitCode) +
                          (detail.empty() ? "" : ": " + detail),
                      {}, kOffHint);
   if (Status s =
