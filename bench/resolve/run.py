@@ -609,6 +609,7 @@ def measure(case, tools, graph, roots, runs, expected, log):
     res["packages_in_solution"] = len(a)
     res["not_newest"] = sum(1 for n, v in a.items()
                             if v != max(r.version for r in graph[n] if not r.yanked))
+    res["newest_yanked"] = sum(1 for n in a if graph[n][-1].yanked)
     for i in range(runs):
         for t in (tools if i % 2 == 0 else tools[::-1]):
             wall, cpu, rss = t.run()
@@ -705,7 +706,8 @@ def main():
           f"{args.runs} warm runs of each")
     for c in results["cases"]:
         print(f"\n{c['case']}: {c['packages_in_solution']} packages in the solution, "
-              f"{c['not_newest']} of them not at their newest version; "
+              f"{c['not_newest']} below their newest non-yanked version, "
+              f"{c['newest_yanked']} with a yanked newest version; "
               f"{'the same from every tool' if len(c['tools']) > 1 else 'valid'}")
         print(f"  {'':<18} {'median':>8} {'min':>8} {'CPU':>8} {'cold':>8} {'peak RSS':>10}")
         for name, r in c["tools"].items():
