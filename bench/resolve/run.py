@@ -12,15 +12,18 @@ backtracking case, and writes it twice:
                  WHEEL, RECORD), one per non-yanked version, for
                  `uv pip compile --no-index --find-links wheels/`
 
-with two projects over it (`project/plugins.json` + `requirements.in`, and
-`hard/plugins.json` + `hard/requirements.in`). Generated data is cached under
-build/bench-resolve/<hash of the parameters>/, so re-runs skip generation.
+and simple/, a PEP 503 index over wheels/, with two projects over it
+(`project/plugins.json` + `requirements.in`, and `hard/plugins.json` +
+`hard/requirements.in`). Generated data is cached under
+build/bench-resolve/<N>x<V>-<hash of the parameters>/, so re-runs skip
+generation.
 
 Then, in the same run, for each case: one cold run of each tool (empty
 metadata cache), then --runs warm runs of each, alternating. A warm ireepkg
 run is `ireepkg lock` with plugins.lock.json deleted first (so it resolves
 from scratch, with no preferred versions) and its metadata cache kept; a warm
-uv run is `uv pip compile` with its cache kept. Both solutions are checked
+uv run is `uv pip compile` with its cache kept, over --find-links wheels/
+and, for reference, over the index simple/. The solutions are checked
 against the graph (every requirement satisfied, nothing yanked) and against
 each other (same name -> version). Prints a table (median and min wall time,
 CPU time, peak RSS) and writes results.json beside this script.
@@ -29,8 +32,10 @@ Yanked versions: an ireepkg registry marks them `"yanked": true` and the
 resolver never chooses them; --find-links has no notion of yanking, so their
 wheels are left out of wheels/. Both resolvers see the same choices.
 
-Usage: run.py [--packages 10000] [--versions 20] [--roots 30] [--runs 5]
+Usage: run.py [--packages 10000] [--versions 20] [--roots 30] [--runs 7]
               [--quick] [--seed 1] [--json] [--work DIR] [--regenerate]
+              [--generate-only] [--uv-only]
+Environment: IREEPKG_BIN, the ireepkg to measure (default build/bin/ireepkg).
 """
 import argparse
 import base64
@@ -54,7 +59,7 @@ import zipfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-IREEPKG = pathlib.Path(os.environ.get("IREEPKG_BIN", "/work/main/build/bin/ireepkg"))
+IREEPKG = pathlib.Path(os.environ.get("IREEPKG_BIN", REPO / "build" / "bin" / "ireepkg"))
 TIME = "/usr/bin/time"  # GNU time, for the peak RSS
 UV_VERSION = "0.13.9"
 GENERATOR_VERSION = 2  # bump whenever the generated data changes
@@ -653,7 +658,7 @@ def main():
     ap.add_argument("--versions", type=int, default=20)
     ap.add_argument("--roots", type=int, default=30, help="packages plugins.json asks for")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--runs", type=int, default=5, help="warm runs of each tool per case")
+    ap.add_argument("--runs", type=int, default=7, help="warm runs of each tool per case")
     ap.add_argument("--quick", action="store_true", help="1,000 packages x 20 versions, 3 runs")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="processes writing wheels")
