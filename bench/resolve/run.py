@@ -1,0 +1,728 @@
+#!/usr/bin/env python3
+"""bench/resolve: `ireepkg lock` against `uv pip compile` on the same graph.
+
+Generates (seeded, deterministic) a dependency graph of N packages x V
+versions (default 10,000 x 20) with realistic fan-out, plus a hard
+backtracking case, and writes it twice:
+
+  registry/      an ireepkg directory registry without archives: config.json,
+                 index/<name>.json, snapshot.json signed with a key made by
+                 `ireepkg key generate` and signed by `ireepkg sign`
+  wheels/        the same graph as tiny wheels (METADATA with Requires-Dist,
+                 WHEEL, RECORD), one per non-yanked version, for
+                 `uv pip compile --no-index --find-links wheels/`
+
+and simple/, a PEP 503 index over wheels/, with two projects over it
+(`project/plugins.json` + `requirements.in`, and `hard/plugins.json` +
+`hard/requirements.in`). Generated data is cached under
+build/bench-resolve/<N>x<V>-<hash of the parameters>/, so re-runs skip
+generation.
+
+Then, in the same run, for each case: one cold run of each tool (empty
+metadata cache), then --runs warm runs of each, alternating. A warm ireepkg
+run is `ireepkg lock` with plugins.lock.json deleted first (so it resolves
+from scratch, with no preferred versions) and its metadata cache kept; a warm
+uv run is `uv pip compile` with its cache kept, over --find-links wheels/
+and, for reference, over the index simple/. The solutions are checked
+against the graph (every requirement satisfied, nothing yanked) and against
+each other (same name -> version). Prints a table (median and min wall time,
+CPU time, peak RSS) and writes results.json beside this script.
+
+Yanked versions: an ireepkg registry marks them `"yanked": true` and the
+resolver never chooses them; --find-links has no notion of yanking, so their
+wheels are left out of wheels/. Both resolvers see the same choices.
+
+Usage: run.py [--packages 10000] [--versions 20] [--roots 30] [--runs 7]
+              [--quick] [--seed 1] [--json] [--work DIR] [--regenerate]
+              [--generate-only] [--uv-only]
+Environment: IREEPKG_BIN, the ireepkg to measure (default build/bin/ireepkg).
+"""
+import argparse
+import base64
+import bisect
+import datetime
+import hashlib
+import io
+import json
+import multiprocessing
+import os
+import pathlib
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+IREEPKG = pathlib.Path(os.environ.get("IREEPKG_BIN", REPO / "build" / "bin" / "ireepkg"))
+TIME = "/usr/bin/time"  # GNU time, for the peak RSS
+UV_VERSION = "0.13.9"
+GENERATOR_VERSION = 2  # bump whenever the generated data changes
+IREE_VERSION = "3.13.0"  # the generated packages have no IREE requirement
+
+#===----------------------------------------------------------------------===#
+# Versions and constraints
+#===----------------------------------------------------------------------===#
+
+
+def vstr(v):
+    return "%d.%d.%d" % v
+
+
+class Cons:
+    """A half-open range [lo, hi) of versions (None: unbounded), with its
+    spelling in ireepkg's constraint syntax and as a PEP 440 specifier."""
+    __slots__ = ("lo", "hi", "text", "pep")
+
+    def __init__(self, lo, hi, text, pep):
+        self.lo, self.hi, self.text, self.pep = lo, hi, text, pep
+
+    def contains(self, v):
+        return (self.lo is None or v >= self.lo) and (self.hi is None or v < self.hi)
+
+
+def caret(v):  # major >= 1 everywhere, so ^ is "same major"
+    hi = (v[0] + 1, 0, 0)
+    return Cons(v, hi, "^" + vstr(v), f">={vstr(v)},<{vstr(hi)}")
+
+
+def tilde(v):
+    hi = (v[0], v[1] + 1, 0)
+    return Cons(v, hi, "~" + vstr(v), f">={vstr(v)},<{vstr(hi)}")
+
+
+def between(v, major_below):
+    hi = (major_below, 0, 0)
+    return Cons(v, hi, f">={vstr(v)}, <{vstr(hi)}", f">={vstr(v)},<{vstr(hi)}")
+
+
+def at_least(v):
+    return Cons(v, None, ">=" + vstr(v), ">=" + vstr(v))
+
+
+def any_version():
+    return Cons(None, None, "*", "")
+
+
+#===----------------------------------------------------------------------===#
+# The graph
+#===----------------------------------------------------------------------===#
+#
+# graph: {name: [Release]} with releases in ascending version order.
+
+
+class Release:
+    __slots__ = ("version", "deps", "yanked")
+
+    def __init__(self, version, deps, yanked):
+        self.version, self.deps, self.yanked = version, deps, yanked
+
+
+FANOUT_WEIGHTS = [15, 20, 20, 17, 13, 9, 6]  # 0..6 dependencies, mean ~2.4
+
+
+def generate_main(n, nv, rnd):
+    """N packages on a common time line [0, 1]. Lower-numbered packages are
+    older and more popular: dependencies are drawn from lower numbers, skewed
+    towards the bottom, so the graph is acyclic. Versions move by patch
+    (65%), minor (32%) or major (3%) steps. 0-6 dependencies per package
+    (mean 2.4); each version is released at a point in time and constrains
+    each dependency from the version of it that was newest then (30%: an
+    older one of the same major): ^ (35%), ~ (5%), a two-major range (20%),
+    an open lower bound (40%). Versions inherit their predecessor's
+    dependencies, with occasional additions (8%), removals (5%) and
+    refreshed constraints (20% per dependency). 15% of packages stop being
+    released early, their last versions pinning older majors: that, and
+    newer lower bounds, is where conflicts come from. 2% of versions are
+    yanked, the newest among them.
+
+    The newest non-yanked version of every package is made to accept the
+    newest non-yanked versions of its dependencies (a healthy ecosystem:
+    what was released last works together), so every request has one best
+    solution, which any complete resolver must find whatever order it
+    decides packages in: this case measures scale, the hard case
+    backtracking."""
+    names = [f"pkg-{i:05d}" for i in range(n)]
+    versions, times = [], []
+    graph = {}
+    for i in range(n):
+        v = (1, rnd.choice((0, 0, 0, 1, 2, 3)), 0)
+        vs = [v]
+        for _ in range(nv - 1):
+            r = rnd.random()
+            if r < 0.03:
+                v = (v[0] + 1, 0, 0)
+            elif r < 0.35:
+                v = (v[0], v[1] + 1, 0)
+            else:
+                v = (v[0], v[1], v[2] + 1)
+            vs.append(v)
+        birth = min(0.9, max(0.0, 0.75 * i / n + rnd.uniform(-0.05, 0.05)))
+        end = 1.0 if rnd.random() < 0.85 else rnd.uniform(birth + 0.05, 1.0)
+        ts = sorted(rnd.uniform(birth, min(end, 1.0)) for _ in range(nv))
+        versions.append(vs)
+        times.append(ts)
+    yanked = [[rnd.random() < 0.02 for _ in range(nv)] for _ in range(n)]
+    for y in yanked:
+        if all(y):
+            y[-1] = False
+    # The newest non-yanked versions work together (see above).
+    witness = [max(j for j in range(nv) if not y[j]) for y in yanked]
+
+    def make_cons(d, t):
+        # The newest version of d at time t, sometimes an older one of the
+        # same major as the lower bound.
+        idx = max(0, bisect.bisect_right(times[d], t) - 1)
+        base = versions[d][idx]
+        if rnd.random() < 0.3:
+            same = [k for k in range(idx + 1) if versions[d][k][0] == base[0]]
+            base = versions[d][rnd.choice(same)]
+        r = rnd.random()
+        if r < 0.35:
+            return caret(base)
+        if r < 0.40:
+            return tilde(base)
+        if r < 0.60:
+            return between(base, base[0] + 2)
+        return at_least(base)
+
+    def pick_target(i, taken):
+        for _ in range(20):
+            d = int(i * rnd.random() ** 2)
+            if d not in taken:
+                return d
+        return None
+
+    for i in range(n):
+        deps = {}  # target index -> Cons
+        releases = []
+        for j in range(nv):
+            t = times[i][j]
+            if i > 0:
+                if j == 0:
+                    k = rnd.choices(range(len(FANOUT_WEIGHTS)), FANOUT_WEIGHTS)[0]
+                    for _ in range(min(k, i)):
+                        d = pick_target(i, deps)
+                        if d is not None:
+                            deps[d] = make_cons(d, t)
+                else:
+                    if len(deps) < 6 and rnd.random() < 0.08:
+                        d = pick_target(i, deps)
+                        if d is not None:
+                            deps[d] = make_cons(d, t)
+                    if deps and rnd.random() < 0.05:
+                        del deps[rnd.choice(sorted(deps))]
+                    for d in sorted(deps):
+                        if rnd.random() < 0.2:
+                            deps[d] = make_cons(d, t)
+            rdeps = dict(deps)
+            if j == witness[i]:
+                for d, c in rdeps.items():
+                    if not c.contains(versions[d][witness[d]]):
+                        rdeps[d] = caret(versions[d][witness[d]])
+            releases.append(Release(versions[i][j],
+                                    {names[d]: c for d, c in sorted(rdeps.items())},
+                                    yanked[i][j]))
+        graph[names[i]] = releases
+    return graph, witness
+
+
+# chain -> the newest version that still fits (at most 11: --versions >= 12)
+HARD_CHAINS = {"a": 7, "b": 11, "c": 4, "d": 9, "e": 2, "f": 5}
+HARD_DEPTH = 8
+
+
+def generate_hard(nv):
+    """The newest versions of the roots conflict deep down.
+
+    plugins.json / requirements.in: hard-app, hard-legacy (any version).
+    hard-legacy (every version) needs hard-core <2. hard-app needs the heads
+    of six chains hard-<x>0 -> hard-<x>1 -> ... -> hard-<x>7, where
+    hard-<x><l> k.0.0 needs hard-<x><l+1> >=k.0.0, and the chain's last
+    package needs hard-core ^2 from version T_x + 1 on (^1 below). Only
+    k <= T_x fits, which a resolver can only find out by trying: it picks
+    the newest head, follows the chain down eight levels to hard-core, finds
+    the conflict with hard-legacy there, and must back off up the chain to
+    an older head (PubGrub learns why, and skips what the same reason
+    rules out). The unique
+    solution is every chain at T_x.0.0, hard-core 1.9.0, hard-app and
+    hard-legacy at their newest."""
+    graph = {}
+    core = [(1, m, 0) for m in range(10)] + [(2, m, 0) for m in range(max(1, nv - 10))]
+    graph["hard-core"] = [Release(v, {}, False) for v in core]
+    graph["hard-legacy"] = [Release((1, m, 0), {"hard-core": Cons(None, (2, 0, 0), "<2.0.0", "<2.0.0")},
+                                    False) for m in range(nv)]
+    graph["hard-app"] = [Release((k, 0, 0), {f"hard-{x}0": at_least((1, 0, 0)) for x in HARD_CHAINS},
+                                 False) for k in range(1, nv + 1)]
+    for x, fit in HARD_CHAINS.items():
+        for lvl in range(HARD_DEPTH):
+            rel = []
+            for k in range(1, nv + 1):
+                if lvl + 1 < HARD_DEPTH:
+                    deps = {f"hard-{x}{lvl + 1}": at_least((k, 0, 0))}
+                else:
+                    deps = {"hard-core": caret((2, 0, 0) if k > fit else (1, 0, 0))}
+                rel.append(Release((k, 0, 0), deps, False))
+            graph[f"hard-{x}{lvl}"] = rel
+    return graph
+
+
+def hard_expected(nv):
+    sol = {"hard-app": (nv, 0, 0), "hard-legacy": (1, nv - 1, 0), "hard-core": (1, 9, 0)}
+    for x, fit in HARD_CHAINS.items():
+        for lvl in range(HARD_DEPTH):
+            sol[f"hard-{x}{lvl}"] = (min(fit, nv), 0, 0)
+    return sol
+
+
+def generate(n, nv, nroots, seed):
+    import random
+    rnd = random.Random(seed)
+    graph, witness = generate_main(n, nv, rnd)
+    # Roots: leaf-side packages (the top fifth), mostly any version, some
+    # with a lower bound.
+    lo = int(n * 0.8)
+    roots = {}
+    for i in sorted(rnd.sample(range(lo, n), min(nroots, n - lo))):
+        name = f"pkg-{i:05d}"
+        if rnd.random() < 0.6:
+            roots[name] = any_version()
+        else:
+            roots[name] = at_least(graph[name][rnd.randint(0, witness[i])].version)
+    graph.update(generate_hard(nv))
+    hard_roots = {"hard-app": any_version(), "hard-legacy": any_version()}
+    return graph, roots, hard_roots
+
+
+def check_solution(graph, roots, sol):
+    """Problems of `sol` ({name: version tuple}) as a solution for `roots`."""
+    problems = []
+    by_version = {name: {r.version: r for r in rels} for name, rels in graph.items()}
+    for name, c in roots.items():
+        if name not in sol or not c.contains(sol[name]):
+            problems.append(f"root {name} {c.text}: got {sol.get(name)}")
+    for name, v in sol.items():
+        rel = by_version.get(name, {}).get(v)
+        if rel is None:
+            problems.append(f"{name} {vstr(v)} does not exist")
+            continue
+        if rel.yanked:
+            problems.append(f"{name} {vstr(v)} is yanked")
+        for d, c in rel.deps.items():
+            if d not in sol or not c.contains(sol[d]):
+                problems.append(f"{name} {vstr(v)} needs {d} {c.text}: got {sol.get(d)}")
+    return problems
+
+
+#===----------------------------------------------------------------------===#
+# Writing the registry, the projects and the wheels
+#===----------------------------------------------------------------------===#
+
+
+def canonical(obj):
+    """As `ireepkg publish` writes registry files: sorted keys, indent 2."""
+    return json.dumps(obj, indent=2, sort_keys=True) + "\n"
+
+
+def write_registry(graph, reg, key_base):
+    (reg / "index").mkdir(parents=True)
+    snapshot = {}
+    for name in sorted(graph):
+        versions = []
+        for r in graph[name]:
+            v = vstr(r.version)
+            e = {"version": v, "platforms": [],
+                 "archive": f"archives/{name}/{name}-{v}.ireepkg",
+                 "sha256": hashlib.sha256(f"{name}-{v}".encode()).hexdigest(),
+                 "size": 4096, "yanked": r.yanked}
+            if r.deps:
+                e["dependencies"] = {d: c.text for d, c in r.deps.items()}
+            versions.append(e)
+        data = canonical({"schema_version": 1, "name": name, "versions": versions}).encode()
+        (reg / "index" / f"{name}.json").write_bytes(data)
+        snapshot[name] = "sha256:" + hashlib.sha256(data).hexdigest()
+    pub = public_key_line(key_base)
+    (reg / "config.json").write_text(canonical({"schema_version": 1, "name": "bench",
+                                                 "keys": [pub]}))
+    expires = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=3650))
+    (reg / "snapshot.json").write_text(canonical({
+        "schema_version": 1, "version": 1,
+        "expires": expires.strftime("%Y-%m-%dT%H:%M:%SZ"), "index": snapshot}))
+    subprocess.run([IREEPKG, "sign", reg / "snapshot.json", "--key", f"{key_base}.key"],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def public_key_line(key_base):
+    lines = pathlib.Path(f"{key_base}.pub").read_text().splitlines()
+    return next(line for line in lines if line.startswith("RW"))
+
+
+def write_projects(base, reg, key_base, roots, hard_roots):
+    pub = public_key_line(key_base)
+    for sub, rs in (("project", roots), ("hard", hard_roots)):
+        d = base / sub
+        d.mkdir()
+        plugins = []
+        for name, c in rs.items():
+            p = {"name": name}
+            if c.text != "*":
+                p["version"] = c.text
+            plugins.append(p)
+        (d / "plugins.json").write_text(json.dumps({
+            "schema_version": 1,
+            "registries": [{"name": "bench", "url": str(reg), "public_key": pub}],
+            "plugins": plugins}, indent=2) + "\n")
+        (d / "requirements.in").write_text("".join(f"{n}{c.pep}\n" for n, c in rs.items()))
+
+
+def _record_hash(data):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+WHEEL_FILE = b"Wheel-Version: 1.0\nGenerator: ireepkg-bench-resolve\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+
+
+def _write_wheels(args):
+    """Writes a batch of wheels: [(dir, name, version, [requires-dist])]."""
+    for out, name, version, requires in args:
+        dist = name.replace("-", "_")
+        info = f"{dist}-{version}.dist-info"
+        meta = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                + "".join(f"Requires-Dist: {r}\n" for r in requires)).encode()
+        record = (f"{info}/METADATA,{_record_hash(meta)},{len(meta)}\n"
+                  f"{info}/WHEEL,{_record_hash(WHEEL_FILE)},{len(WHEEL_FILE)}\n"
+                  f"{info}/RECORD,,\n").encode()
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+            for member, data in (("METADATA", meta), ("WHEEL", WHEEL_FILE), ("RECORD", record)):
+                zi = zipfile.ZipInfo(f"{info}/{member}", date_time=(1980, 1, 1, 0, 0, 0))
+                zi.external_attr = 0o644 << 16
+                z.writestr(zi, data)
+        with open(os.path.join(out, f"{dist}-{version}-py3-none-any.whl"), "wb") as f:
+            f.write(buf.getvalue())
+    return len(args)
+
+
+def write_wheels(graph, out, jobs):
+    out.mkdir()
+    work = []
+    for name in sorted(graph):
+        for r in graph[name]:
+            if r.yanked:
+                continue  # --find-links knows no yanking: leave them out
+            work.append((str(out), name, vstr(r.version),
+                         [f"{d}{c.pep}" for d, c in r.deps.items()]))
+    batches = [work[i:i + 2000] for i in range(0, len(work), 2000)]
+    if jobs > 1:
+        with multiprocessing.Pool(jobs) as pool:
+            done = sum(pool.imap_unordered(_write_wheels, batches))
+    else:
+        done = sum(map(_write_wheels, batches))
+    return done
+
+
+def write_simple_index(graph, out):
+    """A PEP 503 index over wheels/: simple/<name>/index.html per package,
+    linking the wheels by relative URL."""
+    out.mkdir()
+    for name in sorted(graph):
+        d = out / name
+        d.mkdir()
+        links = []
+        for r in graph[name]:
+            if not r.yanked:
+                f = f"{name.replace('-', '_')}-{vstr(r.version)}-py3-none-any.whl"
+                links.append(f'<a href="../../wheels/{f}">{f}</a><br/>\n')
+        (d / "index.html").write_text("<!DOCTYPE html>\n<html><body>\n" + "".join(links)
+                                      + "</body></html>\n")
+
+
+def prepare(args, graph, roots, hard_roots, log):
+    key = hashlib.sha256(json.dumps([GENERATOR_VERSION, args.packages, args.versions,
+                                     args.roots, args.seed]).encode()).hexdigest()[:12]
+    base = pathlib.Path(args.work) / f"{args.packages}x{args.versions}-{key}"
+    if args.regenerate and base.exists():
+        shutil.rmtree(base)
+    if (base / "complete").exists():
+        log(f"using generated data in {base}")
+        return base
+    tmp = base.with_name(base.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    t0 = time.perf_counter()
+    key_base = tmp / "signing"
+    subprocess.run([IREEPKG, "key", "generate", "-o", key_base], check=True,
+                   stdout=subprocess.DEVNULL)
+    write_registry(graph, tmp / "registry", key_base)
+    log(f"wrote the registry ({len(graph)} index files) in {time.perf_counter() - t0:.1f} s")
+    t0 = time.perf_counter()
+    count = write_wheels(graph, tmp / "wheels", args.jobs)
+    write_simple_index(graph, tmp / "simple")
+    log(f"wrote {count} wheels and their index in {time.perf_counter() - t0:.1f} s")
+    # The projects name the registry by its final path.
+    write_projects(tmp, base / "registry", key_base, roots, hard_roots)
+    (tmp / "complete").write_text("")
+    tmp.rename(base)
+    return base
+
+
+#===----------------------------------------------------------------------===#
+# Running the resolvers
+#===----------------------------------------------------------------------===#
+
+
+def ensure_uv(work, log):
+    venv = pathlib.Path(work) / "venv"
+    uv = venv / "bin" / "uv"
+    if uv.exists():
+        out = subprocess.run([uv, "--version"], capture_output=True, text=True).stdout
+        if out.split()[1:2] == [UV_VERSION]:
+            return uv, venv / "bin" / "python"
+    log(f"installing uv {UV_VERSION} into {venv}")
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "-q", f"uv=={UV_VERSION}"],
+                   check=True)
+    return uv, venv / "bin" / "python"
+
+
+def run_one(cmd, cwd=None, env=None):
+    """Runs cmd; returns (wall s, cpu s, peak RSS MiB, stdout, stderr).
+
+    The peak RSS comes from GNU time, which starts the command from its own
+    small process: a child forked straight from this (large) Python process
+    would report Python's memory as its own peak."""
+    with tempfile.TemporaryDirectory() as tmp:
+        fo, fe, ft = (os.path.join(tmp, n) for n in ("out", "err", "time"))
+        with open(fo, "wb") as o, open(fe, "wb") as e:
+            start = time.perf_counter()
+            proc = subprocess.Popen([TIME, "-f", "%M", "-o", ft, *map(str, cmd)],
+                                    cwd=cwd, env=env, stdout=o, stderr=e)
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        out = pathlib.Path(fo).read_text(errors="replace")
+        err = pathlib.Path(fe).read_text(errors="replace")
+        if code != 0:
+            sys.exit(f"{' '.join(map(str, cmd))} failed with exit code {code}:\n{out}{err}")
+        rss_kib = int(pathlib.Path(ft).read_text().split()[-1])
+    return wall, usage.ru_utime + usage.ru_stime, rss_kib / 1024, out, err
+
+
+def parse_version(text):
+    m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", text)
+    if not m:
+        raise ValueError(f"unexpected version {text!r}")
+    return tuple(int(x) for x in m.groups())
+
+
+class Ireepkg:
+    name = "ireepkg lock"
+
+    def __init__(self, project, cache):
+        self.project, self.cache = project, cache
+        self.env = dict(os.environ, IREEPKG_CACHE_DIR=str(cache))
+        self.env.pop("IREEPKG_OFFLINE", None)
+
+    def cold(self):
+        if self.cache.exists():
+            shutil.rmtree(self.cache)
+
+    def command(self):
+        return [str(IREEPKG), "lock", "--quiet", "--iree-version", IREE_VERSION,
+                "--project", str(self.project / "plugins.json")]
+
+    def run(self):
+        lock = self.project / "plugins.lock.json"
+        if lock.exists():
+            lock.unlink()  # resolve from scratch, no preferred versions
+        wall, cpu, rss, _, _ = run_one(self.command(), cwd=self.project, env=self.env)
+        return wall, cpu, rss
+
+    def solution(self):
+        lock = json.loads((self.project / "plugins.lock.json").read_text())
+        return {p["name"]: parse_version(p["version"]) for p in lock["packages"]}
+
+
+class Uv:
+    """`uv pip compile` over --find-links wheels/ (the comparison the target
+    is about), or with index=True over the PEP 503 index simple/ (uv then
+    reads only the packages it reaches, as ireepkg does)."""
+
+    def __init__(self, uv, python, project, base, index=False):
+        self.uv, self.python, self.project, self.base, self.index = uv, python, project, base, index
+        self.name = "uv (local index)" if index else "uv pip compile"
+        self.cache = base / ("uv-cache-index" if index else "uv-cache")
+        self.out = project / ("requirements-index.txt" if index else "requirements.txt")
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("UV_")}
+
+    def cold(self):
+        if self.cache.exists():
+            shutil.rmtree(self.cache)
+
+    def command(self):
+        source = (["--index-url", (self.base / "simple").as_uri()] if self.index
+                  else ["--no-index", "--find-links", str(self.base / "wheels")])
+        return [str(self.uv), "pip", "compile", "--no-config", "--quiet", "--no-header",
+                "--no-annotate", *source, "--cache-dir", str(self.cache),
+                "--python", str(self.python), "requirements.in", "-o", str(self.out)]
+
+    def run(self):
+        wall, cpu, rss, _, _ = run_one(self.command(), cwd=self.project, env=self.env)
+        return wall, cpu, rss
+
+    def solution(self):
+        sol = {}
+        for line in self.out.read_text().splitlines():
+            m = re.match(r"^([a-z0-9][a-z0-9._-]*)==(\S+)", line)
+            if m:
+                sol[m.group(1)] = parse_version(m.group(2))
+        return sol
+
+
+def measure(case, tools, graph, roots, runs, expected, log):
+    res = {"case": case, "tools": {}}
+    for t in tools:
+        t.cold()
+        wall, cpu, rss = t.run()
+        res["tools"][t.name] = {"cold_s": wall, "cold_cpu_s": cpu, "cold_rss_mib": rss,
+                                "wall_s": [], "cpu_s": [], "rss_mib": []}
+        log(f"  {case}: {t.name} cold {wall * 1000:.0f} ms")
+    sols = {}
+    for t in tools:
+        sol = t.solution()
+        problems = check_solution(graph, roots, sol)
+        if problems:
+            sys.exit(f"{t.name} ({case}) gave an invalid solution:\n  " + "\n  ".join(problems[:20]))
+        sols[t.name] = sol
+    a = sols[tools[0].name]
+    for t in tools[1:]:
+        b = sols[t.name]
+        if a != b:
+            diff = sorted(set(a) ^ set(b)) + sorted(n for n in set(a) & set(b) if a[n] != b[n])
+            sys.exit(f"the solutions differ ({case}), both valid: " + ", ".join(
+                f"{n}: {vstr(a[n]) if n in a else '-'} vs {vstr(b[n]) if n in b else '-'}"
+                for n in diff[:20]))
+    if expected is not None and a != expected:
+        sys.exit(f"{case}: the resolvers agree, but not on the designed solution")
+    res["packages_in_solution"] = len(a)
+    res["not_newest"] = sum(1 for n, v in a.items()
+                            if v != max(r.version for r in graph[n] if not r.yanked))
+    res["newest_yanked"] = sum(1 for n in a if graph[n][-1].yanked)
+    for i in range(runs):
+        for t in (tools if i % 2 == 0 else tools[::-1]):
+            wall, cpu, rss = t.run()
+            r = res["tools"][t.name]
+            r["wall_s"].append(wall)
+            r["cpu_s"].append(cpu)
+            r["rss_mib"].append(rss)
+            if t.solution() != a:
+                sys.exit(f"{t.name} ({case}) changed its solution between runs")
+    for r in res["tools"].values():
+        r["median_s"] = statistics.median(r["wall_s"])
+        r["min_s"] = min(r["wall_s"])
+        r["median_cpu_s"] = statistics.median(r["cpu_s"])
+        r["peak_rss_mib"] = max(r["rss_mib"])
+    if isinstance(tools[0], Ireepkg):
+        mine = res["tools"][tools[0].name]["median_s"]
+        for t in tools[1:]:
+            key = "ratio_over_uv_index" if t.index else "ratio_over_uv"
+            res[key] = mine / res["tools"][t.name]["median_s"]
+    return res
+
+
+def machine():
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(mem, 1),
+            "system": f"{platform.system()} {platform.release()}"}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--packages", type=int, default=10000)
+    ap.add_argument("--versions", type=int, default=20)
+    ap.add_argument("--roots", type=int, default=30, help="packages plugins.json asks for")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=7, help="warm runs of each tool per case")
+    ap.add_argument("--quick", action="store_true", help="1,000 packages x 20 versions, 3 runs")
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                    help="processes writing wheels")
+    ap.add_argument("--work", default=str(REPO / "build" / "bench-resolve"))
+    ap.add_argument("--regenerate", action="store_true", help="ignore cached generated data")
+    ap.add_argument("--generate-only", action="store_true")
+    ap.add_argument("--uv-only", action="store_true",
+                    help="run only uv (to check the generated data without ireepkg)")
+    ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = ap.parse_args()
+    if args.quick:
+        args.packages, args.runs = 1000, 3
+    if args.versions < 12:
+        ap.error("--versions must be at least 12 (the hard case needs them)")
+
+    def log(msg):
+        print(msg, file=sys.stderr if args.json else sys.stdout, flush=True)
+
+    t0 = time.perf_counter()
+    graph, roots, hard_roots = generate(args.packages, args.versions, args.roots, args.seed)
+    log(f"generated the graph in {time.perf_counter() - t0:.1f} s")
+    base = prepare(args, graph, roots, hard_roots, log)
+    if args.generate_only:
+        return
+    uv, python = ensure_uv(args.work, log)
+
+    results = {"machine": machine(), "ireepkg": str(IREEPKG), "uv": UV_VERSION,
+               "packages": args.packages, "versions": args.versions,
+               "published_versions": sum(len(r) for r in graph.values()),
+               "yanked": sum(r.yanked for rs in graph.values() for r in rs),
+               "dependency_edges": sum(len(r.deps) for rs in graph.values() for r in rs),
+               "runs": args.runs, "cases": []}
+    for case, sub, rs, expected in (("main", "project", roots, None),
+                                    ("hard", "hard", hard_roots, hard_expected(args.versions))):
+        proj = base / sub
+        tools = [Ireepkg(proj, base / "ireepkg-cache"), Uv(uv, python, proj, base),
+                 Uv(uv, python, proj, base, index=True)]
+        if args.uv_only:
+            tools = tools[1:]
+        results["cases"].append(measure(case, tools, graph, rs, args.runs, expected, log))
+
+    (HERE / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    print()
+    print(f"{args.packages:,} packages x {args.versions} versions "
+          f"({results['published_versions']:,} published, {results['yanked']:,} yanked, "
+          f"{results['dependency_edges']:,} dependency edges); uv {UV_VERSION}; "
+          f"{args.runs} warm runs of each")
+    for c in results["cases"]:
+        print(f"\n{c['case']}: {c['packages_in_solution']} packages in the solution, "
+              f"{c['not_newest']} below their newest non-yanked version, "
+              f"{c['newest_yanked']} with a yanked newest version; "
+              f"{'the same from every tool' if len(c['tools']) > 1 else 'valid'}")
+        print(f"  {'':<18} {'median':>8} {'min':>8} {'CPU':>8} {'cold':>8} {'peak RSS':>10}")
+        for name, r in c["tools"].items():
+            print(f"  {name:<18} {r['median_s'] * 1000:6.0f}ms {r['min_s'] * 1000:6.0f}ms "
+                  f"{r['median_cpu_s'] * 1000:6.0f}ms {r['cold_s'] * 1000:6.0f}ms "
+                  f"{r['peak_rss_mib']:7.1f}MiB")
+        if "ratio_over_uv" in c:
+            print(f"  ireepkg / uv pip compile --find-links: {c['ratio_over_uv']:.2f}x "
+                  f"(target <= 1.0x); ireepkg / uv over the local index: "
+                  f"{c['ratio_over_uv_index']:.2f}x")
+
+if __name__ == "__main__":
+    main()
