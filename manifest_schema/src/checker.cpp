@@ -57,11 +57,15 @@ std::optional<Constraint> Checker::constraint(const json &value,
     error(ptr, "must be a string, not " + describeType(value));
     return std::nullopt;
   }
-  auto c = Constraint::parse(value.get<std::string>());
+  const std::string &text = value.get_ref<const std::string &>();
+  if (auto it = constraints_.find(text); it != constraints_.end())
+    return it->second;
+  auto c = Constraint::parse(text);
   if (!c) {
     error(ptr, c.error().message, c.error().hint);
     return std::nullopt;
   }
+  constraints_.emplace(text, *c);
   return *c;
 }
 

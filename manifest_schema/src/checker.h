@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -87,6 +88,9 @@ private:
   const JsonDocument &doc_;
   const ParseOptions &options_;
   DiagnosticList &diags_;
+  /// Valid constraint texts parsed so far: an index file repeats a few
+  /// constraints across all its versions.
+  std::map<std::string, Constraint, std::less<>> constraints_;
 };
 
 enum class Need { Optional, Required };

@@ -54,7 +54,7 @@ Expected<std::string> readFile(const std::string &path, size_t maxBytes) {
 }
 
 static Status writeAll(int fd, std::string_view content,
-                       const std::string &path) {
+                       const std::string &path, bool durable = true) {
   size_t done = 0;
   while (done < content.size()) {
     ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -64,7 +64,7 @@ static Status writeAll(int fd, std::string_view content,
       return Unexpected(ioError("write failed", path, errno));
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0)
+  if (durable && ::fsync(fd) != 0)
     return Unexpected(ioError("fsync failed", path, errno));
   return ok();
 }
@@ -109,6 +109,21 @@ Status writeFileAtomic(const std::string &path, std::string_view content,
   }
   std::string dir = p.parent_path().empty() ? "." : p.parent_path().string();
   return fsyncPath(dir);
+}
+
+Status writeCacheFile(const std::string &path, std::string_view content) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  ::unlink(tmp.c_str());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return Unexpected(ioError("cannot create", tmp, errno));
+  Status s = writeAll(fd, content, tmp, /*durable=*/false);
+  ::close(fd);
+  if (s && ::rename(tmp.c_str(), path.c_str()) != 0)
+    s = Unexpected(ioError("cannot replace", path, errno));
+  if (!s)
+    ::unlink(tmp.c_str());
+  return s;
 }
 
 Status makeDirs(const std::string &path, mode_t mode) {

@@ -51,6 +51,10 @@ Expected<std::string> readFile(const std::string &path,
 /// Writes `content` to `path` atomically and durably.
 Status writeFileAtomic(const std::string &path, std::string_view content,
                        mode_t mode = 0644);
+/// Writes a cache entry: atomically (temporary file and rename) but not
+/// durably. For files that are checked (by hash) whenever they are read,
+/// so that one lost in a crash is only fetched again.
+Status writeCacheFile(const std::string &path, std::string_view content);
 /// Writes `content` to a new file (no rename) and fsyncs it.
 Status writeNewFile(const std::string &path, std::string_view content,
                     mode_t mode = 0644);

@@ -500,9 +500,10 @@ RegistryClient::Impl::index(const std::string &name) {
   auto idx = parseIndex(name, body);
   if (!idx)
     return Unexpected(idx.error());
-  // Remember it (a cache: failing to write it changes nothing).
+  // Remember it (a cache, checked by hash when read: failing to write it,
+  // or losing it in a crash, changes nothing).
   if (fsutil::makeDirs(verifiedDir))
-    (void)fsutil::writeFileAtomic(verifiedPath(sha), body);
+    (void)fsutil::writeCacheFile(verifiedPath(sha), body);
   return &(indices[name] = std::move(*idx));
 }
 
