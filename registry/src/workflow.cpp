@@ -1027,7 +1027,11 @@ Expected<InstallReport> installByName(const InstallByNameRequest &request,
   std::map<size_t, std::vector<std::pair<std::string, Version>>> fetchFrom;
   for (const auto &[name, version] : res->versions) {
     const InstalledPackage *have = state->find(name);
-    if (have && have->version.identical(version))
+    // Installed already: nothing to do, unless it was installed for a
+    // dependency and is now asked for by name (it becomes explicit; its
+    // archive is normally still in the download cache).
+    if (have && have->version.identical(version) &&
+        (have->explicitlyInstalled || !requested.count(name)))
       continue;
     auto r = src.registryOf(name);
     if (!r)

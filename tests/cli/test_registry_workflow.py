@@ -118,6 +118,16 @@ def test_install_by_name_resolves_dependencies(tmp_path, reg, cache):
             reg.pub, "--prefix", prefix)
     assert r.code == 0, r
     assert r.out == "fft-kit 1.0.0 is already installed\n"
+    # Asking by name for a package installed for a dependency makes it
+    # explicit, without changing its files.
+    r = run("install", "base-kernels", "--registry", reg.dir,
+            "--registry-key", reg.pub, "--prefix", prefix)
+    assert r.code == 0, r
+    assert r.out == "base-kernels 1.1.0 is already installed\n"
+    assert installed(prefix)["base-kernels"]["reason"] == "explicit"
+    r = run("remove", "fft-kit", "--prefix", prefix)
+    assert r.code == 0, r
+    assert set(installed(prefix)) == {"base-kernels"}
 
 
 def test_install_by_name_with_constraint(tmp_path, reg, cache):
