@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import shutil
+import time
 
 import pytest
 
@@ -113,8 +114,14 @@ def test_parallel_downloads(tmp_path, reg):
         assert r.code == 0, r
         assert len(installed(d / ".iree-plugins")) == 12
         assert url.max_in_flight() >= 6
-        archive_requests = [e for e in url.log()
-                            if e["path"].startswith("/archives/")]
+        # The server logs a request's end just after the client may have
+        # read its last byte: wait (bounded) until every end is logged.
+        for _ in range(100):
+            archive_requests = [e for e in url.log()
+                                if e["path"].startswith("/archives/")]
+            if all(e["end"] is not None for e in archive_requests):
+                break
+            time.sleep(0.05)
         starts = sorted(e["start"] for e in archive_requests)
         ends = sorted(e["end"] for e in archive_requests)
         # 12 downloads of 300 ms each overlapped: well under the 3.6 s sum.
@@ -172,7 +179,7 @@ def test_nginx_mirror_etag_and_parallel_sync(tmp_path, reg):
     304s; a sync of 13 packages downloads them in parallel."""
     from netfix import free_port
     dead = f"http://127.0.0.1:{free_port()}"
-    with nginx_server(reg.dir, limit_rate=256 << 10) as server:
+    with nginx_server(reg.dir, limit_rate=64 << 10) as server:
         url = server.url
         names = [{"name": "fft-kit"}] + [{"name": f"extra-{i:02d}"}
                                          for i in range(12)]
@@ -185,7 +192,7 @@ def test_nginx_mirror_etag_and_parallel_sync(tmp_path, reg):
         snap = [e for e in server.access_log() if e["uri"] == "/snapshot.json"]
         assert [e["status"] for e in snap] == [200, 304]
         assert snap[1]["if_none_match"]
-        # 12 archives of 64 KiB at 256 KiB/s each: 0.25 s apiece, 3 s in
+        # 12 archives of 64 KiB at 64 KiB/s each: a second apiece, 12 s in
         # sequence.
         import time
         start = time.monotonic()
@@ -193,8 +200,12 @@ def test_nginx_mirror_etag_and_parallel_sync(tmp_path, reg):
         took = time.monotonic() - start
         assert r.code == 0, r
         assert len(installed(d / ".iree-plugins")) == 14
-        assert took < 2.5, took
-        archives = [e for e in server.access_log()
-                    if e["uri"].startswith("/archives/")]
+        assert took < 6, took
+        for _ in range(100):  # nginx logs a request once it has ended
+            archives = [e for e in server.access_log()
+                        if e["uri"].startswith("/archives/")]
+            if len(archives) >= 14:
+                break
+            time.sleep(0.05)
         assert len(archives) == 14 and all(e["status"] == 200
                                            for e in archives)
