@@ -14,10 +14,9 @@ int runBundleCreate(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);
   if (!ctx)
     return kExitUsage;
-  workflow::Project *project = &ctx->project;
-  workflow::Environment *env = &ctx->env;
-  env->bundle.clear();
-  std::string lockPath = args.value("lock").value_or(project->lockPath);
+  auto &[project, env] = *ctx;
+  env.bundle.clear();
+  std::string lockPath = args.value("lock").value_or(project.lockPath);
   auto doc = JsonDocument::load(lockPath);
   if (!doc) {
     Error e = doc.error();
@@ -53,7 +52,7 @@ int runBundleCreate(const Command &, const ParsedArgs &args) {
   }
   bool json = args.flag("json"), quiet = args.flag("quiet");
   CliReporter reporter(quiet || json);
-  auto result = workflow::createBundle(*project, lock, request, *env, reporter);
+  auto result = workflow::createBundle(project, lock, request, env, reporter);
   reporter.clearProgress();
   if (!result)
     return printFailure(result.error(), json);

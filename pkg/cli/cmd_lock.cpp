@@ -54,8 +54,7 @@ int runLock(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);
   if (!ctx)
     return kExitUsage;
-  workflow::Project *project = &ctx->project;
-  workflow::Environment *env = &ctx->env;
+  auto &[project, env] = *ctx;
   bool json = args.flag("json"), quiet = args.flag("quiet");
   workflow::LockRequest request;
   request.upgradeAll = args.flag("upgrade");
@@ -63,16 +62,16 @@ int runLock(const Command &, const ParsedArgs &args) {
     request.upgrade.insert(n);
   request.check = args.flag("check");
   CliReporter reporter(quiet || json);
-  auto result = workflow::lockProject(*project, request, *env, reporter);
+  auto result = workflow::lockProject(project, request, env, reporter);
   reporter.clearProgress();
   if (!result)
     return printFailure(result.error(), json);
   if (json) {
-    nlohmann::json j = lockReportJson(*result, *project);
+    nlohmann::json j = lockReportJson(*result, project);
     j["ok"] = true;
     std::printf("%s\n", j.dump(2).c_str());
   } else if (!quiet) {
-    printLockReport(*result, *project);
+    printLockReport(*result, project);
   }
   return kExitOk;
 }
@@ -81,17 +80,16 @@ int runUpdate(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);
   if (!ctx)
     return kExitUsage;
-  workflow::Project *project = &ctx->project;
-  workflow::Environment *env = &ctx->env;
+  auto &[project, env] = *ctx;
   bool json = args.flag("json"), quiet = args.flag("quiet");
   workflow::LockRequest request;
   if (args.positional.empty())
     request.upgradeAll = true;
   for (const std::string &n : args.positional) {
     bool known = false;
-    for (const ProjectPlugin &p : project->parsed.plugins)
+    for (const ProjectPlugin &p : project.parsed.plugins)
       known |= p.name == n;
-    if (!known && !inLock(*project, n)) {
+    if (!known && !inLock(project, n)) {
       printError("\"" + n + "\" is neither in plugins.json nor in the lock",
                  "see `ireepkg outdated`");
       return kExitUsage;
@@ -99,15 +97,15 @@ int runUpdate(const Command &, const ParsedArgs &args) {
     request.upgrade.insert(n);
   }
   CliReporter reporter(quiet || json);
-  auto locked = workflow::lockProject(*project, request, *env, reporter);
+  auto locked = workflow::lockProject(project, request, env, reporter);
   if (!locked) {
     reporter.clearProgress();
     return printFailure(locked.error(), json);
   }
   if (!json && !quiet)
-    printLockReport(*locked, *project);
+    printLockReport(*locked, project);
   // Then make the project's prefix match the new lock.
-  auto prefix = projectPrefix(args, *project);
+  auto prefix = projectPrefix(args, project);
   if (!prefix)
     return kExitUsage;
   workflow::SyncRequest sync;
@@ -115,12 +113,12 @@ int runUpdate(const Command &, const ParsedArgs &args) {
   sync.frozen = true;
   if (!lockOptions(args, sync.lock))
     return kExitUsage;
-  auto synced = workflow::syncProject(*project, sync, *env, reporter);
+  auto synced = workflow::syncProject(project, sync, env, reporter);
   reporter.clearProgress();
   if (!synced)
     return printFailure(synced.error(), json);
   if (json) {
-    nlohmann::json j = lockReportJson(*locked, *project);
+    nlohmann::json j = lockReportJson(*locked, project);
     j["ok"] = true;
     nlohmann::json changes = nlohmann::json::array();
     for (const auto &c : synced->install.changes)

@@ -13,11 +13,10 @@ int runOutdated(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);
   if (!ctx)
     return kExitUsage;
-  workflow::Project *project = &ctx->project;
-  workflow::Environment *env = &ctx->env;
+  auto &[project, env] = *ctx;
   bool json = args.flag("json");
   CliReporter reporter(json);
-  auto entries = workflow::outdated(*project, *env, reporter);
+  auto entries = workflow::outdated(project, env, reporter);
   reporter.clearProgress();
   if (!entries)
     return printFailure(entries.error(), json);

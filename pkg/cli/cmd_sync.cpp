@@ -13,8 +13,7 @@ int runSync(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);
   if (!ctx)
     return kExitUsage;
-  workflow::Project *project = &ctx->project;
-  workflow::Environment *env = &ctx->env;
+  auto &[project, env] = *ctx;
   if (args.flag("locked") && args.flag("frozen")) {
     printError("--locked and --frozen cannot be used together",
                "--locked checks the lock against plugins.json; --frozen "
@@ -24,7 +23,7 @@ int runSync(const Command &, const ParsedArgs &args) {
   workflow::SyncRequest request;
   request.locked = args.flag("locked");
   request.frozen = args.flag("frozen");
-  auto prefix = projectPrefix(args, *project);
+  auto prefix = projectPrefix(args, project);
   if (!prefix)
     return kExitUsage;
   request.prefix = *prefix;
@@ -41,7 +40,7 @@ int runSync(const Command &, const ParsedArgs &args) {
     return kExitUsage;
   bool json = args.flag("json"), quiet = args.flag("quiet");
   CliReporter reporter(quiet || json);
-  auto result = workflow::syncProject(*project, request, *env, reporter);
+  auto result = workflow::syncProject(project, request, env, reporter);
   reporter.clearProgress();
   if (!result)
     return printFailure(result.error(), json);
@@ -66,8 +65,7 @@ int runSync(const Command &, const ParsedArgs &args) {
   if (quiet)
     return kExitOk;
   if (result->relocked && result->relocked->written) {
-    std::printf("plugins.json changed: updated %s\n",
-                project->lockPath.c_str());
+    std::printf("plugins.json changed: updated %s\n", project.lockPath.c_str());
     printLockChanges(result->relocked->changes);
   }
   if (result->install.changes.empty() && !result->install.reordered)

@@ -483,6 +483,36 @@ private:
   std::map<std::string, std::string> folded_;
 };
 
+/// The directory an extraction fills: it must not exist yet, and it is
+/// removed again on every path that does not keep() it.
+class ExtractionDir {
+public:
+  /// Creates `dir`/`first` (`first` may be empty).
+  static Expected<ExtractionDir> create(const std::string &dir,
+                                        const std::string &first) {
+    if (fsutil::exists(dir))
+      return makeError(ErrorCode::Internal, "extraction target exists",
+                       Location{dir, 0, 0, "", "", ""});
+    if (Status s = fsutil::makeDirs(first.empty() ? dir : dir + "/" + first);
+        !s)
+      return Unexpected(s.error());
+    return ExtractionDir(dir);
+  }
+  ExtractionDir(ExtractionDir &&other) noexcept : dir_(std::move(other.dir_)) {
+    other.dir_.clear();
+  }
+  ExtractionDir &operator=(ExtractionDir &&) = delete;
+  ~ExtractionDir() {
+    if (!dir_.empty())
+      (void)fsutil::removeTree(dir_);
+  }
+  void keep() { dir_.clear(); }
+
+private:
+  explicit ExtractionDir(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+};
+
 } // namespace
 
 Expected<ArchiveHead> readArchiveHead(const std::string &archivePath) {
@@ -507,27 +537,18 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
   if (Status s = head.run(); !s)
     return Unexpected(s.error());
 
-  if (fsutil::exists(destDir))
-    return makeError(ErrorCode::Internal, "extraction target exists",
-                     Location{destDir, 0, 0, "", "", ""});
-  bool created = false;
-  auto fail = [&](Error e) -> Expected<ExtractResult> {
-    if (created)
-      (void)fsutil::removeTree(destDir);
-    return Unexpected(std::move(e));
-  };
-  if (Status s = fsutil::makeDirs(destDir + "/.ireepkg"); !s)
-    return fail(s.error());
-  created = true;
+  auto target = ExtractionDir::create(destDir, ".ireepkg");
+  if (!target)
+    return Unexpected(target.error());
   if (Status s = fsutil::writeNewFile(destDir + "/" + kManifestName,
                                       head.head.manifestText, 0644);
       !s)
-    return fail(s.error());
+    return Unexpected(s.error());
   std::string recordText = serializeRecord(head.head.record);
   if (Status s =
           fsutil::writeNewFile(destDir + "/" + kRecordName, recordText, 0644);
       !s)
-    return fail(s.error());
+    return Unexpected(s.error());
 
   MemberSet names;
   names.addFile(kManifestName);
@@ -539,61 +560,63 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
   while (true) {
     auto next = nextMember(reader, archivePath, limits, members);
     if (!next)
-      return fail(next.error());
+      return Unexpected(next.error());
     if (!*next)
       break;
     archive_entry *entry = (*next)->entry;
     const std::string &name = (*next)->name;
     if (std::string p = names.admit(name, (*next)->isDir); !p.empty())
-      return fail(memberError(archivePath, name, p));
+      return Unexpected(memberError(archivePath, name, p));
     if ((*next)->isDir) {
       if (Status s = fsutil::makeDirs(destDir + "/" + name); !s)
-        return fail(s.error());
+        return Unexpected(s.error());
       continue;
     }
     const RecordEntry *rec = head.head.record.find(name);
     if (!rec)
-      return fail(memberError(archivePath, name,
-                              "is not listed in .ireepkg/RECORD.json"));
+      return Unexpected(memberError(archivePath, name,
+                                    "is not listed in .ireepkg/RECORD.json"));
     uint64_t declared = static_cast<uint64_t>(archive_entry_size(entry));
     if (declared != rec->size)
-      return fail(memberError(archivePath, name,
-                              "size " + std::to_string(declared) +
-                                  " does not match .ireepkg/RECORD.json (" +
-                                  std::to_string(rec->size) + ")"));
+      return Unexpected(
+          memberError(archivePath, name,
+                      "size " + std::to_string(declared) +
+                          " does not match .ireepkg/RECORD.json (" +
+                          std::to_string(rec->size) + ")"));
     std::string out = destDir + "/" + name;
     size_t lastSlash = name.rfind('/');
     if (lastSlash != std::string::npos)
       if (Status s =
               fsutil::makeDirs(destDir + "/" + name.substr(0, lastSlash));
           !s)
-        return fail(s.error());
+        return Unexpected(s.error());
     mode_t mode = rec->executable ? 0755 : 0644;
     int fd = ::open(out.c_str(),
                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0)
-      return fail(fsutil::ioError("cannot create", out, errno));
+      return Unexpected(fsutil::ioError("cannot create", out, errno));
     uint64_t written = 0;
     Status copied = copyData(reader, fd, name, out, declared, fileHash, written,
                              progress, totalDone);
     ::close(fd);
     if (!copied)
-      return fail(copied.error());
+      return Unexpected(copied.error());
     if (written != declared)
-      return fail(memberError(archivePath, name,
-                              "is truncated (" + std::to_string(written) +
-                                  " of " + std::to_string(declared) +
-                                  " bytes)"));
+      return Unexpected(memberError(archivePath, name,
+                                    "is truncated (" + std::to_string(written) +
+                                        " of " + std::to_string(declared) +
+                                        " bytes)"));
     if (fileHash.hexDigest() != rec->sha256)
-      return fail(memberError(archivePath, name,
-                              "SHA-256 does not match .ireepkg/RECORD.json"));
+      return Unexpected(memberError(
+          archivePath, name, "SHA-256 does not match .ireepkg/RECORD.json"));
     extracted.insert(name);
   }
   for (const RecordEntry &e : head.head.record.files)
     if (e.path != kManifestName && !extracted.count(e.path))
-      return fail(memberError(archivePath, e.path,
-                              "is listed in .ireepkg/RECORD.json but missing "
-                              "from the archive"));
+      return Unexpected(
+          memberError(archivePath, e.path,
+                      "is listed in .ireepkg/RECORD.json but missing "
+                      "from the archive"));
   // Drain to the end so that the archive hash covers every byte.
   char sink[65536];
   while (true) {
@@ -605,6 +628,7 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
     reader.source().hash.update(sink, static_cast<size_t>(n));
     reader.source().bytes += static_cast<uint64_t>(n);
   }
+  target->keep();
   ExtractResult result;
   result.head = std::move(head.head);
   result.archiveSha256 = reader.source().hash.hexDigest();
@@ -623,18 +647,9 @@ Expected<uint64_t> extractFiles(const std::string &archivePath,
   Reader reader;
   if (Status s = reader.open(archivePath); !s)
     return Unexpected(s.error());
-  if (fsutil::exists(destDir))
-    return makeError(ErrorCode::Internal, "extraction target exists",
-                     Location{destDir, 0, 0, "", "", ""});
-  bool created = false;
-  auto fail = [&](Error e) -> Expected<uint64_t> {
-    if (created)
-      (void)fsutil::removeTree(destDir);
-    return Unexpected(std::move(e));
-  };
-  if (Status s = fsutil::makeDirs(destDir); !s)
-    return fail(s.error());
-  created = true;
+  auto target = ExtractionDir::create(destDir, "");
+  if (!target)
+    return Unexpected(target.error());
   MemberSet names;
   uint64_t members = 0, total = 0, totalDone = 0, files = 0;
   Sha256 hash;
@@ -642,54 +657,56 @@ Expected<uint64_t> extractFiles(const std::string &archivePath,
   while (true) {
     auto next = nextMember(reader, archivePath, limits, members);
     if (!next)
-      return fail(next.error());
+      return Unexpected(next.error());
     if (!*next)
       break;
     if (first) {
       first = false;
       if (Status s = reader.requireZstd(); !s)
-        return fail(s.error());
+        return Unexpected(s.error());
     }
     archive_entry *entry = (*next)->entry;
     const std::string &name = (*next)->name;
     if (std::string p = names.admit(name, (*next)->isDir); !p.empty())
-      return fail(memberError(archivePath, name, p));
+      return Unexpected(memberError(archivePath, name, p));
     std::string out = destDir + "/" + name;
     if ((*next)->isDir) {
       if (Status s = fsutil::makeDirs(out); !s)
-        return fail(s.error());
+        return Unexpected(s.error());
       continue;
     }
     ++files;
     uint64_t declared = static_cast<uint64_t>(archive_entry_size(entry));
     total += declared;
     if (total > limits.maxUnpackedBytes)
-      return fail(Error(ErrorCode::Invalid,
-                        "the archive unpacks to more than " +
-                            std::to_string(limits.maxUnpackedBytes) + " bytes",
-                        Location{archivePath, 0, 0, "", "", name}));
+      return Unexpected(Error(ErrorCode::Invalid,
+                              "the archive unpacks to more than " +
+                                  std::to_string(limits.maxUnpackedBytes) +
+                                  " bytes",
+                              Location{archivePath, 0, 0, "", "", name}));
     size_t lastSlash = name.rfind('/');
     if (lastSlash != std::string::npos)
       if (Status s =
               fsutil::makeDirs(destDir + "/" + name.substr(0, lastSlash));
           !s)
-        return fail(s.error());
+        return Unexpected(s.error());
     int fd = ::open(out.c_str(),
                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
-      return fail(fsutil::ioError("cannot create", out, errno));
+      return Unexpected(fsutil::ioError("cannot create", out, errno));
     uint64_t written = 0;
     Status copied =
         copyData(reader, fd, name, out, declared, hash, written, {}, totalDone);
     ::close(fd);
     if (!copied)
-      return fail(copied.error());
+      return Unexpected(copied.error());
     if (written != declared)
-      return fail(memberError(archivePath, name,
-                              "is truncated (" + std::to_string(written) +
-                                  " of " + std::to_string(declared) +
-                                  " bytes)"));
+      return Unexpected(memberError(archivePath, name,
+                                    "is truncated (" + std::to_string(written) +
+                                        " of " + std::to_string(declared) +
+                                        " bytes)"));
   }
+  target->keep();
   return files;
 }
 

@@ -614,23 +614,8 @@ Expected<const IndexEntry *> RegistryClient::entry(const std::string &name,
 }
 
 std::string RegistryClient::cachedArchivePath(const std::string &sha256) const {
-  return impl_->cacheRoot + "/downloads/" + sha256.substr(0, 2) + "/" + sha256 +
-         ".ireepkg";
+  return downloadCachePath(impl_->cacheRoot, sha256);
 }
-
-namespace {
-
-/// A cached archive is used only if it still has its size and hash.
-bool cachedFileOk(const std::string &path, const IndexEntry &e) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<uint64_t>(st.st_size) != e.size)
-    return false;
-  auto h = sha256File(path);
-  return h && *h == e.sha256;
-}
-
-} // namespace
 
 Expected<std::vector<std::string>> RegistryClient::fetchArchives(
     const std::vector<std::pair<std::string, Version>> &which,
@@ -649,7 +634,7 @@ Expected<std::vector<std::string>> RegistryClient::fetchArchives(
     if (queued.count((*e)->sha256))
       continue;
     if (fsutil::exists(path)) {
-      if (cachedFileOk(path, **e))
+      if (fileHasContent(path, (*e)->size, (*e)->sha256))
         continue;
       ::unlink(path.c_str()); // corrupt: fetch it again
     }

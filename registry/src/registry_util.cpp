@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <ctime>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace ireepkg::registry {
@@ -60,6 +61,22 @@ Expected<std::string> cacheRootFor(const ClientOptions &options) {
                      "XDG_CACHE_HOME nor HOME is set",
                      {}, "set IREEPKG_CACHE_DIR to a writable directory");
   return cache->root();
+}
+
+std::string downloadCachePath(const std::string &cacheRoot,
+                              const std::string &sha256) {
+  return cacheRoot + "/downloads/" + sha256.substr(0, 2) + "/" + sha256 +
+         ".ireepkg";
+}
+
+bool fileHasContent(const std::string &path, uint64_t size,
+                    const std::string &sha256) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) != size)
+    return false;
+  auto h = sha256File(path);
+  return h && *h == sha256;
 }
 
 std::string registryCacheDir(const std::string &cacheRoot,

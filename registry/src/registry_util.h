@@ -50,6 +50,16 @@ private:
 /// cache's.
 Expected<std::string> cacheRootFor(const ClientOptions &options);
 
+/// Where the download cache keeps a verified archive of this SHA-256:
+/// <root>/downloads/<first two hex digits>/<sha256>.ireepkg.
+std::string downloadCachePath(const std::string &cacheRoot,
+                              const std::string &sha256);
+
+/// True if `path` is a regular file of exactly `size` bytes whose SHA-256
+/// is `sha256` (a cached archive is used only while this holds).
+bool fileHasContent(const std::string &path, uint64_t size,
+                    const std::string &sha256);
+
 /// The registry's own directory in the cache: <root>/registries/<id>.
 std::string registryCacheDir(const std::string &cacheRoot,
                              const std::string &url);

@@ -15,11 +15,11 @@
 #include "ireepkg/json_document.h"
 #include "ireepkg/package.h"
 #include "ireepkg/project.h"
+#include "registry_util.h"
 #include "state.h"
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <regex>
 #include <unistd.h>
@@ -128,55 +128,6 @@ std::vector<RegistrySpec> projectRegistries(const Project &project) {
 
 namespace {
 
-std::string cacheRootFor(const Environment &env) {
-  if (!env.client.cacheRoot.empty())
-    return env.client.cacheRoot;
-  if (auto c = PackageCache::openDefault())
-    return c->root();
-  return fs::temp_directory_path().string() + "/ireepkg-cache-" +
-         std::to_string(::getuid());
-}
-
-/// Where a verified archive of this hash is kept (the registry client's
-/// download cache).
-std::string downloadPath(const std::string &cacheRoot,
-                         const std::string &sha256) {
-  return cacheRoot + "/downloads/" + sha256.substr(0, 2) + "/" + sha256 +
-         ".ireepkg";
-}
-
-/// The SHA-256 of a file, streamed; "" if it cannot be read.
-std::string hashFile(const std::string &path, uint64_t *size = nullptr) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return "";
-  Sha256 h;
-  std::vector<char> buf(1 << 16);
-  uint64_t total = 0;
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    std::streamsize n = in.gcount();
-    if (n > 0) {
-      h.update(buf.data(), static_cast<size_t>(n));
-      total += static_cast<uint64_t>(n);
-    }
-  }
-  if (in.bad())
-    return "";
-  if (size)
-    *size = total;
-  return h.hexDigest();
-}
-
-/// True if `path` holds exactly `size` bytes hashing to `sha256`.
-bool fileMatches(const std::string &path, uint64_t size,
-                 const std::string &sha256) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != size)
-    return false;
-  return hashFile(path) == sha256;
-}
-
 /// An offline bundle, extracted once into the cache: registry URL (as the
 /// lock names it) -> directory holding that registry's files.
 struct OpenedBundle {
@@ -194,11 +145,10 @@ Expected<OpenedBundle> openBundle(const std::string &bundle,
                      Location{bundle, 0, 0, "", "", ""},
                      "bundles are made by `ireepkg bundle create`");
   // Identify it by content: the same bytes are extracted once.
-  std::string sha = hashFile(out.file);
-  if (sha.empty())
-    return makeError(ErrorCode::Io, "cannot read the bundle",
-                     Location{bundle, 0, 0, "", "", ""});
-  std::string dir = cacheRoot + "/bundles/" + sha;
+  auto sha = sha256File(out.file);
+  if (!sha)
+    return Unexpected(sha.error());
+  std::string dir = cacheRoot + "/bundles/" + *sha;
   if (!fsutil::isDirectory(dir)) {
     std::string tmp = dir + ".tmp-" + std::to_string(::getpid());
     (void)fsutil::removeTree(tmp);
@@ -254,12 +204,16 @@ public:
           Reporter &reporter)
       : specs_(std::move(specs)), env_(env), reporter_(reporter),
         clients_(specs_.size()) {
-    cacheRoot_ = cacheRootFor(env);
+    // Without a cache location, opening a registry reports it.
+    if (auto root = registry::detail::cacheRootFor(env.client))
+      cacheRoot_ = *root;
   }
 
   Status useBundle() {
     if (env_.bundle.empty())
       return ok();
+    if (cacheRoot_.empty())
+      return Unexpected(registry::detail::cacheRootFor(env_.client).error());
     auto b = openBundle(env_.bundle, cacheRoot_);
     if (!b)
       return Unexpected(b.error());
@@ -847,8 +801,12 @@ Expected<SyncResult> syncProject(const Project &project,
       archives[i] = packed->archivePath;
       continue;
     }
-    std::string cached = downloadPath(src->get()->cacheRoot(), lp.sha256);
-    if (fileMatches(cached, lp.size, lp.sha256)) {
+    const std::string &root = src->get()->cacheRoot();
+    std::string cached =
+        root.empty() ? ""
+                     : registry::detail::downloadCachePath(root, lp.sha256);
+    if (!cached.empty() &&
+        registry::detail::fileHasContent(cached, lp.size, lp.sha256)) {
       archives[i] = cached;
       continue;
     }
@@ -1411,7 +1369,12 @@ Expected<BundleResult> createBundle(const Project &project,
   (void)fsutil::removeTree(stage);
   BundleResult r;
   r.path = out;
-  r.sha256 = hashFile(out, &r.size);
+  auto sha = sha256File(out);
+  if (!sha)
+    return Unexpected(sha.error());
+  r.sha256 = *sha;
+  std::error_code ec;
+  r.size = fs::file_size(out, ec);
   r.packages = count;
   return r;
 }
