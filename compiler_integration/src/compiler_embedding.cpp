@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_embedding.h"
 
+#include "child_process.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -16,12 +18,9 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 namespace ireepkg {
 
@@ -168,85 +167,6 @@ Location packageLocation(const CompilerFlag &f) {
   return where;
 }
 
-/// Runs argv with stdout captured (stderr to /dev/null), at most
-/// `timeoutSeconds`. Returns the exit status and output.
-struct RunResult {
-  bool ran = false;
-  int status = -1;
-  std::string out;
-  std::string why; ///< when !ran
-};
-
-RunResult runCapture(const std::vector<std::string> &argv,
-                     int timeoutSeconds) {
-  RunResult result;
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    result.why = std::string("pipe: ") + std::strerror(errno);
-    return result;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  std::vector<char *> args;
-  for (const std::string &a : argv)
-    args.push_back(const_cast<char *>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr,
-                         args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    result.why = std::strerror(rc);
-    return result;
-  }
-  auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSeconds);
-  bool timedOut = false;
-  char buf[4096];
-  while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now())
-                    .count();
-    if (left <= 0) {
-      timedOut = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    int n = ::poll(&p, 1, static_cast<int>(left));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      timedOut = n == 0;
-      break;
-    }
-    ssize_t got = ::read(fds[0], buf, sizeof buf);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0)
-      break;
-    if (result.out.size() < (1u << 20))
-      result.out.append(buf, static_cast<size_t>(got));
-  }
-  ::close(fds[0]);
-  if (timedOut)
-    ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timedOut) {
-    result.why = "timed out after " + std::to_string(timeoutSeconds) + " s";
-    return result;
-  }
-  result.ran = true;
-  result.status = status;
-  return result;
-}
-
 std::string findOnPath(const std::string &name) {
   const char *path = std::getenv("PATH");
   if (!path)
@@ -298,16 +218,25 @@ findCompilerLibrary(const std::string &explicitPath) {
       "else print(list(s.submodule_search_locations)[0])\n";
   std::vector<std::string> tried;
   for (const std::string &python : pythons) {
-    RunResult r = runCapture({python, "-c", kScript}, 60);
-    if (!r.ran) {
-      tried.push_back(python + " (cannot run: " + r.why + ")");
+    ChildOptions run;
+    run.argv = {python, "-c", kScript};
+    run.timeoutSeconds = 60;
+    run.maxOut = 1u << 20;
+    run.maxErr = 0; // its stderr is of no use here
+    auto r = runChild(run);
+    std::string why = !r              ? r.error().message
+                      : r->spawnError ? std::strerror(r->spawnError)
+                      : r->timedOut   ? "timed out after 60 s"
+                                      : "";
+    if (!why.empty()) {
+      tried.push_back(python + " (cannot run: " + why + ")");
       continue;
     }
-    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
+    if (!r->exited || r->exitCode != 0) {
       tried.push_back(python + " (has no iree.compiler package)");
       continue;
     }
-    std::string dir = trim(r.out);
+    std::string dir = trim(r->out);
     std::string lib = dir + "/_mlir_libs/" + kLibraryName;
     if (!isFile(lib)) {
       tried.push_back(python + " (iree.compiler at " + dir + " has no _mlir_libs/" +
