@@ -41,13 +41,23 @@ if ((${#missing[@]})); then
 fi
 
 # --- Python virtual environment with the pinned IREE wheels ----------------
+# Debian's own Python, not whichever `python3` comes first on PATH: a
+# Python installed under root's home (pyenv, for example) cannot be run by
+# the ordinary user some of the tests run as, nor by the people who share
+# the checkout.
+PYTHON_FOR_VENV=/usr/bin/python3
 REQS=scripts/requirements.txt
 STAMP=.venv/.ireepkg-requirements
-want=$(sha256sum "$REQS" | cut -d' ' -f1)
+want="$(sha256sum "$REQS" | cut -d' ' -f1) $PYTHON_FOR_VENV"
+if [ -f .venv/pyvenv.cfg ] &&
+   ! grep -qx "home = $(dirname "$PYTHON_FOR_VENV")" .venv/pyvenv.cfg; then
+  log "recreating .venv with $PYTHON_FOR_VENV"
+  rm -rf .venv
+fi
 if [ ! -x .venv/bin/python ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
   if [ ! -x .venv/bin/python ]; then
     log "creating .venv"
-    python3 -m venv .venv
+    "$PYTHON_FOR_VENV" -m venv .venv
   fi
   log "installing Python packages from $REQS"
   .venv/bin/python -m pip install -q --disable-pip-version-check -r "$REQS"

@@ -178,10 +178,20 @@ Status makeReadOnlyTree(const std::string &path, bool filesToo) {
   }
   if (ec)
     return Unexpected(ioError("cannot walk", path, ec.value()));
-  // Directories last, deepest first, so the walk itself was not blocked.
+  // One mode for every directory, whatever the umask was when it was made.
   for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
-    if (::chmod(it->c_str(), 0555) != 0)
+    if (::chmod(it->c_str(), 0755) != 0)
       return Unexpected(ioError("cannot chmod", *it, errno));
+  return ok();
+}
+
+Status makeDirectoryMovable(const std::string &path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+      (st.st_mode & S_IWUSR))
+    return ok();
+  if (::chmod(path.c_str(), (st.st_mode & 07777) | S_IWUSR) != 0)
+    return Unexpected(ioError("cannot make writable", path, errno));
   return ok();
 }
 

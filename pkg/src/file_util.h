@@ -63,9 +63,19 @@ Status makeDirs(const std::string &path, mode_t mode = 0755);
 /// Removes a tree, making read-only directories writable first. Missing is
 /// fine.
 Status removeTree(const std::string &path);
-/// Makes every file read-only (keeping the executable bit) and every
-/// directory read-only too; with `filesToo` false, only the directories.
+/// Gives an installed package tree its final modes: every file read-only
+/// (0444, or 0555 when executable) and every directory 0755. Directories stay
+/// writable by their owner: Linux lets only a process that may write a
+/// directory move it to a new parent (the commit's rename), and people
+/// delete a prefix with `rm -rf`, which needs write permission on each
+/// directory. With `filesToo` false, only the directories are set (files
+/// linked from the cache have their modes already).
 Status makeReadOnlyTree(const std::string &path, bool filesToo = true);
+/// Adds owner write permission to a directory that lacks it (package
+/// directories of prefixes written before directories stayed writable), so
+/// that it can be renamed or emptied. Not a directory, or already
+/// writable: nothing to do.
+Status makeDirectoryMovable(const std::string &path);
 /// Renames, and fsyncs both parent directories.
 Status renameDurable(const std::string &from, const std::string &to);
 bool exists(const std::string &path);

@@ -188,6 +188,10 @@ Status moveIfPresent(const std::string &from, const std::string &to) {
     return ok();
   if (Status s = fsutil::makeDirs(fs::path(to).parent_path().string()); !s)
     return s;
+  // A directory moves to a new parent only if it is writable (".." changes);
+  // prefixes written by older versions have read-only package directories.
+  if (Status s = fsutil::makeDirectoryMovable(from); !s)
+    return s;
   Status s = fsutil::renameDurable(from, to);
   if (s && !movedBefore) {
     movedBefore = true;

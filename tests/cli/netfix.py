@@ -90,14 +90,25 @@ class FaultServerURL(str):
         with urllib.request.urlopen(req, timeout=10) as r:
             return json.loads(r.read())
 
-    def log(self) -> list:
-        """Every request answered so far (see fault_server.py)."""
-        return self._control("/_control/log")["requests"]
+    def log(self, settle: float = 5.0, path: str | None = None) -> list:
+        """Every request answered so far (see fault_server.py), or those
+        whose request path is `path`. The server logs a request's end just
+        after the client may have read its last byte, so this waits (up to
+        `settle` seconds) until none of them is still in flight; 0 reads the
+        log as it is."""
+        deadline = time.monotonic() + settle
+        while True:
+            entries = [e for e in self._control("/_control/log")["requests"]
+                       if path is None or e["path"] == path]
+            if all(e["end"] is not None for e in entries) or \
+                    time.monotonic() >= deadline:
+                return entries
+            time.sleep(0.02)
 
     def requests_for(self, path: str) -> list:
         """The log entries whose request path (with any fault segments and
-        query) is exactly `path`."""
-        return [r for r in self.log() if r["path"] == path]
+        query) is exactly `path`, once they are answered."""
+        return self.log(path=path)
 
     def max_in_flight(self) -> int:
         """The most requests it was answering at once."""

@@ -121,8 +121,9 @@ def options_for(fault):
 
 def first_attempts(server, fault):
     """Requests that reached the faulty URL (a redirect loop's later hops
-    carry ?hop=N and are not new attempts)."""
-    return [r for r in server.log() if r["path"] == f"/{fault}/a.bin"]
+    carry ?hop=N and are not new attempts). Requests are logged as they
+    arrive; a dripping answer may still be in flight, so no settling."""
+    return [r for r in server.log(settle=0) if r["path"] == f"/{fault}/a.bin"]
 
 
 @pytest.mark.parametrize("fault,code,words,attempts", FAULTS,

@@ -4,6 +4,7 @@ what the prefix's state files say."""
 import json
 import os
 import stat
+import subprocess
 
 import pytest
 
@@ -102,15 +103,58 @@ def test_state_files(prefix, example_archives):
 
 
 def test_installed_files_are_read_only(prefix, example_archives):
+    """Files are read-only; directories stay the owner's to move and
+    delete (a non-root user can neither rename a directory it cannot write
+    to a new parent nor `rm -rf` a tree of read-only directories)."""
     run("install", example_archives["simple-mul"], "--prefix", prefix)
     root = prefix / "packages" / "simple-mul" / "1.2.0"
     for p in root.rglob("*"):
         mode = stat.S_IMODE(p.lstat().st_mode)
         if p.is_dir():
-            assert mode == 0o555, p
+            assert mode == 0o755, p
         else:
             assert mode & 0o222 == 0, p
-    assert stat.S_IMODE(root.lstat().st_mode) == 0o555
+    assert stat.S_IMODE(root.lstat().st_mode) == 0o755
+
+
+def test_owner_can_upgrade_remove_and_delete_the_prefix(tmp_path, prefix,
+                                                        example_archives):
+    """What an ordinary user does with a prefix in their home: install,
+    upgrade, remove, and finally `rm -rf` it. (Run as root too, where it
+    checks the modes; the unprivileged run of this file is the real test.)"""
+    v2 = pack(copy_package(EXAMPLES / "simple-mul", tmp_path / "sm2",
+                           version="1.3.0"), tmp_path / "d")
+    assert run("install", example_archives["simple-mul"], "--prefix", prefix).code == 0
+    r = run("install", v2, "--prefix", prefix)
+    assert r.code == 0, r.err
+    assert "simple-mul 1.2.0 -> 1.3.0" in r.out or "1.3.0" in r.out
+    assert run("verify", "--prefix", prefix).code == 0
+    assert run("list", "--prefix", prefix).code == 0
+    r = run("remove", "simple-mul", "--prefix", prefix)
+    assert r.code == 0, r.err
+    assert not (prefix / "packages" / "simple-mul").exists()
+    assert run("install", v2, "--prefix", prefix).code == 0
+    rm = subprocess.run(["rm", "-rf", str(prefix)], capture_output=True, text=True)
+    assert rm.returncode == 0, rm.stderr
+    assert not prefix.exists()
+
+
+def test_prefix_with_read_only_directories_from_older_versions(tmp_path, prefix,
+                                                               example_archives):
+    """Earlier versions left package directories 0555: upgrading and
+    removing such a package still works for their owner."""
+    v2 = pack(copy_package(EXAMPLES / "simple-mul", tmp_path / "sm2",
+                           version="1.3.0"), tmp_path / "d")
+    assert run("install", example_archives["simple-mul"], "--prefix", prefix).code == 0
+    old = prefix / "packages" / "simple-mul" / "1.2.0"
+    for d in sorted([old, *[p for p in old.rglob("*") if p.is_dir()]], reverse=True):
+        os.chmod(d, 0o555)
+    r = run("install", v2, "--prefix", prefix)
+    assert r.code == 0, r.err
+    assert not old.exists()
+    assert run("verify", "--prefix", prefix).code == 0
+    assert run("remove", "simple-mul", "--prefix", prefix).code == 0
+    assert not (prefix / "packages" / "simple-mul").exists()
 
 
 def test_missing_dependency_is_named(prefix, example_archives):
