@@ -266,6 +266,11 @@ std::optional<FileKind> detectFileKind(const std::string &path);
 /// (including I/O and JSON syntax errors).
 void checkFile(const std::string &path, FileKind kind,
                const ParseOptions &options, DiagnosticList &diags);
+/// The same for a file's text read from elsewhere (the manifest inside an
+/// archive); `shownPath` is what diagnostics name.
+void checkText(std::string_view text, const std::string &shownPath,
+               FileKind kind, const ParseOptions &options,
+               DiagnosticList &diags);
 
 } // namespace ireepkg
 

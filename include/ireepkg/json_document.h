@@ -74,9 +74,26 @@ public:
   struct Impl; // the tree and position tables (json_document.cpp)
 
 private:
+  friend Expected<nlohmann::json> parseJson(std::string_view,
+                                            const std::string &,
+                                            const JsonParseOptions &);
   std::unique_ptr<Impl> impl_;
   std::string file_;
 };
+
+/// The one way ireepkg reads JSON it needs no source positions for (RECORD,
+/// journals, caches, installed state, reports of its own child tools): the
+/// same parser as JsonDocument, so every file gets the same size limit,
+/// depth limit and refusal of duplicate keys, without the position tables.
+/// Error messages quote the input only as escaped, bounded excerpts.
+Expected<nlohmann::json> parseJson(std::string_view text,
+                                   const std::string &file,
+                                   const JsonParseOptions &options = {});
+
+/// `in` as it may appear in a message: control and non-ASCII bytes escaped
+/// (\xNN), cut to `maxBytes` with "..." so that a message never carries an
+/// untrusted input whole.
+std::string printableExcerpt(std::string_view in, size_t maxBytes = 200);
 
 /// Escapes one reference token for a JSON pointer (RFC 6901: ~ and /).
 std::string jsonPointerEscape(std::string_view token);

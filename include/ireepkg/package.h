@@ -44,7 +44,14 @@ struct Record {
 std::string serializeRecord(const Record &record);
 Expected<Record> parseRecord(std::string_view text, const std::string &where);
 
-/// Limits applied while reading an archive.
+/// The largest ireeplugin.json and .ireepkg/RECORD.json a package may have.
+/// RECORD's limit leaves room for kMaxMembers entries with long paths.
+inline constexpr size_t kMaxManifestBytes = 4u << 20;
+inline constexpr size_t kMaxRecordBytes = 64u << 20;
+
+/// The limits of a package, the same for `pack` (which refuses to make a
+/// package that `install` would refuse) and for reading archives. Documented
+/// in docs/manifest-reference.md ("Limits").
 struct ArchiveLimits {
   uint64_t maxUnpackedBytes = 4ull << 30; ///< 4 GiB
   /// Unpacked size may be at most this many times the archive's size.
@@ -53,6 +60,12 @@ struct ArchiveLimits {
   size_t maxPathBytes = 1024;
   size_t maxComponentBytes = 255;
 };
+
+/// Whether a package of these files can be installed under `limits`: the
+/// member count, RECORD's size and the unpacked size. "" when it can, else
+/// what is over which limit. `pack` runs it before writing an archive.
+std::string packageLimitProblem(const Record &record, size_t recordBytes,
+                                const ArchiveLimits &limits = {});
 
 /// The first two members, read without extracting anything else.
 struct ArchiveHead {

@@ -363,6 +363,22 @@ Expected<JsonDocument> JsonDocument::parse(std::string_view text,
   return doc;
 }
 
+std::string printableExcerpt(std::string_view in, size_t maxBytes) {
+  bool cut = in.size() > maxBytes;
+  std::string out = printable(cut ? in.substr(0, maxBytes) : in);
+  return cut ? out + "..." : out;
+}
+
+Expected<json> parseJson(std::string_view text, const std::string &file,
+                         const JsonParseOptions &options) {
+  JsonParseOptions o = options;
+  o.trackLocations = false;
+  auto doc = JsonDocument::parse(text, file, o);
+  if (!doc)
+    return Unexpected(doc.error());
+  return std::move(doc->impl_->root);
+}
+
 Expected<JsonDocument> JsonDocument::load(const std::string &path,
                                           const JsonParseOptions &options) {
   std::ifstream in(path, std::ios::binary);

@@ -210,6 +210,26 @@ std::string didYouMean(std::string_view word,
   return s.empty() ? std::string() : " (did you mean \"" + s + "\"?)";
 }
 
+namespace {
+
+/// CON, PRN, AUX, NUL, COM1-9, LPT1-9, CONIN$ and CONOUT$, in any case, alone
+/// or before a dot: names that open a device on Windows.
+bool isWindowsDeviceName(std::string_view seg) {
+  std::string stem(seg.substr(0, seg.find('.')));
+  while (!stem.empty() && stem.back() == ' ')
+    stem.pop_back();
+  for (char &c : stem)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (stem == "CON" || stem == "PRN" || stem == "AUX" || stem == "NUL" ||
+      stem == "CONIN$" || stem == "CONOUT$")
+    return true;
+  return stem.size() == 4 &&
+         (stem.starts_with("COM") || stem.starts_with("LPT")) &&
+         stem[3] >= '1' && stem[3] <= '9';
+}
+
+} // namespace
+
 std::string packagePathProblem(std::string_view path) {
   if (path.empty())
     return "an empty path";
@@ -245,6 +265,14 @@ std::string packagePathProblem(std::string_view path) {
       return "a path that leaves the package ('..')";
     if (seg == ".")
       return "a path with a '.' segment";
+    // Windows drops trailing dots and spaces ("x." is the file "x") and
+    // keeps device names whatever the extension ("nul.txt" is NUL).
+    if (seg.back() == '.' || seg.back() == ' ')
+      return std::string("a path with a name ending in '") + seg.back() +
+             "', which Windows does not keep";
+    if (isWindowsDeviceName(seg))
+      return "a path with the name \"" + std::string(seg) +
+             "\", which Windows reserves for a device";
     if (slash == std::string_view::npos)
       break;
     start = slash + 1;

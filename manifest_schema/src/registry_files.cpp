@@ -295,9 +295,11 @@ std::optional<FileKind> detectFileKind(const std::string &path) {
   return std::nullopt;
 }
 
-void checkFile(const std::string &path, FileKind kind,
-               const ParseOptions &options, DiagnosticList &diags) {
-  auto doc = JsonDocument::load(path);
+namespace {
+
+void checkDocument(Expected<JsonDocument> doc, const std::string &path,
+                   FileKind kind, const ParseOptions &options,
+                   DiagnosticList &diags) {
   if (!doc) {
     if (doc.error().diagnostics.empty())
       diags.error(doc.error().where, doc.error().message, doc.error().hint);
@@ -343,6 +345,20 @@ void checkFile(const std::string &path, FileKind kind,
   }
   local.sort();
   diags.append(local);
+}
+
+} // namespace
+
+void checkFile(const std::string &path, FileKind kind,
+               const ParseOptions &options, DiagnosticList &diags) {
+  checkDocument(JsonDocument::load(path), path, kind, options, diags);
+}
+
+void checkText(std::string_view text, const std::string &shownPath,
+               FileKind kind, const ParseOptions &options,
+               DiagnosticList &diags) {
+  checkDocument(JsonDocument::parse(text, shownPath), shownPath, kind,
+                options, diags);
 }
 
 } // namespace ireepkg

@@ -7,6 +7,7 @@
 #include "command.h"
 
 #include "ireepkg/formats.h"
+#include "ireepkg/package.h"
 
 #include <nlohmann/json.hpp>
 
@@ -23,7 +24,30 @@ namespace {
 struct Target {
   std::string path;
   FileKind kind;
+  bool archive = false; ///< a package archive: its ireeplugin.json
 };
+
+bool isPackageArchive(const std::string &path) {
+  return path.size() > 8 && path.compare(path.size() - 8, 8, ".ireepkg") == 0;
+}
+
+/// A package archive: everything install checks of its head (members,
+/// RECORD, limits), then its manifest strictly, as `pack` would.
+void checkArchive(const std::string &path, const ParseOptions &options,
+                  DiagnosticList &diags) {
+  auto head = readArchiveHead(path);
+  if (!head) {
+    const Error &e = head.error();
+    if (e.diagnostics.empty())
+      diags.error(e.where, e.message, e.hint);
+    else
+      for (const Diagnostic &d : e.diagnostics)
+        diags.add(d);
+    return;
+  }
+  checkText(head->manifestText, path + ":" + kManifestName,
+            FileKind::Manifest, options, diags);
+}
 
 /// Expands a directory into the ireepkg files it holds.
 std::vector<Target> expandDirectory(const std::string &dir) {
@@ -99,6 +123,10 @@ int runManifestCheck(const Command &, const ParsedArgs &args) {
       targets.insert(targets.end(), found.begin(), found.end());
       continue;
     }
+    if (!forced && isPackageArchive(arg)) {
+      targets.push_back({arg, FileKind::Manifest, true});
+      continue;
+    }
     std::optional<FileKind> kind = forced ? forced : detectFileKind(arg);
     if (!kind) {
       printError("cannot tell what kind of file '" + arg + "' is",
@@ -115,7 +143,10 @@ int runManifestCheck(const Command &, const ParsedArgs &args) {
   size_t errors = 0, warnings = 0, badFiles = 0;
   for (const Target &t : targets) {
     DiagnosticList diags;
-    checkFile(t.path, t.kind, options, diags);
+    if (t.archive)
+      checkArchive(t.path, options, diags);
+    else
+      checkFile(t.path, t.kind, options, diags);
     errors += diags.errorCount();
     warnings += diags.warningCount();
     badFiles += diags.hasErrors();

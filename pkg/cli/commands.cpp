@@ -75,7 +75,10 @@ const std::vector<Command> &commandTable() {
           "plugins.json, plugins.lock.json, config.json, snapshot.json, "
           "index/<name>.json. Use --kind for files named otherwise. A "
           "directory stands for the ireepkg files in it (a package, a "
-          "project, or a registry).\n\n"
+          "project, or a registry). A package archive (<name>-<version>"
+          ".ireepkg) gets the checks install makes of its first members "
+          "(member rules, RECORD, size limits), then its ireeplugin.json is "
+          "checked like any manifest.\n\n"
           "Unknown fields are errors here (strict mode). Exit status: 0 when "
           "every file is valid, 1 when any is not, 2 on usage errors.",
           {{"kind", 0, "KIND",
@@ -87,6 +90,7 @@ const std::vector<Command> &commandTable() {
            kJson},
           {"ireepkg manifest check ireeplugin.json",
            "ireepkg manifest check examples/simple-mul examples/project",
+           "ireepkg manifest check dist/simple-mul-1.2.0.ireepkg",
            "ireepkg manifest check --kind manifest my-manifest.json --json"},
           1,
           -1,

@@ -32,7 +32,6 @@ namespace ireepkg {
 namespace {
 
 constexpr size_t kReadBlock = 1 << 20;
-constexpr size_t kMaxMetadataBytes = 4 << 20; // manifest and RECORD
 
 Error memberError(const std::string &archive, const std::string &member,
                   std::string rule, ErrorCode code = ErrorCode::Integrity) {
@@ -258,7 +257,8 @@ struct HeadReader {
     if (archive_entry_filetype(*entry) != AE_IFREG)
       return Unexpected(
           memberError(reader.path(), name, "must be a regular file"));
-    auto data = reader.readSmall(name, kMaxMetadataBytes);
+    auto data =
+        reader.readSmall(name, index == 0 ? kMaxManifestBytes : kMaxRecordBytes);
     if (!data)
       return Unexpected(data.error());
     out = std::move(*data);
@@ -350,11 +350,25 @@ struct HeadReader {
   }
 };
 
-/// Writes one member's data to `fd`, hashing it; checks the byte count.
+/// The most bytes an archive of `archiveBytes` may write under `limits`:
+/// the unpacked-size limit, and the ratio limit past the first MiB. What
+/// RECORD and the tar headers declare is checked against the limits before
+/// extraction; this caps the bytes actually written as well.
+uint64_t writeBudget(uint64_t archiveBytes, const ArchiveLimits &limits) {
+  uint64_t byRatio;
+  if (__builtin_mul_overflow(std::max<uint64_t>(archiveBytes, 1),
+                             limits.maxCompressionRatio, &byRatio))
+    byRatio = UINT64_MAX;
+  return std::min(limits.maxUnpackedBytes,
+                  std::max<uint64_t>(byRatio, 1u << 20));
+}
+
+/// Writes one member's data to `fd`, hashing it; checks the byte count
+/// against the member's declared size and the whole extraction's `budget`.
 Status copyData(Reader &reader, int fd, const std::string &member,
                 const std::string &outPath, uint64_t declared, Sha256 &hash,
                 uint64_t &written, const ExtractProgress &progress,
-                uint64_t &totalDone) {
+                uint64_t &totalDone, uint64_t budget) {
   const void *buf;
   size_t size;
   la_int64_t offset;
@@ -375,6 +389,14 @@ Status copyData(Reader &reader, int fd, const std::string &member,
     if (written + size > declared)
       return Unexpected(memberError(reader.path(), member,
                                     "holds more data than its header says"));
+    if (totalDone + size > budget)
+      return Unexpected(Error(
+          ErrorCode::Invalid,
+          "the archive unpacks to more than " + std::to_string(budget) +
+              " bytes (" + std::to_string(reader.fileSize()) +
+              " bytes compressed), past the size or compression-ratio limit",
+          Location{reader.path(), 0, 0, "", "", member},
+          "this may be a decompression bomb"));
     hash.update(buf, size);
     const char *p = static_cast<const char *>(buf);
     size_t left = size;
@@ -441,8 +463,9 @@ public:
     folded_.emplace(foldCase(name), name);
     files_.insert(name);
   }
-  void addDir(const std::string &name) {
-    seen_.insert(name);
+  /// A directory that exists without a member of its own (`.ireepkg`,
+  /// made by extraction): an explicit member for it is still admitted.
+  void implyDir(const std::string &name) {
     folded_.emplace(foldCase(name), name);
     dirs_.insert(name);
   }
@@ -553,7 +576,7 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
   MemberSet names;
   names.addFile(kManifestName);
   names.addFile(kRecordName);
-  names.addDir(".ireepkg");
+  names.implyDir(".ireepkg");
   std::set<std::string> extracted;
   uint64_t members = 2, totalDone = 0;
   Sha256 fileHash;
@@ -596,8 +619,9 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
     if (fd < 0)
       return Unexpected(fsutil::ioError("cannot create", out, errno));
     uint64_t written = 0;
-    Status copied = copyData(reader, fd, name, out, declared, fileHash, written,
-                             progress, totalDone);
+    Status copied =
+        copyData(reader, fd, name, out, declared, fileHash, written, progress,
+                 totalDone, writeBudget(reader.fileSize(), limits));
     ::close(fd);
     if (!copied)
       return Unexpected(copied.error());
@@ -677,13 +701,16 @@ Expected<uint64_t> extractFiles(const std::string &archivePath,
     }
     ++files;
     uint64_t declared = static_cast<uint64_t>(archive_entry_size(entry));
-    total += declared;
-    if (total > limits.maxUnpackedBytes)
-      return Unexpected(Error(ErrorCode::Invalid,
-                              "the archive unpacks to more than " +
-                                  std::to_string(limits.maxUnpackedBytes) +
-                                  " bytes",
-                              Location{archivePath, 0, 0, "", "", name}));
+    if (__builtin_add_overflow(total, declared, &total) ||
+        total > writeBudget(reader.fileSize(), limits))
+      return Unexpected(Error(
+          ErrorCode::Invalid,
+          "the archive unpacks to more than " +
+              std::to_string(writeBudget(reader.fileSize(), limits)) +
+              " bytes (" + std::to_string(reader.fileSize()) +
+              " bytes compressed), past the size or compression-ratio limit",
+          Location{archivePath, 0, 0, "", "", name},
+          "this may be a decompression bomb"));
     size_t lastSlash = name.rfind('/');
     if (lastSlash != std::string::npos)
       if (Status s =
@@ -695,8 +722,8 @@ Expected<uint64_t> extractFiles(const std::string &archivePath,
     if (fd < 0)
       return Unexpected(fsutil::ioError("cannot create", out, errno));
     uint64_t written = 0;
-    Status copied =
-        copyData(reader, fd, name, out, declared, hash, written, {}, totalDone);
+    Status copied = copyData(reader, fd, name, out, declared, hash, written,
+                             {}, totalDone, writeBudget(reader.fileSize(), limits));
     ::close(fd);
     if (!copied)
       return Unexpected(copied.error());

@@ -400,6 +400,14 @@ Expected<PackResult> packDirectory(const std::string &dir,
               return a.path < b.path;
             });
   members[1].content = serializeRecord(record);
+  // Never make a package that install would refuse.
+  if (std::string over = packageLimitProblem(record, members[1].content.size());
+      !over.empty()) {
+    cleanup();
+    return makeError(ErrorCode::Invalid, "cannot pack: " + over,
+                     Location{dir, 0, 0, "", m.name, ""},
+                     "split the package, or leave files out of it");
+  }
 
   std::string outDir = options.outputDir.empty() ? "." : options.outputDir;
   if (Status s = fsutil::makeDirs(outDir); !s) {

@@ -131,7 +131,7 @@ def c_dotdot_deep(d):
 
 def c_dotdot_listed(d):
     return forge(d / "a.ireepkg", [file("../x", "pwned")]), [
-        "member '.ireepkg/RECORD.json': lists \"../x\", a path that leaves the package ('..')"], []
+        "member '.ireepkg/RECORD.json': /files/0/path: lists \"../x\", a path that leaves the package ('..')"], []
 
 
 def c_dot_segment(d):
@@ -279,14 +279,15 @@ def c_case_unicode(d):
     # Ä and ä are one name on APFS, HFS+ and NTFS. Member paths are portable
     # ASCII, so the first of them is already refused.
     return forge(d / "a.ireepkg", [file("data/\u00c4.txt", "a"), file("data/\u00e4.txt", "b")]), [
-        "member '.ireepkg/RECORD.json': lists \"data/\u00c4.txt\", a path with a non-ASCII character"], []
+        # Quoted escaped: a message never carries raw bytes of an archive.
+        "member '.ireepkg/RECORD.json': /files/0/path: lists \"data/\\xc3\\x84.txt\", a path with a non-ASCII character"], []
 
 
 def c_normalization(d):
     # NFC and NFD spellings of é are one name on APFS and HFS+; neither is
     # portable ASCII.
     return forge(d / "a.ireepkg", [file("data/\u00e9.txt", "a"), file("data/e\u0301.txt", "b")]), [
-        "member '.ireepkg/RECORD.json': lists \"data/e\u0301.txt\", a path with a non-ASCII character"], []
+        "member '.ireepkg/RECORD.json': /files/0/path: lists \"data/e\\xcc\\x81.txt\", a path with a non-ASCII character"], []
 
 
 def c_file_under_file(d):
@@ -374,24 +375,83 @@ def c_record_not_json(d):
 def c_record_duplicate(d):
     return forge(d / "a.ireepkg", [OK_TXT], record=lambda r: {
         **r, "files": r["files"] + [r["files"][-1]]}), [
-        "member '.ireepkg/RECORD.json': lists \"ireeplugin.json\" twice"], []
+        "member '.ireepkg/RECORD.json': /files/2/path: lists \"ireeplugin.json\" twice"], []
 
 
 def c_record_unsorted(d):
     return forge(d / "a.ireepkg", [OK_TXT], record=lambda r: {
         **r, "files": list(reversed(r["files"]))}), [
-        "member '.ireepkg/RECORD.json': is not sorted by path"], []
+        "member '.ireepkg/RECORD.json': /files/1/path: is not sorted by path"], []
 
 
 def c_record_bad_hash(d):
     return forge(d / "a.ireepkg", [OK_TXT], record=edit_entry("data/a.txt", sha256="0" * 63)), [
-        "member '.ireepkg/RECORD.json': has a malformed hash for \"data/a.txt\""], []
+        "member '.ireepkg/RECORD.json': /files/0/sha256: has a malformed hash for \"data/a.txt\""], []
 
 
 def c_record_newer(d):
     return forge(d / "a.ireepkg", [OK_TXT], record=lambda r: {**r, "schema_version": 2}), [
-        "member '.ireepkg/RECORD.json': schema_version 2 is newer than this ireepkg "
+        "member '.ireepkg/RECORD.json': /schema_version: schema_version 2 is newer than this ireepkg "
         "understands"], []
+
+
+def c_record_deep(d):
+    # About 150,000 levels once crashed install and info (stack overflow
+    # while printing the malformed entry).
+    depth = 150_000
+    raw = (b'{"schema_version": 1, "files": [' + b"[" * depth + b"]" * depth + b"]}")
+    return forge(d / "a.ireepkg", [OK_TXT], record=raw), [
+        "member '.ireepkg/RECORD.json': is not valid JSON: ",
+        "JSON nesting is deeper than 8 levels"], []
+
+
+def c_record_duplicate_key(d):
+    def dup(r):
+        text = json.dumps(r)
+        # The manifest's entry says its size twice: the second would win.
+        return text.replace('"size": ', '"size": 1, "size": ', 1).encode()
+    return forge(d / "a.ireepkg", [OK_TXT], record=dup), [
+        "member '.ireepkg/RECORD.json': is not valid JSON: ",
+        'duplicate key "size"'], []
+
+
+def c_record_executable_not_bool(d):
+    return forge(d / "a.ireepkg", [OK_TXT],
+                 record=edit_entry("data/a.txt", executable="yes")), [
+        "member '.ireepkg/RECORD.json': /files/0/executable: has an \"executable\" "
+        "that is a string, not true or false"], []
+
+
+def c_record_sizes_wrap(d):
+    # 6 GiB plus (2^64 - 6 GiB + 100) wraps to 100 bytes in 64 bits: it
+    # once passed the 4 GiB and ratio limits and extraction wrote until the
+    # disk was full.
+    six = 6 << 30
+    def wrap(r):
+        files = r["files"] + [
+            {"path": "data/z1", "sha256": "0" * 64, "size": six},
+            {"path": "data/z2", "sha256": "0" * 64, "size": 2**64 - six + 100}]
+        return {**r, "files": sorted(files, key=lambda e: e["path"])}
+    return forge(d / "a.ireepkg", [OK_TXT], record=wrap), [
+        "member '.ireepkg/RECORD.json': /files/2/size: lists sizes that add up to "
+        "more than 2^64 bytes"], []
+
+
+def c_windows_trailing_dot(d):
+    return forge(d / "a.ireepkg", [OK_TXT, file("data/x.", "x")]), [
+        "lists \"data/x.\", a path with a name ending in '.', which Windows "
+        "does not keep"], []
+
+
+def c_windows_device(d):
+    return forge(d / "a.ireepkg", [OK_TXT, file("data/nul.txt", "x")]), [
+        "lists \"data/nul.txt\", a path with the name \"nul.txt\", which "
+        "Windows reserves for a device"], []
+
+
+def c_windows_device_dir(d):
+    return forge(d / "a.ireepkg", [OK_TXT, file("CON/x", "x")]), [
+        "a path with the name \"CON\", which Windows reserves for a device"], []
 
 
 NOT_ARCHIVE = "not an ireepkg archive (a zstd-compressed tar): "
@@ -477,6 +537,13 @@ CASES = {
     "record-unsorted": c_record_unsorted,
     "record-malformed-hash": c_record_bad_hash,
     "record-newer-schema": c_record_newer,
+    "record-nested-150000-deep": c_record_deep,
+    "record-duplicate-key": c_record_duplicate_key,
+    "record-executable-not-boolean": c_record_executable_not_bool,
+    "record-sizes-wrap-around": c_record_sizes_wrap,
+    "windows-trailing-dot": c_windows_trailing_dot,
+    "windows-device-name": c_windows_device,
+    "windows-device-directory": c_windows_device_dir,
     "gzip-tar": c_gzip,
     "plain-tar": c_plain_tar,
     "random-bytes": c_random,
@@ -609,6 +676,27 @@ def test_directory_members_are_accepted(env):
     assert (d / "deep/er/f").read_text() == "f"
     v = run("verify", "--prefix", env.prefix, env=env.env)
     assert v.code == 0, v
+
+
+def test_explicit_metadata_directory_member_is_accepted(env):
+    """Tools that write every directory (GNU tar, Python's tarfile) add a
+    `.ireepkg/` member; it is the directory extraction makes anyway."""
+    archive = forge(env.root / "ok.ireepkg", [Member(".ireepkg", type="dir"), OK_TXT])
+    r = env.install(archive)
+    assert r.code == 0, r
+    assert (installed(env) / "data/a.txt").read_bytes() == OK_TXT.data
+    assert run("verify", "--prefix", env.prefix, env=env.env).code == 0
+
+
+def test_info_on_hostile_records_is_an_error_not_a_crash(env):
+    """`info <archive>` reads the same head as install."""
+    for case in (c_record_deep, c_record_sizes_wrap):
+        d = env.root / case.__name__
+        d.mkdir()
+        archive, expected, _ = case(d)
+        r = run("info", archive, env=env.env)
+        assert r.code == 1, r
+        assert_mentions(r.err, expected)
 
 
 def test_executable_bit_is_kept_and_files_are_read_only(env):

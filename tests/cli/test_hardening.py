@@ -1,0 +1,72 @@
+"""Regression tests built from the shapes of hostile inputs that once got
+through: limits that pack and install must agree on, archives checked by
+`manifest check`, a package cache whose blobs were changed behind its back,
+downloads that never end, and privileged copies of ireepkg that must not
+trust their caller's environment. (Hostile archives refused by install are
+in test_archive_safety.py.)"""
+import json
+import os
+import pathlib
+
+import pytest
+
+from archive_forge import MANIFEST, Member, file, forge
+from conftest import run
+
+
+def many_files_package(root: pathlib.Path, count: int) -> pathlib.Path:
+    d = root / "many"
+    (d / "data").mkdir(parents=True)
+    (d / "ireeplugin.json").write_text(json.dumps(
+        {"schema_version": 1, "name": "many", "version": "1.0.0",
+         "summary": "a package of many empty files"}) + "\n")
+    for i in range(count):
+        sub = d / "data" / f"{i // 1000:03d}"
+        if i % 1000 == 0:
+            sub.mkdir()
+        (sub / f"f{i:06d}").touch()
+    return d
+
+
+def test_pack_and_install_agree_on_60001_files(tmp_path):
+    """pack once made a package of 60,001 empty files that install refused
+    (its RECORD was over a 4 MiB limit of install's own); the member limit
+    both document is 100,000."""
+    d = many_files_package(tmp_path, 60_001)
+    r = run("pack", d, "-o", tmp_path / "out", "--json")
+    assert r.code == 0, r.err
+    archive = json.loads(r.out)["archive"]
+    r = run("install", "--prefix", tmp_path / "p", archive)
+    assert r.code == 0, r.err
+    assert r.out.startswith("installed many 1.0.0\n")
+    assert run("verify", "--prefix", tmp_path / "p", "many").code == 0
+
+
+def test_pack_refuses_what_install_would_refuse(tmp_path):
+    d = many_files_package(tmp_path, 100_000)  # + the manifest + RECORD
+    r = run("pack", d, "-o", tmp_path / "out")
+    assert r.code == 1
+    assert ("ireepkg: error: " + str(d) + ": package 'many': cannot pack: it has "
+            "100002 members, more than the limit of 100000") in r.err, r.err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_manifest_check_reads_the_manifest_inside_an_archive(tmp_path):
+    good = forge(tmp_path / "good.ireepkg", [file("data/a.txt", "a")])
+    r = run("manifest", "check", good)
+    assert (r.code, r.err) == (0, "checked 1 file: valid\n")
+    # Strict, as pack is: an unknown field is an error, with its place.
+    bad = forge(tmp_path / "bad.ireepkg", [file("data/a.txt", "a")],
+                manifest={**MANIFEST, "bogus": 1})
+    r = run("manifest", "check", bad)
+    assert r.code == 1
+    assert f"{bad}:ireeplugin.json:" in r.err and "bogus" in r.err, r.err
+    assert r.err.endswith("checked 1 file: 1 invalid, 1 error(s), 0 warning(s)\n")
+    # The archive's own rules come first.
+    evil = forge(tmp_path / "evil.ireepkg", [file("data/CON", "x")])
+    r = run("manifest", "check", evil, "--json")
+    assert r.code == 1
+    report = json.loads(r.out)
+    [d] = report["files"][0]["diagnostics"]
+    assert d["message"].endswith("lists \"data/CON\", a path with the name "
+                                 "\"CON\", which Windows reserves for a device")
