@@ -593,8 +593,11 @@ const std::vector<Command> &commandTable() {
           "resolve every declared import, unload) and reports crashes, "
           "version or sanitizer mismatches, and any difference between the "
           "manifest's imports and what the library really resolves. A "
-          "crashing plugin cannot crash doctor. Exit status 1 if any plugin "
-          "has a problem.",
+          "crashing plugin cannot crash doctor. Then checks every compiler "
+          "plugin: MLIR pass and dialect plugins loaded into mlir-opt-22 "
+          "(which only warns about a plugin it cannot load), iree-static ids "
+          "against `iree-compile --iree-list-plugins`, iree-dynamic libraries "
+          "loaded by iree-compile. Exit status 1 if any plugin has a problem.",
           {kPrefix, kJson},
           {"ireepkg doctor", "ireepkg doctor --json"},
           0,

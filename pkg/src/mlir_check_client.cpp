@@ -1,9 +1,10 @@
 //===- mlir_check_client.cpp - Running ireepkg-mlir-check -----------------===//
 //
-// ireepkg checks hook pipelines with MLIR's own parser through the
-// `ireepkg-mlir-check` tool (compiler_integration/tools/mlir_check.cpp), run
-// as a child process: ireepkg links no MLIR, and a pass plugin that crashes
-// cannot take it down. This file turns pipelines into the tool's request
+// ireepkg loads MLIR pass and dialect plugins, and checks hook pipelines
+// with MLIR's own parser, through the `ireepkg-mlir-check` tool
+// (compiler_integration/tools/mlir_check.cpp), run as a child process:
+// ireepkg links no MLIR, and a plugin that crashes cannot take it down.
+// This file turns plugins and pipelines into the tool's request
 // (with ireepkg's own parse of each pipeline, which knows where every pass
 // and option is written), runs the tool (see child_process.h) with a
 // time limit, and reads its report back into diagnostics that point at the
