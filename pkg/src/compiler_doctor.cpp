@@ -239,7 +239,8 @@ checkCompilerPlugins(const std::vector<DoctorPackage> &packages,
     if (!ended.empty())
       c.problems.push_back("with it loaded, " + ended);
     else if (!ignoredLine.empty())
-      c.problems.push_back(tool + " does not load it and goes on without it (\"" +
+      c.problems.push_back(tool +
+                           " does not load it and goes on without it (\"" +
                            ignoredLine + "\")" +
                            (reason.empty() ? "" : ": " + reason));
     else if (!reason.empty())
@@ -262,8 +263,9 @@ checkCompilerPlugins(const std::vector<DoctorPackage> &packages,
                           tools.timeoutSeconds, why);
       if (!r)
         listProblem = why;
-      else if (std::string ended = abnormalEnd(
-                   *r, "iree-compile --iree-list-plugins", tools.timeoutSeconds);
+      else if (std::string ended =
+                   abnormalEnd(*r, "iree-compile --iree-list-plugins",
+                               tools.timeoutSeconds);
                !ended.empty())
         listProblem = ended;
       else
@@ -303,10 +305,12 @@ checkCompilerPlugins(const std::vector<DoctorPackage> &packages,
       caps = probed ? *probed : CompilerCapabilities{};
     }
     if (!caps->loadsPlugins) {
-      c.problems.push_back(
-          "iree-compile" +
-          (caps->version.empty() ? std::string() : " (IREE " + caps->version + ")") +
-          " cannot load plugins: it has no --iree-load-plugin flag");
+      std::string which = caps->version.empty()
+                              ? std::string()
+                              : " (IREE " + caps->version + ")";
+      c.problems.push_back("iree-compile" + which +
+                           " cannot load plugins: it has no --iree-load-plugin "
+                           "flag");
       continue;
     }
     std::string load = "--iree-load-plugin=" +
@@ -319,7 +323,8 @@ checkCompilerPlugins(const std::vector<DoctorPackage> &packages,
       c.problems.push_back("could not be checked: " + why);
       continue;
     }
-    if (std::string ended = abnormalEnd(*r, "iree-compile", tools.timeoutSeconds);
+    if (std::string ended =
+            abnormalEnd(*r, "iree-compile", tools.timeoutSeconds);
         !ended.empty()) {
       c.problems.push_back("the compiler does not load it: " + ended);
       continue;

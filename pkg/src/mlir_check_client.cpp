@@ -505,17 +505,12 @@ checkPipelinesWithMlir(const std::vector<PipelineSource> &pipelines,
           pipelines.empty() ? plugins.front().where : pipelines.front().where;
       where.line = where.column = 0;
       where.pointer.clear();
-      diags.warning(where,
-                    (pipelines.empty()
-                         ? std::string("MLIR plugins were not load-checked: ")
-                     : pluginsToCheck
-                         ? std::string("pass pipelines were checked for "
-                                       "syntax only and MLIR plugins were "
-                                       "not load-checked: ")
-                         : std::string(
-                               "pass pipelines were checked for syntax only: ")) +
-                        checker->skipped,
-                    checker->hint);
+      std::string what =
+          pipelines.empty() ? "MLIR plugins were not load-checked: "
+          : pluginsToCheck  ? "pass pipelines were checked for syntax only "
+                              "and MLIR plugins were not load-checked: "
+                            : "pass pipelines were checked for syntax only: ";
+      diags.warning(where, what + checker->skipped, checker->hint);
     }
     return syntaxOnly(checker->skipped);
   }

@@ -525,6 +525,24 @@ def test_an_entry_point_mlir_tools_never_look_up_is_refused(tmp_path, kind, entr
         f"{ENTRY[kind]} from the library"]
 
 
+@needs_clang
+def test_without_the_checker_plugins_are_not_load_checked(tmp_path):
+    d = tmp_path / "good-1.0.0"
+    lib = c_plugin(d, "good", "dialect", api=999)
+    plugin_package(tmp_path, "good", lib, "dialect")
+    alone = tmp_path / "bin"
+    alone.mkdir()
+    shutil.copy(BUILD / "bin" / "ireepkg", alone / "ireepkg")
+    env = {k: v for k, v in os.environ.items() if k != "IREEPKG_MLIR_CHECK"}
+    env["IREEPKG_INSPECT"] = str(BUILD / "bin" / "ireepkg-inspect")
+    proc = subprocess.run([alone / "ireepkg", "pack", d, "-o", tmp_path / "out"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[0] == (
+        f"ireepkg: warning: {d / 'ireeplugin.json'}: package 'good': MLIR plugins were not "
+        f"load-checked: ireepkg-mlir-check was not found in {alone}/")
+
+
 @needs_tag_plugin
 def test_the_example_dialect_plugin_loads_at_pack(tmp_path):
     check = packed(EXAMPLES / "mlir-dialect", tmp_path / "out")["pipeline_check"]
