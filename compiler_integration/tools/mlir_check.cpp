@@ -1,16 +1,20 @@
-//===- mlir_check.cpp - ireepkg-mlir-check: pipelines against MLIR --------===//
+//===- mlir_check.cpp - ireepkg-mlir-check: plugins and pipelines ---------===//
 //
-// ireepkg-mlir-check checks MLIR textual pass pipelines (the pipelines of a
-// package's preprocessing, mlir-pipeline and executable-preprocessing hooks)
-// with MLIR's own pass pipeline parser, against the passes MLIR registers
-// (mlir::registerAllPasses) and those of the MLIR pass plugins it loads
-// (mlir::PassPlugin::load, as `mlir-opt --load-pass-plugin` does).
+// ireepkg-mlir-check loads MLIR pass and dialect plugins the way MLIR's tools
+// do (`mlir-opt --load-pass-plugin` / `--load-dialect-plugin`), and checks
+// MLIR textual pass pipelines (the pipelines of a package's preprocessing,
+// mlir-pipeline and executable-preprocessing hooks) with MLIR's own pass
+// pipeline parser, against the passes MLIR registers
+// (mlir::registerAllPasses) and those of the plugins it loaded.
 //
-// ireepkg runs it as a child process from `pack` and `install`, so that the
-// ireepkg binary links no LLVM or MLIR. It reads one JSON request (stdin, or
-// the file named on the command line) and prints one JSON report on stdout:
+// ireepkg runs it as a child process from `pack`, `install` and `doctor`, so
+// that the ireepkg binary links no LLVM or MLIR. It reads one JSON request
+// (stdin, or the file named on the command line) and prints one JSON report
+// on stdout:
 //
-//   request {"plugins": ["/abs/libpasses.so", ...],
+//   request {"plugins": ["/abs/libpasses.so",
+//                        {"path": "/abs/libdialect.so", "kind": "dialect"},
+//                        ...],
 //            "fragments": [{"anchor": "builtin.module",
 //                           "text":
 //                           "func.func(cse),canonicalize{max-iterations=3}",
@@ -21,12 +25,21 @@
 //            "step_timeout_ms": 30000}
 //
 //   report  {"mlir_version": "22.1.8",
-//            "plugins": [{"path": ..., "loaded": true, "name": ...,
-//                         "version": ..., "passes": [...]}
-//                        | {"path": ..., "loaded": false, "error": ...}],
+//            "plugins": [{"path": ..., "kind": "pass", "loaded": true,
+//                         "api_version": 1, "name": ..., "version": ...,
+//                         "passes": [...], "dialects": [...] (dialect)}
+//                        | {"path": ..., "kind": ..., "loaded": false,
+//                           "error": ...}],
 //            "fragments": [{"passes": [{"known": true, "errors": [...]}, ...],
 //                           "unknown": [...], "suggestions": {...},
 //                           "errors": [...]}]}
+//
+// A plugin (a path: a pass plugin; or {"path", "kind": "pass"|"dialect"})
+// is loaded with MLIR's checks (see loadPlugin): the library opens against
+// the libMLIR this tool links (the one mlir-opt-22 uses), it exports
+// mlirGetPassPluginInfo / mlirGetDialectPluginInfo, the entry point returns
+// MLIR_PLUGIN_API_VERSION and a non-null callback; then the callback runs
+// (a dialect plugin's dialects are loaded into a context).
 //
 // A fragment's `text` is parsed into an OpPassManager anchored on `anchor`
 // ("any" for an op-agnostic one) with explicit nesting: exactly what MLIR
@@ -52,7 +65,11 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -247,8 +264,15 @@ struct Fragment {
   std::vector<PassRef> passes;
 };
 
+/// One MLIR plugin library to load, as mlir-opt's --load-pass-plugin or
+/// --load-dialect-plugin would.
+struct PluginRef {
+  std::string path;
+  bool dialect = false;
+};
+
 struct Request {
-  std::vector<std::string> plugins;
+  std::vector<PluginRef> plugins;
   std::vector<Fragment> fragments;
   int64_t stepTimeoutMs = kDefaultStepTimeoutMs;
 };
@@ -275,9 +299,22 @@ std::string parseRequest(const std::string &text, Request &out) {
       return "/plugins: must be an array of paths";
     for (size_t i = 0; i < it->size(); ++i) {
       const json &p = (*it)[i];
-      if (!p.is_string() || p.get<std::string>().empty())
-        return "/plugins/" + std::to_string(i) + ": must be a path";
-      out.plugins.push_back(p.get<std::string>());
+      std::string at = "/plugins/" + std::to_string(i);
+      PluginRef ref;
+      if (p.is_object()) {
+        if (!str(p, "path", ref.path, true) || ref.path.empty())
+          return at + "/path: must be a path";
+        std::string kind = "pass";
+        if (!str(p, "kind", kind, false) ||
+            (kind != "pass" && kind != "dialect"))
+          return at + "/kind: must be \"pass\" or \"dialect\"";
+        ref.dialect = kind == "dialect";
+      } else if (p.is_string() && !p.get<std::string>().empty()) {
+        ref.path = p.get<std::string>();
+      } else {
+        return at + ": must be a path";
+      }
+      out.plugins.push_back(std::move(ref));
     }
   }
   if (auto it = doc.find("step_timeout_ms"); it != doc.end()) {
@@ -679,6 +716,104 @@ json checkFragment(const Fragment &frag, size_t index,
   return result;
 }
 
+/// The entry point MLIR's tools look up in a plugin of this kind.
+const char *entryPointOf(const PluginRef &ref) {
+  return ref.dialect ? "mlirGetDialectPluginInfo" : "mlirGetPassPluginInfo";
+}
+
+/// Loads one plugin the way mlir-opt's --load-pass-plugin and
+/// --load-dialect-plugin do (mlir::PassPlugin::load, DialectPlugin::load:
+/// the library opened for good with RTLD_GLOBAL, its entry point called,
+/// the API version compared with MLIR_PLUGIN_API_VERSION, the callback
+/// required), then calls its callback: a pass plugin registers its passes,
+/// a dialect plugin fills a DialectRegistry, whose dialects are then loaded
+/// into a context. The checks are MLIR's own, but the messages are whole
+/// (MLIR's "entry point not found" message ends in the middle of a quote).
+/// `names` (the registered passes) is updated.
+json loadPlugin(const PluginRef &ref, std::vector<std::string> &names) {
+  json result = {{"path", ref.path},
+                 {"kind", ref.dialect ? "dialect" : "pass"},
+                 {"loaded", false}};
+  const char *entry = entryPointOf(ref);
+  std::string error;
+  llvm::sys::DynamicLibrary library =
+      llvm::sys::DynamicLibrary::getPermanentLibrary(ref.path.c_str(), &error);
+  if (!library.isValid()) {
+    result["error"] = "the library cannot be opened: " + error;
+    return result;
+  }
+  void *address = library.getAddressOfSymbol(entry);
+  if (!address) {
+    result["error"] = std::string("the library does not export ") + entry +
+                      ", the entry point MLIR tools look up in " +
+                      (ref.dialect ? "a dialect" : "a pass") + " plugin";
+    return result;
+  }
+  uint32_t apiVersion = 0;
+  const char *name = nullptr, *version = nullptr;
+  bool hasCallback = false;
+  mlir::PassPluginLibraryInfo passInfo{};
+  mlir::DialectPluginLibraryInfo dialectInfo{};
+  if (ref.dialect) {
+    dialectInfo =
+        reinterpret_cast<decltype(&mlirGetDialectPluginInfo)>(address)();
+    apiVersion = dialectInfo.apiVersion;
+    name = dialectInfo.pluginName;
+    version = dialectInfo.pluginVersion;
+    hasCallback = dialectInfo.registerDialectRegistryCallbacks != nullptr;
+  } else {
+    passInfo = reinterpret_cast<decltype(&mlirGetPassPluginInfo)>(address)();
+    apiVersion = passInfo.apiVersion;
+    name = passInfo.pluginName;
+    version = passInfo.pluginVersion;
+    hasCallback = passInfo.registerPassRegistryCallbacks != nullptr;
+  }
+  result["api_version"] = apiVersion;
+  if (apiVersion != MLIR_PLUGIN_API_VERSION) {
+    result["error"] = std::string(entry) + " returned plugin API version " +
+                      std::to_string(apiVersion) + ", but MLIR " +
+                      LLVM_VERSION_STRING + " supports only version " +
+                      std::to_string(MLIR_PLUGIN_API_VERSION) +
+                      " (MLIR_PLUGIN_API_VERSION)";
+    return result;
+  }
+  if (!hasCallback) {
+    result["error"] = std::string(entry) + " returned a null " +
+                      (ref.dialect ? "registerDialectRegistryCallbacks"
+                                   : "registerPassRegistryCallbacks") +
+                      " callback";
+    return result;
+  }
+  json dialects = json::array();
+  if (ref.dialect) {
+    mlir::DialectRegistry registry;
+    std::set<std::string> before;
+    for (llvm::StringRef d : registry.getDialectNames())
+      before.insert(d.str()); // the builtin dialect
+    dialectInfo.registerDialectRegistryCallbacks(&registry);
+    for (llvm::StringRef d : registry.getDialectNames())
+      if (!before.count(d.str()))
+        dialects.push_back(d.str());
+    mlir::MLIRContext context(registry,
+                              mlir::MLIRContext::Threading::DISABLED);
+    context.loadAllAvailableDialects();
+  } else {
+    passInfo.registerPassRegistryCallbacks();
+  }
+  std::vector<std::string> after = registeredNames();
+  std::vector<std::string> added;
+  std::set_difference(after.begin(), after.end(), names.begin(), names.end(),
+                      std::back_inserter(added));
+  names = std::move(after);
+  result["loaded"] = true;
+  result["name"] = name ? name : "";
+  result["version"] = version ? version : "";
+  result["passes"] = added;
+  if (ref.dialect)
+    result["dialects"] = dialects;
+  return result;
+}
+
 struct Plan {
   std::vector<bool> skipPlugin;
   size_t firstFragment = 0;
@@ -714,26 +849,7 @@ struct Plan {
       namesKnown = true;
     }
     emit({{"event", "begin"}, {"plugin", i}});
-    json result = {{"path", req.plugins[i]}};
-    std::string printed;
-    llvm::Expected<mlir::PassPlugin> plugin =
-        mlir::PassPlugin::load(req.plugins[i]);
-    if (!plugin) {
-      result["loaded"] = false;
-      result["error"] = llvm::toString(plugin.takeError());
-    } else {
-      printed = capture(STDERR_FILENO,
-                        [&] { plugin->registerPassRegistryCallbacks(); });
-      std::vector<std::string> after = registeredNames();
-      std::vector<std::string> added;
-      std::set_difference(after.begin(), after.end(), names.begin(),
-                          names.end(), std::back_inserter(added));
-      names = std::move(after);
-      result["loaded"] = true;
-      result["name"] = plugin->getPluginName().str();
-      result["version"] = plugin->getPluginVersion().str();
-      result["passes"] = added;
-    }
+    json result = loadPlugin(req.plugins[i], names);
     emit({{"event", "plugin"}, {"index", i}, {"result", result}});
   }
 
@@ -981,7 +1097,8 @@ private:
       return false;
     case Step::Kind::Plugin: {
       size_t i = r.step.index;
-      plugins_[i] = {{"path", req_.plugins[i]},
+      plugins_[i] = {{"path", req_.plugins[i].path},
+                     {"kind", req_.plugins[i].dialect ? "dialect" : "pass"},
                      {"loaded", false},
                      {"error", "while it was loaded, the plugin " + how}};
       plan_.skipPlugin[i] = true;
@@ -999,7 +1116,7 @@ private:
         std::string message = "while adding pass " + inQuotes(name);
         if (auto p = pluginOf(name))
           message +=
-              " (registered by plugin " + inQuotes(req_.plugins[*p]) + ")";
+              " (registered by plugin " + inQuotes(req_.plugins[*p].path) + ")";
         message += ", MLIR's pass pipeline parser " + how;
         json error = {{"message", message}};
         // A registered pipeline that adds a pass where it cannot run stops
@@ -1034,7 +1151,10 @@ private:
     json plugins = json::array();
     for (size_t i = 0; i < plugins_.size(); ++i)
       plugins.push_back(plugins_[i].is_null()
-                            ? json{{"path", req_.plugins[i]},
+                            ? json{{"path", req_.plugins[i].path},
+                                   {"kind", req_.plugins[i].dialect
+                                                ? "dialect"
+                                                : "pass"},
                                    {"loaded", false},
                                    {"error", "was not loaded"}}
                             : plugins_[i]);

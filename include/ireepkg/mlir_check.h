@@ -1,6 +1,7 @@
 //===- ireepkg/mlir_check.h - Pass pipelines checked by MLIR ---*- C++ -*-===//
 //
-// The full check of hook pipelines (preprocessing, mlir-pipeline and
+// The load check of MLIR pass and dialect plugins, and the full check of
+// hook pipelines (preprocessing, mlir-pipeline and
 // executable-preprocessing), after the syntax check of ireepkg/pipeline.h:
 // every pass that MLIR knows, from MLIR itself (mlir::registerAllPasses) or
 // from an MLIR pass plugin that is loaded, is parsed by MLIR's own pass
@@ -43,7 +44,8 @@ struct PipelineSource {
   Location where;
 };
 
-/// An MLIR pass plugin library to load before checking.
+/// An MLIR pass or dialect plugin library to load (and so check) before the
+/// pipelines are checked.
 struct PassPluginSource {
   std::string path;  ///< absolute
   std::string label; ///< as messages name it (the manifest's path)
@@ -51,6 +53,9 @@ struct PassPluginSource {
   /// It belongs to a package being checked: a plugin that cannot be loaded
   /// is an error (otherwise a warning).
   bool checked = false;
+  /// An mlir-dialect-plugin (mlirGetDialectPluginInfo) rather than an
+  /// mlir-pass-plugin (mlirGetPassPluginInfo).
+  bool dialect = false;
 };
 
 /// What became of one pipeline.
@@ -68,9 +73,11 @@ struct PipelineCheck {
 /// What became of one plugin library.
 struct PassPluginLoad {
   std::string path;
+  bool dialect = false; ///< a dialect plugin (else a pass plugin)
   bool loaded = false;
-  std::string name, version;       ///< as the plugin says
-  std::vector<std::string> passes; ///< the passes and pipelines it added
+  std::string name, version;         ///< as the plugin says
+  std::vector<std::string> passes;   ///< the passes and pipelines it added
+  std::vector<std::string> dialects; ///< the dialects it registered
   std::string error;
 };
 
@@ -85,12 +92,15 @@ struct MlirCheckReport {
 
 nlohmann::json toJson(const MlirCheckReport &report);
 
-/// Checks `pipelines` (which passed the syntax check) with MLIR, after
-/// loading `plugins`. Every problem lands in `diags`: errors in pipelines
-/// (with the column in the pipeline text), plugins that cannot be loaded
-/// (errors or warnings, see PassPluginSource::checked), a missing checker
-/// (warning) and unknown passes close to a known name (warning). The Error
-/// is for when the checker itself fails.
+/// Loads `plugins` with MLIR's checks (each in the checker's worker: one
+/// that fails, crashes or hangs is that plugin's failure), then checks
+/// `pipelines` (which passed the syntax check) with MLIR. Runs the checker
+/// when there is a pipeline or a `checked` plugin. Every problem lands in
+/// `diags`: errors in pipelines (with the column in the pipeline text),
+/// plugins that cannot be loaded (errors or warnings, see
+/// PassPluginSource::checked), a missing checker (warning) and unknown
+/// passes close to a known name (warning). The Error is for when the
+/// checker itself fails.
 Expected<MlirCheckReport>
 checkPipelinesWithMlir(const std::vector<PipelineSource> &pipelines,
                        const std::vector<PassPluginSource> &plugins,
@@ -122,8 +132,10 @@ struct PipelineCheckPackage {
 };
 
 /// Checks the pipelines of the packages marked `check`, with the MLIR pass
-/// plugins of all `packages` (in order) for `platform` loaded when
-/// `loadPlugins` and `platform` is the host's.
+/// and dialect plugins of all `packages` (in order) for `platform` loaded
+/// when `loadPlugins` and `platform` is the host's. Every MLIR plugin of a
+/// package marked `check` is load-checked, whether or not there are
+/// pipelines; the other packages' plugins are loaded only for pipelines.
 Expected<MlirCheckReport>
 checkPackagePipelines(const std::vector<PipelineCheckPackage> &packages,
                       const Platform &platform, bool loadPlugins,

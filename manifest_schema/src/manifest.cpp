@@ -208,9 +208,25 @@ static void parseCompilerPlugin(Checker &checker, const json &value,
                               platformKeyProblem);
     if (auto ep = r.string("entry_point")) {
       out.entryPoint = *ep;
-      if (!isCIdentifier(*ep))
+      bool mlirKind = kindIndex &&
+                      (out.kind == CompilerPluginKind::MlirPassPlugin ||
+                       out.kind == CompilerPluginKind::MlirDialectPlugin);
+      if (!isCIdentifier(*ep)) {
         checker.error(r.child("entry_point"),
                       "\"" + *ep + "\" is not a C symbol name");
+      } else if (mlirKind && *ep != defaultEntryPoint(out.kind)) {
+        // MLIR's PassPlugin::load and DialectPlugin::load look up one fixed
+        // symbol; a library that exports another is skipped by the tool.
+        std::string expected(defaultEntryPoint(out.kind));
+        checker.error(r.child("entry_point"),
+                      "an " + std::string(compilerPluginKindName(out.kind)) +
+                          " must export \"" + expected + "\", the only entry "
+                          "point MLIR tools look up; \"" + *ep +
+                          "\" would never be called",
+                      "write \"entry_point\": \"" + expected +
+                          "\" (or leave it out) and export " + expected +
+                          " from the library");
+      }
     } else if (kindIndex) {
       out.entryPoint = std::string(defaultEntryPoint(out.kind));
     }

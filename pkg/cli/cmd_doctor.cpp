@@ -15,6 +15,11 @@
 // asked for the imports the OTHER plugins of its package declare, and for
 // one name no plugin declares (a plugin that resolves anything is wrong).
 //
+// 3. every installed compiler plugin (see pkg/src/compiler_doctor.h): MLIR
+//    plugins loaded into mlir-opt-22, iree-static ids against
+//    `iree-compile --iree-list-plugins`, iree-dynamic libraries loaded by
+//    iree-compile.
+//
 // Environment: IREEPKG_PROBE (the probe binary; default: beside this
 // executable), IREEPKG_DOCTOR_TIMEOUT (seconds per plugin, default 30).
 //
@@ -22,6 +27,7 @@
 #include "output.h"
 
 #include "../src/child_process.h"
+#include "../src/compiler_doctor.h"
 #include "../src/state.h"
 #include "ireepkg/fatelf.h"
 #include "ireepkg/platform.h"
@@ -35,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -587,6 +594,46 @@ std::string joinNames(const std::vector<std::string> &names) {
   return out;
 }
 
+json compilerCheckToJson(const CompilerPluginCheck &c) {
+  auto orNull = [](const std::string &s) {
+    return s.empty() ? json(nullptr) : json(s);
+  };
+  return {{"package", c.package},
+          {"version", c.version},
+          {"plugin", c.plugin},
+          {"kind", c.kind},
+          {"path", orNull(c.path)},
+          {"ok", c.problems.empty()},
+          {"skipped", orNull(c.skipped)},
+          {"checked_with", orNull(c.checkedWith)},
+          {"details", orNull(c.details)},
+          {"problems", c.problems}};
+}
+
+/// The compiler plugins' section of the text report ("" when there are
+/// none).
+std::string compilerChecksText(const std::vector<CompilerPluginCheck> &checks,
+                               const std::string &prefix,
+                               const Platform &platform) {
+  if (checks.empty())
+    return "";
+  std::string text =
+      "\nCompiler plugins in " + prefix + " (" + platform.str() + "):\n";
+  for (const CompilerPluginCheck &c : checks) {
+    std::string who =
+        c.package + " " + c.version + " " + c.plugin + " (" + c.kind + ")";
+    if (!c.problems.empty())
+      for (const std::string &problem : c.problems)
+        text += "FAIL  " + who + ": " + problem + "\n";
+    else if (!c.skipped.empty())
+      text += "skip  " + who + " — " + c.skipped + "\n";
+    else
+      text += "ok    " + who + " — checked with " + c.checkedWith +
+              (c.details.empty() ? "" : ": " + c.details) + "\n";
+  }
+  return text;
+}
+
 } // namespace
 
 int runDoctor(const Command &, const ParsedArgs &args) {
@@ -612,6 +659,8 @@ int runDoctor(const Command &, const ParsedArgs &args) {
   double timeout = pluginTimeout();
 
   std::vector<PluginCheck> checks;
+  std::deque<Manifest> manifests; // stable addresses for compilerPackages
+  std::vector<DoctorPackage> compilerPackages;
   for (const InstalledPackage &package : state->packages) {
     auto manifest = readInstalledManifest(prefix->path, package, reporter);
     if (!manifest) {
@@ -624,6 +673,9 @@ int runDoctor(const Command &, const ParsedArgs &args) {
       continue;
     }
     std::string dir = packageDir(prefix->path, package.name, package.version);
+    manifests.push_back(*manifest);
+    compilerPackages.push_back(
+        {package.name, package.version, dir, &manifests.back()});
     for (const RuntimePlugin &plugin : manifest->runtimePlugins) {
       PluginCheck c;
       c.package = package.name;
@@ -662,6 +714,13 @@ int runDoctor(const Command &, const ParsedArgs &args) {
     }
   }
 
+  CompilerDoctorTools compilerTools;
+  compilerTools.mlirOpt = findTool("mlir-opt-22").path;
+  compilerTools.ireeCompile = findTool("iree-compile").path;
+  compilerTools.timeoutSeconds = timeout;
+  std::vector<CompilerPluginCheck> compilerChecks =
+      checkCompilerPlugins(compilerPackages, platform, compilerTools);
+
   size_t failed = 0, skipped = 0;
   for (const PluginCheck &c : checks) {
     if (!c.problems.empty())
@@ -670,15 +729,25 @@ int runDoctor(const Command &, const ParsedArgs &args) {
       ++skipped;
   }
   bool ok = failed == 0;
+  for (const CompilerPluginCheck &c : compilerChecks)
+    ok = ok && c.problems.empty();
 
   if (jsonOutput) {
     json plugins = json::array();
     for (const PluginCheck &c : checks)
       plugins.push_back(checkToJson(c));
-    json out = {{"prefix", prefix->path},     {"platform", platform.str()},
-                {"host", host.str()},         {"probe_path", probe},
-                {"timeout_seconds", timeout}, {"tools", tools},
-                {"plugins", plugins},         {"ok", ok}};
+    json compiler = json::array();
+    for (const CompilerPluginCheck &c : compilerChecks)
+      compiler.push_back(compilerCheckToJson(c));
+    json out = {{"prefix", prefix->path},
+                {"platform", platform.str()},
+                {"host", host.str()},
+                {"probe_path", probe},
+                {"timeout_seconds", timeout},
+                {"tools", tools},
+                {"plugins", plugins},
+                {"compiler_plugins", compiler},
+                {"ok", ok}};
     std::printf("%s\n", dumpJson(out).c_str());
     return ok ? kExitOk : kExitFailure;
   }
@@ -736,6 +805,7 @@ int runDoctor(const Command &, const ParsedArgs &args) {
               "declare and for \"" +
               std::string(kUnknownImport) + "\".\n";
   }
+  text += compilerChecksText(compilerChecks, prefix->path, platform);
   std::fputs(text.c_str(), stdout);
   return ok ? kExitOk : kExitFailure;
 }

@@ -14,10 +14,9 @@
 
 namespace ireepkg::cli {
 
-namespace {
-
-/// POSIX-shell quoting: as is when safe, else '...' with ' as '"'"'.
-std::string shQuote(const std::string &s) {
+/// POSIX-shell quoting: as is when safe, else '...' with ' as '"'"'. Also
+/// what iree.runtime's split of IREE_PY_RUNTIME_FLAGS undoes (`exec`).
+std::string shellQuote(const std::string &s) {
   bool safe = !s.empty();
   for (char c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) ||
@@ -30,6 +29,10 @@ std::string shQuote(const std::string &s) {
     out += c == '\'' ? std::string("'\"'\"'") : std::string(1, c);
   return out + "'";
 }
+
+namespace {
+
+std::string shQuote(const std::string &s) { return shellQuote(s); }
 
 std::string fishQuote(const std::string &s) {
   std::string out = "'";

@@ -1,35 +1,125 @@
 //===- cmd_exec.cpp - `ireepkg exec` -------------------------------------===//
 //
-// Replaces itself with the tool, with the prefix's flagfile inserted before
-// the user's arguments (IREE flags given later win, so the user's own flags
-// still override what the prefix contributes).
+// Replaces itself with the tool, with the prefix's configuration given the
+// way the tool's kind takes it (see ireepkg/tool_kind.h), before the user's
+// arguments (IREE flags given later win, so the user's own flags still
+// override what the prefix contributes). The kind comes from --tool-kind,
+// else from probing the tool's --help.
+//
+// MLIR tools refuse --pass-pipeline given twice or together with individual
+// pass flags (--cse): when the user's arguments choose the passes, the
+// packages' --pass-pipeline is left out (with a note); their plugins are
+// still loaded.
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
+#include "../src/child_process.h"
 #include "ireepkg/compiler_config.h"
+#include "ireepkg/tool_kind.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace ireepkg::cli {
 
+std::string shellQuote(const std::string &s);
+
 namespace {
 
-/// Which flagfile a tool takes: runtime tools the runtime flags, IREE's
-/// compiler tools the compiler flags.
-enum class ToolKind { Runtime, Compiler, Mlir };
+constexpr double kHelpTimeoutSeconds = 20;
 
-ToolKind classify(const std::string &tool) {
-  std::string base = tool.substr(tool.rfind('/') + 1);
-  if (base.rfind("iree-compile", 0) == 0 || base.rfind("iree-opt", 0) == 0)
-    return ToolKind::Compiler;
-  if (base.rfind("mlir-opt", 0) == 0)
-    return ToolKind::Mlir;
-  return ToolKind::Runtime;
+/// "pass-pipeline" for "--pass-pipeline=x", "-pass-pipeline", ...; "" for
+/// arguments that are not options.
+std::string optionName(const std::string &arg) {
+  if (arg.size() < 2 || arg[0] != '-' || arg == "--")
+    return "";
+  std::string name = arg.substr(arg[1] == '-' ? 2 : 1);
+  return name.substr(0, name.find('='));
+}
+
+/// Options of MlirOptMain tools that are not passes, so that the tool's
+/// help need not be read for them.
+bool obviouslyNotAPass(const std::string &name) {
+  static const std::set<std::string> names = {
+      "o",
+      "split-input-file",
+      "verify-diagnostics",
+      "allow-unregistered-dialect",
+      "show-dialects",
+      "emit-bytecode",
+      "no-implicit-module",
+      "dump-pass-pipeline",
+      "verify-each",
+      "version",
+      "help"};
+  return names.count(name) || name.rfind("mlir-", 0) == 0 ||
+         name.rfind("load-", 0) == 0 || name.rfind("debug", 0) == 0;
+}
+
+/// The pass and pass pipeline flags an MlirOptMain tool lists in its help
+/// (the "Compiler passes to run" section).
+std::set<std::string> passFlagsOf(const std::string &tool) {
+  ChildOptions options;
+  options.argv = {tool, "--help"};
+  options.timeoutSeconds = kHelpTimeoutSeconds;
+  options.ownProcessGroup = true;
+  options.maxOut = options.maxErr = 16u << 20;
+  std::set<std::string> names;
+  auto r = runChild(options);
+  if (!r || r->spawnError || r->timedOut)
+    return names;
+  std::istringstream in(r->out);
+  bool inPasses = false;
+  for (std::string line; std::getline(in, line);) {
+    size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos)
+      continue;
+    if (line.find("Compiler passes to run") != std::string::npos) {
+      inPasses = true;
+      continue;
+    }
+    if (indent <= 2) {
+      inPasses = false;
+      continue;
+    }
+    // Passes and pipelines are indented by six, their options by eight.
+    if (inPasses && indent == 6 && line.compare(6, 2, "--") == 0) {
+      std::string rest = line.substr(8);
+      names.insert(rest.substr(0, rest.find_first_of(" =")));
+    }
+  }
+  return names;
+}
+
+/// The user's argument that chooses the passes an MLIR tool runs
+/// (--pass-pipeline, its alias -p, or a pass flag such as --cse), or "".
+std::string userPassArgument(const std::string &tool,
+                             const std::vector<std::string> &userArgs) {
+  std::vector<std::string> unknown;
+  for (const std::string &arg : userArgs) {
+    std::string name = optionName(arg);
+    if (name.empty())
+      continue;
+    if (name == "pass-pipeline" || name == "p")
+      return arg;
+    if (!obviouslyNotAPass(name))
+      unknown.push_back(arg);
+  }
+  if (unknown.empty())
+    return "";
+  std::set<std::string> passes = passFlagsOf(tool);
+  for (const std::string &arg : unknown)
+    if (passes.count(optionName(arg)))
+      return arg;
+  return "";
 }
 
 } // namespace
@@ -44,22 +134,33 @@ int runExec(const Command &, const ParsedArgs &args) {
                "e.g. ireepkg exec -- iree-run-module --module=m.vmfb ...");
     return kExitUsage;
   }
+  std::optional<ToolKind> explicitKind;
+  if (auto k = args.value("tool-kind")) {
+    explicitKind = parseToolKind(*k);
+    if (!explicitKind) {
+      printError("unknown tool kind '" + *k + "'" +
+                     didYouMean(*k, toolKindNames()),
+                 "tool kinds are runtime, compiler, mlir and python");
+      return kExitUsage;
+    }
+  }
   auto prefix = choosePrefix(args);
   if (!prefix)
     return kExitUsage;
-  const std::string &tool = args.passthrough[0];
-  ToolKind kind = classify(tool);
-  std::string flagfile = prefix->path + "/state/" +
-                         (kind == ToolKind::Compiler ? "compiler.flags"
-                                                     : "runtime.flags");
-  struct stat st;
-  if (::stat(flagfile.c_str(), &st) != 0) {
+  auto noPlugins = [&](const std::string &flagfile) {
     printError("no plugins are installed in " + prefix->path + " (" +
                    flagfile + " does not exist)",
                "install packages first, or choose another prefix with "
                "--prefix");
     return kExitFailure;
-  }
+  };
+  const std::string runtimeFlags = prefix->path + "/state/runtime.flags";
+  const std::string compilerFlags = prefix->path + "/state/compiler.flags";
+  struct stat st;
+  if (::stat(runtimeFlags.c_str(), &st) != 0 &&
+      ::stat(compilerFlags.c_str(), &st) != 0)
+    return noPlugins(runtimeFlags);
+  const std::string &tool = args.passthrough[0];
   std::string resolved = findTool(tool).path;
   if (resolved.empty()) {
     printError("cannot find '" + tool + "' on PATH" +
@@ -69,15 +170,43 @@ int runExec(const Command &, const ParsedArgs &args) {
                "iree-base-compiler) or activate their virtual environment");
     return kExitFailure;
   }
+  ToolKind kind;
+  if (explicitKind) {
+    kind = *explicitKind;
+  } else {
+    auto probed = probeToolKind(resolved);
+    if (!probed) {
+      printError(probed.error());
+      return kExitFailure;
+    }
+    kind = *probed;
+  }
+  const std::string &flagfile =
+      kind == ToolKind::Compiler ? compilerFlags : runtimeFlags;
+  if (::stat(flagfile.c_str(), &st) != 0)
+    return noPlugins(flagfile);
+  std::vector<std::string> userArgs(args.passthrough.begin() + 1,
+                                    args.passthrough.end());
   std::vector<std::string> argv = {tool};
   if (kind == ToolKind::Runtime) {
     argv.push_back("--flagfile=" + flagfile);
+  } else if (kind == ToolKind::Python) {
+    // iree.runtime reads IREE_PY_RUNTIME_FLAGS (shell-split) when imported.
+    std::ifstream in(flagfile);
+    std::string pyFlags;
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#')
+        pyFlags += (pyFlags.empty() ? "" : " ") + shellQuote(line);
+    ::setenv("IREE_PY_RUNTIME_FLAGS", pyFlags.c_str(), 1);
+    ::setenv("IREEPKG_PREFIX", prefix->path.c_str(), 1);
   } else {
     // Compiler tools: the configuration is checked (option values, hook
     // conflicts, what this compiler can load) before the compiler runs.
     CompilerConfigRequest request;
-    request.tool = kind == ToolKind::Mlir ? CompilerTool::MlirOpt
-                   : parseCompilerTool(tool).value_or(CompilerTool::IreeCompile);
+    request.tool =
+        kind == ToolKind::Mlir
+            ? CompilerTool::MlirOpt
+            : parseCompilerTool(tool).value_or(CompilerTool::IreeCompile);
     if (kind == ToolKind::Compiler)
       if (auto caps = probeCompiler(resolved))
         request.compiler = *caps;
@@ -88,9 +217,20 @@ int runExec(const Command &, const ParsedArgs &args) {
       return kExitFailure;
     }
     if (kind == ToolKind::Mlir) {
-      // MLIR tools take the flags as arguments.
-      for (const CompilerFlag &f : config->flags)
+      // MLIR tools take the flags as arguments; a pipeline of the user's
+      // own replaces the packages'.
+      std::string own = userPassArgument(resolved, userArgs);
+      for (const CompilerFlag &f : config->flags) {
+        if (f.name == "pass-pipeline" && !own.empty()) {
+          std::fprintf(stderr,
+                       "ireepkg: note: your arguments choose the passes (%s), "
+                       "so the packages' --pass-pipeline=%s is left out; "
+                       "their plugins are still loaded\n",
+                       own.c_str(), f.value.c_str());
+          continue;
+        }
         argv.push_back(f.text());
+      }
     } else {
       // IREE's compiler tools read the prefix's response file (they take
       // LLVM's @file, not the runtime's --flagfile); what only a known
@@ -104,7 +244,7 @@ int runExec(const Command &, const ParsedArgs &args) {
       }
     }
   }
-  argv.insert(argv.end(), args.passthrough.begin() + 1, args.passthrough.end());
+  argv.insert(argv.end(), userArgs.begin(), userArgs.end());
   std::vector<char *> cargv;
   for (std::string &a : argv)
     cargv.push_back(a.data());

@@ -30,7 +30,8 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
                           {"changes", changes},
                           {"reordered", report.reordered},
                           {"unchanged", report.unchanged}};
-    if (!report.pipelineCheck.pipelines.empty())
+    if (!report.pipelineCheck.pipelines.empty() ||
+        !report.pipelineCheck.plugins.empty())
       out["pipeline_check"] = toJson(report.pipelineCheck);
     std::printf("%s\n", out.dump(2).c_str());
     return;

@@ -557,7 +557,7 @@ const std::vector<Command> &commandTable() {
       },
       {
           "exec",
-          "[--prefix DIR] -- <tool> [<args>...]",
+          "[--prefix DIR] [--tool-kind KIND] -- <tool> [<args>...]",
           "run an IREE tool with the prefix's plugins activated",
           "Runs <tool> with the prefix's configuration inserted before your "
           "arguments, so that your own flags still win: "
@@ -568,9 +568,17 @@ const std::vector<Command> &commandTable() {
           "what this compiler can load) so that nothing invalid reaches the "
           "compiler; the flags themselves (--load-pass-plugin=, "
           "--load-dialect-plugin=, --pass-pipeline=) for MLIR tools such as "
-          "mlir-opt-22. The tool is found on PATH, then in the active Python "
-          "virtual environment.",
-          {kPrefix},
+          "mlir-opt-22 or standalone-opt; IREE_PY_RUNTIME_FLAGS for a Python "
+          "interpreter. The kind of tool is read from its --help (once per "
+          "binary, cached), not from its name; --tool-kind says it instead. "
+          "When your arguments to an MLIR tool choose the passes "
+          "(--pass-pipeline, -p or a pass flag such as --cse), the packages' "
+          "--pass-pipeline is left out, with a note on stderr. The tool is "
+          "found on PATH, then in the active Python virtual environment.",
+          {kPrefix,
+           {"tool-kind", 0, "KIND",
+            "what the tool is: runtime, compiler, mlir or python (default: "
+            "read from the tool's --help)"}},
           {"ireepkg exec -- iree-run-module --device=local-sync "
            "--module=m.vmfb --function=main --input=4xf32=1"},
           0,
@@ -589,8 +597,11 @@ const std::vector<Command> &commandTable() {
           "resolve every declared import, unload) and reports crashes, "
           "version or sanitizer mismatches, and any difference between the "
           "manifest's imports and what the library really resolves. A "
-          "crashing plugin cannot crash doctor. Exit status 1 if any plugin "
-          "has a problem.",
+          "crashing plugin cannot crash doctor. Then checks every compiler "
+          "plugin: MLIR pass and dialect plugins loaded into mlir-opt-22 "
+          "(which only warns about a plugin it cannot load), iree-static ids "
+          "against `iree-compile --iree-list-plugins`, iree-dynamic libraries "
+          "loaded by iree-compile. Exit status 1 if any plugin has a problem.",
           {kPrefix, kJson},
           {"ireepkg doctor", "ireepkg doctor --json"},
           0,

@@ -1,9 +1,10 @@
 //===- mlir_check_client.cpp - Running ireepkg-mlir-check -----------------===//
 //
-// ireepkg checks hook pipelines with MLIR's own parser through the
-// `ireepkg-mlir-check` tool (compiler_integration/tools/mlir_check.cpp), run
-// as a child process: ireepkg links no MLIR, and a pass plugin that crashes
-// cannot take it down. This file turns pipelines into the tool's request
+// ireepkg loads MLIR pass and dialect plugins, and checks hook pipelines
+// with MLIR's own parser, through the `ireepkg-mlir-check` tool
+// (compiler_integration/tools/mlir_check.cpp), run as a child process:
+// ireepkg links no MLIR, and a plugin that crashes cannot take it down.
+// This file turns plugins and pipelines into the tool's request
 // (with ireepkg's own parse of each pipeline, which knows where every pass
 // and option is written), runs the tool (see child_process.h) with a
 // time limit, and reads its report back into diagnostics that point at the
@@ -239,6 +240,20 @@ size_t passErrorColumn(const PassPlan &p, const std::string &option) {
   return p.column;
 }
 
+/// What to do about an MLIR plugin that does not load.
+std::string mlirPluginHint(bool dialect) {
+  std::string flag = dialect ? "--load-dialect-plugin" : "--load-pass-plugin";
+  std::string entry =
+      dialect ? "mlirGetDialectPluginInfo" : "mlirGetPassPluginInfo";
+  return "MLIR tools skip a plugin they cannot load and go on without it "
+         "(`mlir-opt-22 " +
+         flag +
+         "=<library>` only prints a warning); build it against "
+         "libMLIR.so.22 (libmlir-22-dev) and export " +
+         entry +
+         ", returning MLIR_PLUGIN_API_VERSION (1) and a non-null callback";
+}
+
 std::string atColumn(size_t column) {
   return column ? " (at column " + std::to_string(column) + ")" : "";
 }
@@ -266,11 +281,15 @@ nlohmann::json toJson(const MlirCheckReport &report) {
   }
   json plugins = json::array();
   for (const PassPluginLoad &p : report.plugins) {
-    json j = {{"path", p.path}, {"loaded", p.loaded}};
-    if (p.loaded)
+    json j = {{"path", p.path},
+              {"kind", p.dialect ? "mlir-dialect-plugin" : "mlir-pass-plugin"},
+              {"loaded", p.loaded}};
+    if (p.loaded) {
       j.update(
           {{"name", p.name}, {"version", p.version}, {"passes", p.passes}});
-    else
+      if (p.dialect)
+        j["dialects"] = p.dialects;
+    } else
       j["error"] = p.error;
     plugins.push_back(std::move(j));
   }
@@ -301,7 +320,8 @@ nlohmann::json mlirCheckRequest(const std::vector<PipelineSource> &pipelines,
   }
   json paths = json::array();
   for (const PassPluginSource &p : plugins)
-    paths.push_back(p.path);
+    paths.push_back(
+        {{"path", p.path}, {"kind", p.dialect ? "dialect" : "pass"}});
   return {{"plugins", paths},
           {"fragments", fragments},
           {"step_timeout_ms",
@@ -339,6 +359,7 @@ Status readMlirCheckOutput(std::string_view output,
       return badOutput("/plugins/" + std::to_string(i) + ": must be an object");
     PassPluginLoad load;
     load.path = plugins[i].path;
+    load.dialect = plugins[i].dialect;
     load.loaded = r.value("loaded", false);
     load.name = stringField(r, "name");
     load.version = stringField(r, "version");
@@ -347,15 +368,17 @@ Status readMlirCheckOutput(std::string_view output,
       for (const json &n : *p)
         if (n.is_string())
           load.passes.push_back(n.get<std::string>());
+    if (auto d = r.find("dialects"); d != r.end() && d->is_array())
+      for (const json &n : *d)
+        if (n.is_string())
+          load.dialects.push_back(n.get<std::string>());
     if (!load.loaded) {
       const PassPluginSource &src = plugins[i];
-      std::string message = "MLIR pass plugin " +
+      std::string message = std::string("MLIR ") +
+                            (src.dialect ? "dialect" : "pass") + " plugin " +
                             quoted(src.label.empty() ? src.path : src.label) +
                             " cannot be loaded by " + mlir + ": " + load.error;
-      std::string hint =
-          "an MLIR pass plugin must load into MLIR 22 as `mlir-opt-22 "
-          "--load-pass-plugin=<library>` does: build it against "
-          "libMLIR.so.22 and export mlirGetPassPluginInfo";
+      std::string hint = mlirPluginHint(src.dialect);
       if (src.checked)
         diags.error(src.where, message, hint);
       else
@@ -468,20 +491,26 @@ checkPipelinesWithMlir(const std::vector<PipelineSource> &pipelines,
       report.pipelines.push_back({p.where, p.point, "syntax-only", {}, 0});
     return report;
   };
-  if (pipelines.empty())
-    return syntaxOnly("there are no pass pipelines to check");
+  bool pluginsToCheck =
+      std::any_of(plugins.begin(), plugins.end(),
+                  [](const PassPluginSource &p) { return p.checked; });
+  if (pipelines.empty() && !pluginsToCheck)
+    return syntaxOnly("there are no pass pipelines or MLIR plugins to check");
   auto checker = findChecker();
   if (!checker)
     return Unexpected(checker.error());
   if (checker->path.empty()) {
     if (checker->warn) {
-      Location where = pipelines.front().where;
+      Location where =
+          pipelines.empty() ? plugins.front().where : pipelines.front().where;
       where.line = where.column = 0;
       where.pointer.clear();
-      diags.warning(where,
-                    "pass pipelines were checked for syntax only: " +
-                        checker->skipped,
-                    checker->hint);
+      std::string what =
+          pipelines.empty() ? "MLIR plugins were not load-checked: "
+          : pluginsToCheck  ? "pass pipelines were checked for syntax only "
+                              "and MLIR plugins were not load-checked: "
+                            : "pass pipelines were checked for syntax only: ";
+      diags.warning(where, what + checker->skipped, checker->hint);
     }
     return syntaxOnly(checker->skipped);
   }
@@ -561,7 +590,8 @@ checkPackagePipelines(const std::vector<PipelineCheckPackage> &packages,
       continue;
     for (size_t i = 0; i < m.compilerPlugins.size(); ++i) {
       const CompilerPlugin &p = m.compilerPlugins[i];
-      if (p.kind != CompilerPluginKind::MlirPassPlugin)
+      if (p.kind != CompilerPluginKind::MlirPassPlugin &&
+          p.kind != CompilerPluginKind::MlirDialectPlugin)
         continue;
       auto lib = p.library.find(platform.str());
       if (lib == p.library.end())
@@ -575,12 +605,17 @@ checkPackagePipelines(const std::vector<PipelineCheckPackage> &packages,
       src.where = locate("/compiler/plugins/" + std::to_string(i) +
                          "/library/" + jsonPointerEscape(platform.str()));
       src.checked = pkg.check;
+      src.dialect = p.kind == CompilerPluginKind::MlirDialectPlugin;
       plugins.push_back(std::move(src));
     }
   }
-  if (pipelines.empty()) {
+  // Without pipelines, only the plugins being checked need loading.
+  if (pipelines.empty())
+    std::erase_if(plugins,
+                  [](const PassPluginSource &p) { return !p.checked; });
+  if (pipelines.empty() && plugins.empty()) {
     MlirCheckReport report;
-    report.skipped = "there are no pass pipelines to check";
+    report.skipped = "there are no pass pipelines or MLIR plugins to check";
     return report;
   }
   return checkPipelinesWithMlir(pipelines, plugins, diags);

@@ -1,10 +1,12 @@
 //===- pipeline_check.h - Hook pipelines at pack and install ---*- C++ -*-===//
 //
-// The full check of hook pipelines with MLIR's own parser (see
-// ireepkg/mlir_check.h), as `pack` and `install` run it: pack checks the
-// package's own pipelines with its own MLIR pass plugin for the host;
-// install checks the incoming packages' pipelines with the pass plugins of
-// the prefix as it will be (installed and incoming).
+// The load check of MLIR plugins and the full check of hook pipelines with
+// MLIR's own parser (see ireepkg/mlir_check.h), as `pack` and `install` run
+// it: pack loads the package's own MLIR pass and dialect plugins for the
+// host (with or without pipelines) and checks its pipelines with them;
+// install loads the incoming packages' MLIR plugins and checks their
+// pipelines with the plugins of the prefix as it will be (installed and
+// incoming), before the transaction commits.
 //
 //===----------------------------------------------------------------------===//
 #ifndef IREEPKG_PKG_PIPELINE_CHECK_H

@@ -57,6 +57,32 @@ def test_full_compile_and_run_through_exec(prefix, tmp_path):
     assert "4xf32=10 10 10 10" in r.out
 
 
+def test_exec_knows_iree_tools_by_their_help_not_their_names(prefix, tmp_path):
+    """Under other names, IREE's compiler still gets the response file and
+    the runtime tool the flagfile (before, any name but iree-compile* and
+    iree-opt* got the runtime's --flagfile, which the compiler refuses)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "compiler").symlink_to(VENV_BIN / "iree-compile")
+    (bin_dir / "runner").symlink_to(VENV_BIN / "iree-run-module")
+    env = {**ENV, "IREEPKG_CACHE_DIR": str(tmp_path / "cache")}
+    r = run("exec", "--prefix", prefix, "--", bin_dir / "compiler", PROGRAM, *TARGET,
+            "--compile-to=preprocessing", env=env, timeout=300)
+    assert r.code == 0, r.err
+    assert "ireepkg.mul_pipeline" in r.out
+    vmfb = tmp_path / "m.vmfb"
+    r = run("exec", "--prefix", prefix, "--", bin_dir / "compiler", PROGRAM, *TARGET,
+            "-o", vmfb, env=env, timeout=300)
+    assert r.code == 0, r.err
+    r = run("exec", "--prefix", prefix, "--", bin_dir / "runner", f"--module={vmfb}",
+            "--device=local-sync", "--function=simple_mul", "--input=4xf32=2",
+            "--input=4xf32=5", env=env, timeout=120)
+    assert r.code == 0, r.err
+    assert "4xf32=10 10 10 10" in r.out
+    kinds = json.loads((tmp_path / "cache" / "tools.json").read_text())
+    assert sorted(kinds.values()) == ["compiler", "runtime"]
+
+
 def test_flags_compiler_lists_every_contribution(prefix):
     r = run("flags", "compiler", "--format", "json", "--prefix", prefix)
     assert r.code == 0, r.err

@@ -54,7 +54,8 @@ def test_example_package_is_healthy(tmp_path):
     assert report["ok"] is True
     assert report["platform"] == "linux-x86_64"
     assert list(report) == ["prefix", "platform", "host", "probe_path", "timeout_seconds",
-                            "tools", "plugins", "ok"]
+                            "tools", "plugins", "compiler_plugins", "ok"]
+    assert report["compiler_plugins"] == []
 
     tools = {t["name"]: t for t in report["tools"]}
     assert list(tools) == ["iree-compile", "iree-run-module", "iree-benchmark-module"]
@@ -605,3 +606,135 @@ static status_t fx_load(const ireepkg_hal_executable_plugin_environment_v0_t *en
     report = json.loads(r.stdout)
     assert report["load"] == "ok" and report["resolved"] == ["fx_c"]
     assert "hello from the plugin" in r.stderr
+
+
+#===------------------------------------------------------------------------===#
+# Compiler plugins: MLIR plugins in mlir-opt-22, IREE plugins in iree-compile
+#===------------------------------------------------------------------------===#
+
+MLIR_OPT = shutil.which("mlir-opt-22")
+MLIR_DIST = BUILD / "examples" / "dist"
+MLIR_ENTRY = {"mlir-pass-plugin": "mlirGetPassPluginInfo",
+              "mlir-dialect-plugin": "mlirGetDialectPluginInfo"}
+
+
+def compiler_package(root, name, plugins, sources=None):
+    """A package with compiler `plugins`; `sources` maps a library path in
+    the package to the C source it is built from (with clang-22)."""
+    d = root / name
+    for rel, code in (sources or {}).items():
+        (d / rel).parent.mkdir(parents=True, exist_ok=True)
+        src = root / f"{name}-{pathlib.Path(rel).stem}.c"
+        src.write_text(code)
+        subprocess.run([CLANG, "-shared", "-fPIC", src, "-o", d / rel], check=True)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "ireeplugin.json").write_text(json.dumps({
+        "schema_version": 1, "name": name, "version": "1.0.0",
+        "summary": f"compiler plugins {name}",
+        "compiler": {"plugins": plugins}}, indent=2))
+    return d
+
+
+def mlir_plugin_source(kind, api=1, in_entry=""):
+    param = "void *registry" if kind == "mlir-dialect-plugin" else "void"
+    return ("#include <stdint.h>\n"
+            f"struct Info {{ uint32_t api; const char *name, *version; void (*cb)({param}); }};\n"
+            f"static void reg({param}) {{}}\n"
+            f'__attribute__((visibility("default"))) struct Info {MLIR_ENTRY[kind]}(void) {{\n'
+            f'  {in_entry}\n'
+            f'  struct Info i = {{{api}, "fixture", "0.1", reg}}; return i; }}\n')
+
+
+def install_unchecked(prefix, pkg_dir, dist):
+    """Packs and installs without the MLIR load check, as an archive built
+    elsewhere (or with an older ireepkg) may be."""
+    off = {"IREEPKG_MLIR_CHECK": "off"}
+    r = run("pack", pkg_dir, "-o", dist, "--json", env=off)
+    assert r.code == 0, r.err
+    r = run("install", "--prefix", prefix, json.loads(r.out)["archive"], env=off)
+    assert r.code == 0, r.err
+
+
+@pytest.fixture(scope="module")
+def compiler_prefix(tmp_path_factory):
+    """The MLIR example packages, and plugins broken in ways only loading
+    them shows."""
+    root = tmp_path_factory.mktemp("compiler")
+    prefix = root / "prefix"
+    for name in ("mlir-tag-passes", "mlir-demo-dialect"):
+        install(prefix, MLIR_DIST / f"{name}-0.1.0.ireepkg")
+    pkg = compiler_package(root, "broken-compiler", [
+        {"id": "future_api", "kind": "mlir-pass-plugin",
+         "library": {"linux-x86_64": "lib/libfuture.so"}},
+        {"id": "crashing_dialect", "kind": "mlir-dialect-plugin",
+         "library": {"linux-x86_64": "lib/libcrash.so"}},
+        {"id": "input_torch", "kind": "iree-static"},
+        {"id": "no_such_plugin", "kind": "iree-static"},
+        {"id": "no_info", "kind": "iree-dynamic",
+         "library": {"linux-x86_64": "lib/libnoinfo.so"}},
+    ], {
+        "lib/libfuture.so": mlir_plugin_source("mlir-pass-plugin", api=999),
+        "lib/libcrash.so": mlir_plugin_source("mlir-dialect-plugin",
+                                              in_entry="*(volatile int *)0 = 1;"),
+        "lib/libnoinfo.so": '__attribute__((visibility("default"))) const void* '
+                            "iree_get_compiler_plugin_info(void) { return 0; }\n",
+    })
+    install_unchecked(prefix, pkg, root / "dist")
+    return prefix
+
+
+@pytest.mark.skipif(not CLANG or not MLIR_OPT, reason="needs clang-22 and mlir-opt-22")
+def test_compiler_plugins_are_checked_with_the_real_tools(compiler_prefix):
+    r = doctor(compiler_prefix, env={"IREEPKG_CACHE_DIR": str(compiler_prefix.parent / "c")})
+    assert r.code == 1, r
+    out = r.out.split(f"Compiler plugins in {compiler_prefix} (linux-x86_64):\n", 1)[1]
+    pkgs = compiler_prefix.resolve() / "packages"
+    broken = pkgs / "broken-compiler" / "1.0.0" / "lib"
+    mlir = subprocess.run([BUILD / "bin" / "ireepkg-mlir-check", "--version"],
+                          capture_output=True, text=True, check=True).stdout
+    mlir = mlir[mlir.index("(") + 1:mlir.index(")")]
+    listed = ("hal_target_cuda, hal_target_llvm_cpu, hal_target_local, "
+              "hal_target_metal_spirv, hal_target_rocm, hal_target_vmvx, "
+              "hal_target_vulkan_spirv, input_stablehlo, input_torch, input_tosa")
+    assert out.splitlines() == [
+        "ok    mlir-tag-passes 0.1.0 mlir_tag_passes (mlir-pass-plugin) — checked with "
+        f"{MLIR_OPT}: mlir-tag-passes 0.1.0, passes ireepkg-count-ops, ireepkg-tag-functions",
+        "ok    mlir-demo-dialect 0.1.0 mlir_demo_dialect (mlir-dialect-plugin) — checked "
+        f"with {MLIR_OPT}: mlir-demo-dialect 0.1.0, dialects ireepkg_demo",
+        "FAIL  broken-compiler 1.0.0 future_api (mlir-pass-plugin): mlir-opt-22 does not "
+        f"load it and goes on without it (\"Failed to load passes from '{broken}/libfuture.so'. "
+        "Request ignored.\"): mlirGetPassPluginInfo returned plugin API version 999, but "
+        f"{mlir} supports only version 1 (MLIR_PLUGIN_API_VERSION)",
+        "FAIL  broken-compiler 1.0.0 crashing_dialect (mlir-dialect-plugin): with it "
+        "loaded, mlir-opt-22 was killed by signal 11 (Segmentation fault)",
+        f"ok    broken-compiler 1.0.0 input_torch (iree-static) — checked with "
+        f"{VENV_BIN / 'iree-compile'}",
+        "FAIL  broken-compiler 1.0.0 no_such_plugin (iree-static): iree-compile does not "
+        "have a plugin \"no_such_plugin\" (`iree-compile --iree-list-plugins` lists "
+        f"{listed})",
+        "FAIL  broken-compiler 1.0.0 no_info (iree-dynamic): the compiler does not load it: "
+        "iree-compile failed (exit status 1): [IREE Dynamic Plugin ERROR]: plugin "
+        f"'{broken}/libnoinfo.so' returned no plugin info",
+    ]
+    report = json.loads(doctor(compiler_prefix, "--json").out)
+    assert report["ok"] is False
+    checks = {c["plugin"]: c for c in report["compiler_plugins"]}
+    assert checks["crashing_dialect"]["path"] == str(broken / "libcrash.so")
+    assert checks["input_torch"] == {
+        "package": "broken-compiler", "version": "1.0.0", "plugin": "input_torch",
+        "kind": "iree-static", "path": None, "ok": True, "skipped": None,
+        "checked_with": str(VENV_BIN / "iree-compile"), "details": None, "problems": []}
+
+
+@pytest.mark.skipif(not CLANG, reason="needs clang-22")
+def test_without_mlir_opt_mlir_plugins_are_loaded_by_the_checker(compiler_prefix, tmp_path):
+    # No mlir-opt-22 on PATH (the IREE tools only).
+    r = run("doctor", "--prefix", compiler_prefix, "--json",
+            env={"PATH": str(VENV_BIN), "VIRTUAL_ENV": ""})
+    assert r.code == 1
+    checks = {c["plugin"]: c for c in json.loads(r.out)["compiler_plugins"]}
+    tags = checks["mlir_tag_passes"]
+    assert tags["ok"] and tags["checked_with"].startswith("ireepkg-mlir-check (MLIR 22.")
+    assert tags["checked_with"].endswith("; mlir-opt-22 was not found)")
+    assert checks["crashing_dialect"]["problems"][0].endswith(
+        "cannot load it: while it was loaded, the plugin crashed (SIGSEGV)")

@@ -39,3 +39,27 @@ def test_runtime_python_package_imports():
 def test_debian_peers_are_installed():
     for tool in ("clang-22", "ld.lld-22", "mlir-opt-22", "minisign", "zstd"):
         assert shutil.which(tool), f"{tool} is missing: run scripts/setup.sh"
+
+
+def test_exec_gives_python_the_runtime_flags_in_its_environment(tmp_path, example_archives):
+    """`exec -- python` is recognised by its --help (not its name) and gets
+    the runtime flags as IREE_PY_RUNTIME_FLAGS, which iree.runtime reads;
+    Python's own arguments are left alone."""
+    import shlex
+    from conftest import make_writable, run
+    prefix = tmp_path / "p"
+    assert run("install", "--prefix", prefix, example_archives["simple-mul"]).code == 0
+    python = tmp_path / "interpreter"
+    python.symlink_to(sys.executable)
+    r = run("exec", "--prefix", prefix, "--", python, "-c",
+            "import os; print(os.environ['IREE_PY_RUNTIME_FLAGS']); "
+            "print(os.environ['IREEPKG_PREFIX'])",
+            env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.code == 0, r.err
+    flags = [line for line in (prefix / "state" / "runtime.flags").read_text().splitlines()
+             if line and not line.startswith("#")]
+    assert len(flags) == 2
+    py_flags, where = r.out.splitlines()
+    assert shlex.split(py_flags) == flags
+    assert where == str(prefix)
+    make_writable(prefix)

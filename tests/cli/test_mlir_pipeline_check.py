@@ -356,8 +356,199 @@ def test_a_plugin_that_cannot_be_loaded(tmp_path, mlir):
     (d / "ireeplugin.json").write_text(json.dumps(m, indent=2) + "\n")
     r = run("pack", d, "-o", tmp_path / "out")
     assert r.code == 1
-    assert (f'MLIR pass plugin "{lib}" cannot be loaded by {mlir}: Wrong API version on '
-            f"plugin '{d / lib}'. Got version 99, supported version is 1.") in r.err
+    assert (f'MLIR pass plugin "{lib}" cannot be loaded by {mlir}: mlirGetPassPluginInfo '
+            f"returned plugin API version 99, but {mlir} supports only version 1 "
+            "(MLIR_PLUGIN_API_VERSION)") in r.err
+
+
+#===-----------------------------------------------------------------------===#
+# pack and install: every MLIR plugin is load-checked, with or without hooks
+#===-----------------------------------------------------------------------===#
+
+ENTRY = {"pass": "mlirGetPassPluginInfo", "dialect": "mlirGetDialectPluginInfo"}
+KIND = {"pass": "mlir-pass-plugin", "dialect": "mlir-dialect-plugin"}
+
+
+def c_plugin(pkg_dir, name, kind="pass", api=1, callback="reg", entry=None, in_entry=""):
+    """An MLIR plugin written in C as an outside author might: `entry`
+    (default: the kind's entry point) runs `in_entry`, then returns
+    {api, name, version, callback}."""
+    lib = pkg_dir / "lib" / "linux-x86_64" / f"lib{name}.so"
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    src = pkg_dir.parent / f"{name}.c"
+    param = "void *registry" if kind == "dialect" else "void"
+    src.write_text(
+        "#include <stdint.h>\n"
+        f"struct Info {{ uint32_t api; const char *name, *version; void (*cb)({param}); }};\n"
+        f"static void reg({param}) {{}}\n"
+        f'__attribute__((visibility("default"))) struct Info {entry or ENTRY[kind]}(void) {{\n'
+        f'  {in_entry}\n'
+        f'  struct Info i = {{{api}, "{name}", "0.1", {callback}}}; return i; }}\n')
+    subprocess.run([CLANG, "-shared", "-fPIC", "-Wno-unused-function", src, "-o", lib],
+                   check=True)
+    return f"lib/linux-x86_64/lib{name}.so"
+
+
+def plugin_package(root, name, lib, kind="pass", entry_point=None, version="1.0.0"):
+    """A package with one MLIR plugin and no hooks."""
+    d = root / f"{name}-{version}"
+    m = {"schema_version": 1, "name": name, "version": version,
+         "summary": f"MLIR {kind} plugin {name}",
+         "compiler": {"plugins": [{"id": name.replace("-", "_"), "kind": KIND[kind],
+                                   "library": {"linux-x86_64": lib}}]}}
+    if entry_point:
+        m["compiler"]["plugins"][0]["entry_point"] = entry_point
+    (d / "ireeplugin.json").write_text(json.dumps(m, indent=2) + "\n")
+    return d
+
+
+def library_at(pkg_dir, lib, file=None):
+    """`file:line:col: package 'name': /compiler/plugins/0/library/linux-x86_64:`"""
+    text = (pkg_dir / "ireeplugin.json").read_text()
+    at = text.index(f'"{lib}"')
+    line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+    name = json.loads(text)["name"]
+    file = file or str(pkg_dir / "ireeplugin.json")
+    return f"{file}:{line}:{col}: package '{name}': /compiler/plugins/0/library/linux-x86_64:"
+
+
+def hint(kind):
+    flag = "--load-dialect-plugin" if kind == "dialect" else "--load-pass-plugin"
+    return ("  hint: MLIR tools skip a plugin they cannot load and go on without it "
+            f"(`mlir-opt-22 {flag}=<library>` only prints a warning); build it against "
+            f"libMLIR.so.22 (libmlir-22-dev) and export {ENTRY[kind]}, returning "
+            "MLIR_PLUGIN_API_VERSION (1) and a non-null callback")
+
+
+BROKEN = [
+    # kind, c_plugin arguments, what the check says
+    ("pass", dict(api=999),
+     "mlirGetPassPluginInfo returned plugin API version 999, but {mlir} supports only "
+     "version 1 (MLIR_PLUGIN_API_VERSION)"),
+    ("pass", dict(callback="0"),
+     "mlirGetPassPluginInfo returned a null registerPassRegistryCallbacks callback"),
+    ("pass", dict(in_entry="*(volatile int *)0 = 1;"),
+     "while it was loaded, the plugin crashed (SIGSEGV)"),
+    ("dialect", dict(api=999),
+     "mlirGetDialectPluginInfo returned plugin API version 999, but {mlir} supports only "
+     "version 1 (MLIR_PLUGIN_API_VERSION)"),
+    ("dialect", dict(callback="0"),
+     "mlirGetDialectPluginInfo returned a null registerDialectRegistryCallbacks callback"),
+    ("dialect", dict(in_entry="for (;;) {}"),
+     "while it was loaded, the plugin did not finish within 1000 ms (stopped)"),
+]
+
+
+@needs_clang
+@pytest.mark.parametrize("kind, args, what", BROKEN)
+def test_pack_load_checks_a_plugin_without_hooks(tmp_path, mlir, kind, args, what):
+    d = tmp_path / "broken-1.0.0"
+    lib = c_plugin(d, "broken", kind, **args)
+    plugin_package(tmp_path, "broken", lib, kind)
+    if "crashed" not in what and "finish" not in what:
+        # What MLIR's own tool does with it: a warning, and on with exit
+        # status 0 (so nothing but this check tells the author).
+        flag = "--load-dialect-plugin" if kind == "dialect" else "--load-pass-plugin"
+        proc = subprocess.run([shutil.which("mlir-opt-22"), f"{flag}={d / lib}", "-"],
+                              input="", capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0
+        assert "Request ignored." in proc.stderr
+    r = run("pack", d, "-o", tmp_path / "out", env={"IREEPKG_MLIR_CHECK_TIMEOUT": "1"},
+            timeout=60)
+    assert r.code == 1, r
+    assert r.err.splitlines() == [
+        f"ireepkg: error: {library_at(d, lib)} MLIR {kind} plugin \"{lib}\" cannot be "
+        f"loaded by {mlir}: {what.format(mlir=mlir)}", hint(kind)]
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+@needs_clang
+@pytest.mark.parametrize("kind", ["pass", "dialect"])
+def test_install_load_checks_plugins_before_commit(tmp_path, mlir, kind):
+    d = tmp_path / "broken-1.0.0"
+    lib = c_plugin(d, "broken", kind, api=999)
+    plugin_package(tmp_path, "broken", lib, kind)
+    a = archive_unchecked(d, tmp_path / "dist")
+    prefix = tmp_path / "prefix"
+    assert run("install", "--prefix", prefix, archive_unchecked(
+        hooks_package(tmp_path, "fine", [("preprocessing", "cse")]), tmp_path / "dist")).code == 0
+    before = snapshot(prefix)
+    r = run("install", "--prefix", prefix, a)
+    assert r.code == 1
+    assert r.err.splitlines()[0] == (
+        f"ireepkg: error: {library_at(d, lib, file=f'{a}:ireeplugin.json')} MLIR {kind} "
+        f"plugin \"{lib}\" cannot be loaded by {mlir}: {ENTRY[kind]} returned plugin API "
+        f"version 999, but {mlir} supports only version 1 (MLIR_PLUGIN_API_VERSION)")
+    assert snapshot(prefix) == before  # nothing was committed
+    make_writable(prefix)
+
+
+@needs_clang
+@pytest.mark.parametrize("kind", ["pass", "dialect"])
+def test_good_plugins_without_hooks_are_loaded_and_reported(tmp_path, kind):
+    d = tmp_path / "good-1.0.0"
+    lib = c_plugin(d, "good", kind)
+    plugin_package(tmp_path, "good", lib, kind)
+    check = packed(d, tmp_path / "out")["pipeline_check"]
+    assert check["ran"] and check["pipelines"] == []
+    expected = {"path": str(d / lib), "kind": KIND[kind], "loaded": True,
+                "name": "good", "version": "0.1", "passes": []}
+    if kind == "dialect":
+        expected["dialects"] = []
+    assert check["plugins"] == [expected]
+    prefix = tmp_path / "prefix"
+    r = run("install", "--prefix", prefix, pathlib.Path(
+        packed(d, tmp_path / "dist")["archive"]), "--json")
+    assert r.code == 0, r.err
+    (p,) = json.loads(r.out)["pipeline_check"]["plugins"]
+    assert (p["kind"], p["loaded"]) == (KIND[kind], True)
+    make_writable(prefix)
+
+
+@needs_clang
+@pytest.mark.parametrize("kind, entry", [("pass", "myPassPluginInfo"),
+                                         ("dialect", "mlirGetPassPluginInfo")])
+def test_an_entry_point_mlir_tools_never_look_up_is_refused(tmp_path, kind, entry):
+    d = tmp_path / "renamed-1.0.0"
+    lib = c_plugin(d, "renamed", kind, entry=entry)
+    plugin_package(tmp_path, "renamed", lib, kind, entry_point=entry)
+    r = run("pack", d, "-o", tmp_path / "out")
+    assert r.code == 1
+    text = (d / "ireeplugin.json").read_text()
+    at = text.index(f'"{entry}"')
+    line, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+    assert r.err.splitlines()[:2] == [
+        f"ireepkg: error: {d / 'ireeplugin.json'}:{line}:{col}: "
+        f"/compiler/plugins/0/entry_point: an {KIND[kind]} must export \"{ENTRY[kind]}\", "
+        f"the only entry point MLIR tools look up; \"{entry}\" would never be called",
+        f"  hint: write \"entry_point\": \"{ENTRY[kind]}\" (or leave it out) and export "
+        f"{ENTRY[kind]} from the library"]
+
+
+@needs_clang
+def test_without_the_checker_plugins_are_not_load_checked(tmp_path):
+    d = tmp_path / "good-1.0.0"
+    lib = c_plugin(d, "good", "dialect", api=999)
+    plugin_package(tmp_path, "good", lib, "dialect")
+    alone = tmp_path / "bin"
+    alone.mkdir()
+    shutil.copy(BUILD / "bin" / "ireepkg", alone / "ireepkg")
+    env = {k: v for k, v in os.environ.items() if k != "IREEPKG_MLIR_CHECK"}
+    env["IREEPKG_INSPECT"] = str(BUILD / "bin" / "ireepkg-inspect")
+    proc = subprocess.run([alone / "ireepkg", "pack", d, "-o", tmp_path / "out"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[0] == (
+        f"ireepkg: warning: {d / 'ireeplugin.json'}: package 'good': MLIR plugins were not "
+        f"load-checked: ireepkg-mlir-check was not found in {alone}/")
+
+
+@needs_tag_plugin
+def test_the_example_dialect_plugin_loads_at_pack(tmp_path):
+    check = packed(EXAMPLES / "mlir-dialect", tmp_path / "out")["pipeline_check"]
+    (p,) = check["plugins"]
+    assert (p["kind"], p["loaded"], p["name"], p["dialects"]) == (
+        "mlir-dialect-plugin", True, "mlir-demo-dialect", ["ireepkg_demo"])
 
 
 #===-----------------------------------------------------------------------===#
@@ -493,6 +684,8 @@ def test_install_of_another_platform_does_not_load_plugins(tmp_path):
     ('{"fragments": [{"anchor": "builtin.module", "text": "cse"}]}',
      "/fragments/0/passes: must be an array"),
     ('{"fragments": [], "plugins": [""]}', "/plugins/0: must be a path"),
+    ('{"fragments": [], "plugins": [{"path": "/x.so", "kind": "pas"}]}',
+     '/plugins/0/kind: must be "pass" or "dialect"'),
     ('{"fragments": [], "step_timeout_ms": 0}',
      "/step_timeout_ms: must be an integer from 1 to 86400000"),
 ])
@@ -518,3 +711,25 @@ def test_the_tool_reads_a_request_file(tmp_path, mlir):
     assert report["fragments"] == [{
         "passes": [{"known": True, "errors": []}, {"known": True, "errors": []}],
         "unknown": [], "suggestions": {}, "errors": []}]
+
+
+@needs_clang
+@pytest.mark.parametrize("kind", ["pass", "dialect"])
+def test_the_tool_says_whole_why_a_plugin_does_not_load(tmp_path, kind):
+    d = tmp_path / "p"
+    lib = d / c_plugin(d, "other", kind, entry="somethingElse")
+    missing = tmp_path / "missing.so"
+    req = {"plugins": [{"path": str(lib), "kind": kind}, {"path": str(missing), "kind": kind}],
+           "fragments": []}
+    proc = subprocess.run([CHECKER], input=json.dumps(req), capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    plugins = json.loads(proc.stdout)["plugins"]
+    noun = "a dialect plugin" if kind == "dialect" else "a pass plugin"
+    assert plugins == [
+        {"path": str(lib), "kind": kind, "loaded": False,
+         "error": f"the library does not export {ENTRY[kind]}, the entry point MLIR tools "
+                  f"look up in {noun}"},
+        {"path": str(missing), "kind": kind, "loaded": False,
+         "error": f"the library cannot be opened: {missing}: cannot open shared object "
+                  "file: No such file or directory"}]

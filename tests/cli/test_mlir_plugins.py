@@ -413,3 +413,89 @@ def test_reordering_plugins_json_flips_the_passes(tmp_path):
     r = in_project("exec", "--", "mlir-opt-22", src)
     assert r.code == 0, r.err
     filecheck(tmp_path, r.out, TAGS_B_A, "project_b_a")
+
+
+#===-----------------------------------------------------------------------===#
+# exec: the kind of tool comes from its --help, and the user's passes win
+#===-----------------------------------------------------------------------===#
+
+def mlir_opt_named(tmp_path, name):
+    """mlir-opt-22 under another name, as a home-built MLIR tool would be."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    tool = bin_dir / name
+    tool.symlink_to(os.path.realpath(MLIR_OPT))
+    return tool
+
+
+@pytest.mark.parametrize("name", ["my-mlir-opt", "standalone-opt"])
+def test_exec_knows_an_mlir_tool_by_its_help_not_its_name(tmp_path, prefix, name):
+    tool = mlir_opt_named(tmp_path, name)
+    src = tmp_path / "input.mlir"
+    src.write_text(WITH_MARKERS)
+    env = {"IREEPKG_CACHE_DIR": str(tmp_path / "cache")}
+    r = run("exec", "--prefix", prefix, "--", tool, src, env=env, timeout=TIMEOUT)
+    assert r.code == 0, r.err
+    assert r.err == ""
+    filecheck(tmp_path, r.out, TAGS_A_B)
+    # Probed once, and remembered by path, size and modification time.
+    cached = json.loads((tmp_path / "cache" / "tools.json").read_text())
+    assert list(cached.values()) == ["mlir"]
+    assert list(cached)[0].startswith(f"{tool}:")
+
+
+NO_TAGS = """\
+CHECK-LABEL: func.func @add(
+CHECK-NOT:     ireepkg.tags
+CHECK:         ireepkg_demo.marker "inputs"
+"""
+
+
+@pytest.mark.parametrize("own", [
+    ["--pass-pipeline=builtin.module(func.func(ireepkg-count-ops))"],
+    ["-p", "builtin.module(func.func(ireepkg-count-ops))"],
+    ["--canonicalize"],
+    ["--cse", "--mlir-print-op-generic"],
+])
+def test_exec_leaves_out_the_packages_pipeline_when_the_user_gives_passes(
+        tmp_path, prefix, own):
+    src = tmp_path / "input.mlir"
+    src.write_text(WITH_MARKERS)
+    r = run("exec", "--prefix", prefix, "--", "mlir-opt-22", *own, src, timeout=TIMEOUT)
+    assert r.code == 0, r.err
+    composed = "builtin.module(func.func(ireepkg-tag-functions{tag=first}),func.func(" \
+               "ireepkg-tag-functions{tag=second},ireepkg-count-ops))"
+    assert r.err == (f"ireepkg: note: your arguments choose the passes ({own[0]}), so the "
+                     f"packages' --pass-pipeline={composed} is left out; their plugins are "
+                     "still loaded\n")
+    if own[0] == "--cse":
+        assert '"ireepkg_demo.marker"' in r.out and "ireepkg.tags" not in r.out
+    else:
+        filecheck(tmp_path, r.out, NO_TAGS)
+    if "ireepkg-count-ops" in own[-1]:
+        assert "ireepkg.op_count = 4 : i64" in r.out  # the plugin's pass, the user's pipeline
+
+
+def test_exec_with_an_explicit_tool_kind(tmp_path, prefix):
+    # A wrapper whose --help says nothing ireepkg knows.
+    wrapper = tmp_path / "opt-wrapper"
+    wrapper.write_text('#!/bin/sh\ncase "$1" in --help) echo "usage: opt-wrapper";; '
+                       f'*) exec {MLIR_OPT} "$@";; esac\n')
+    wrapper.chmod(0o755)
+    src = tmp_path / "input.mlir"
+    src.write_text(WITH_MARKERS)
+    r = run("exec", "--prefix", prefix, "--", wrapper, src, timeout=TIMEOUT)
+    assert r.code == 1
+    assert r.err.splitlines() == [
+        f"ireepkg: error: cannot tell what kind of tool {wrapper} is: its --help output is "
+        "not that of an IREE runtime or compiler tool, an MLIR tool or Python (it printed: "
+        "usage: opt-wrapper)",
+        "  hint: say what it is with --tool-kind (runtime, compiler, mlir or python)"]
+    r = run("exec", "--prefix", prefix, "--tool-kind", "mlir", "--", wrapper, src,
+            timeout=TIMEOUT)
+    assert r.code == 0, r.err
+    filecheck(tmp_path, r.out, TAGS_A_B)
+    r = run("exec", "--prefix", prefix, "--tool-kind", "mlr", "--", wrapper, src)
+    assert r.code == 2
+    assert r.err.splitlines()[0] == \
+        "ireepkg: error: unknown tool kind 'mlr' (did you mean \"mlir\"?)"

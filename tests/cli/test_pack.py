@@ -112,7 +112,11 @@ def test_runtime_plugins_must_export_the_query(tmp_path):
 def test_compiler_plugin_entry_point(tmp_path):
     pkg = tmp_path / "cpkg"
     (pkg / "lib").mkdir(parents=True)
-    good = build_so(tmp_path, "good", '__attribute__((visibility("default"))) void* mlirGetPassPluginInfo(void) { return 0; }\n')
+    good = build_so(tmp_path, "good",
+                    "struct Info { unsigned api; const char *name, *version; void (*cb)(void); };\n"
+                    "static void reg(void) {}\n"
+                    '__attribute__((visibility("default"))) struct Info mlirGetPassPluginInfo(void) '
+                    '{ struct Info i = {1, "passes", "0.1", reg}; return i; }\n')
     shutil.copy(good, pkg / "lib" / "libpasses.so")
     manifest = {"schema_version": 1, "name": "passes", "version": "0.1.0",
                 "compiler": {"plugins": [{"id": "passes", "kind": "mlir-pass-plugin",
@@ -125,8 +129,9 @@ def test_compiler_plugin_entry_point(tmp_path):
     assert r.code == 1
     assert ('"lib/libpasses.so" does not export mlirGetPassPluginInfo '
             "(required of a mlir-pass-plugin plugin)") in r.err
-    # A custom entry point is what gets checked.
-    manifest["compiler"]["plugins"][0]["entry_point"] = "other"
+    # A custom entry point is what gets checked (MLIR plugins have a fixed
+    # one; an iree-dynamic plugin may name its own).
+    manifest["compiler"]["plugins"][0].update(kind="iree-dynamic", entry_point="other")
     (pkg / "ireeplugin.json").write_text(json.dumps(manifest, indent=2))
     assert pack_err(pkg, tmp_path).code == 0
 

@@ -127,12 +127,14 @@ TEST_CASE("an executable-preprocessing pipeline stands alone") {
   CHECK(r["fragments"][1]["passes"][0]["anchor"] == "builtin.module");
 }
 
-TEST_CASE("the request names the plugin libraries in order") {
+TEST_CASE("the request names the plugin libraries and their kinds in order") {
   PassPluginSource a, b;
   a.path = "/p/a.so";
   b.path = "/p/b.so";
+  b.dialect = true;
   CHECK(request({source("cse")}, {a, b})["plugins"] ==
-        json::array({"/p/a.so", "/p/b.so"}));
+        json::parse(R"([{"path": "/p/a.so", "kind": "pass"},
+                        {"path": "/p/b.so", "kind": "dialect"}])"));
 }
 
 //===----------------------------------------------------------------------===//
