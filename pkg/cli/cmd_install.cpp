@@ -32,6 +32,8 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
                           {"unchanged", report.unchanged}};
     if (!report.pipelineCheck.pipelines.empty())
       out["pipeline_check"] = toJson(report.pipelineCheck);
+    if (!report.shadowedImports.empty())
+      out["shadowed_imports"] = shadowedImportsToJson(report.shadowedImports);
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
@@ -56,6 +58,7 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
     std::printf("nothing to do\n");
   else if (!report.changes.empty())
     std::printf("prefix: %s\n", report.prefix.c_str());
+  std::fputs(shadowedImportsText(report.shadowedImports).c_str(), stdout);
 }
 
 int printFailure(const Error &e, bool json) {
@@ -131,12 +134,17 @@ int runInstall(const Command &, const ParsedArgs &args) {
   }
   CliReporter reporter(quiet || json);
   Expected<InstallReport> report = InstallReport{};
+  auto env = environmentFrom(args);
+  if (!env)
+    return kExitUsage;
   if (files) {
+    // Each archive's requires.iree against the IREE in use.
+    options.iree = workflow::ireeCheckFor(*env);
     report = installArchives(prefix->path, args.positional, options, reporter);
   } else {
-    auto env = environmentFrom(args);
-    if (!env)
-      return kExitUsage;
+    // By name, the resolver only picks versions made for the IREE in use;
+    // --ignore-iree-version resolves for any.
+    env->ignoreIree = env->ignoreIreeRequirements;
     workflow::InstallByNameRequest request;
     for (const std::string &a : args.positional) {
       auto n = workflow::parseNameRequest(a);
