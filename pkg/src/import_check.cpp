@@ -103,6 +103,12 @@ std::string extractHostImage(const std::string &file, const Platform &host,
   return name.data();
 }
 
+/// A string member of the probe's report ("" when absent or not a string).
+std::string member(const nlohmann::json &report, const char *key) {
+  auto it = report.find(key);
+  return it != report.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 } // namespace
 
 void checkDeclaredImports(
@@ -173,12 +179,12 @@ void checkDeclaredImports(
       cannotCheck("the probe wrote no report");
       continue;
     }
-    std::string load = report.value("load", "");
+    std::string load = member(report, "load");
     if (load != "ok") {
-      std::string stage = report.value("dlopen", "") != "ok"
-                              ? "dlopen: " + report.value("dlopen", "")
-                          : report.value("query", "") != "ok"
-                              ? "query: " + report.value("query", "")
+      std::string stage = member(report, "dlopen") != "ok"
+                              ? "dlopen: " + member(report, "dlopen")
+                          : member(report, "query") != "ok"
+                              ? "query: " + member(report, "query")
                               : "load: " + load;
       cannotCheck("it does not load on this host (" + stage + ")");
       continue;

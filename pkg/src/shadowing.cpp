@@ -35,7 +35,11 @@ std::vector<ShadowedImport> shadowedImports(const std::string &prefix) {
   for (const nlohmann::json &r : j["runtime"]) {
     if (!r.is_object() || !r.contains("imports") || !r["imports"].is_array())
       continue;
-    RuntimePluginRef ref{r.value("package", ""), r.value("name", "")};
+    auto text = [&](const char *key) {
+      auto it = r.find(key);
+      return it != r.end() && it->is_string() ? it->get<std::string>() : "";
+    };
+    RuntimePluginRef ref{text("package"), text("name")};
     for (const nlohmann::json &i : r["imports"]) {
       if (!i.is_string())
         continue;
