@@ -252,6 +252,47 @@ def test_iree_requirements_of_installed_packages(tmp_path):
     assert [q["ok"] for q in report["iree"]["requirements"]] == [None, None]
 
 
+def test_which_iree_is_in_use(tmp_path):
+    """The one definition of the IREE in use: the version of the IREE wheel
+    whose RECORD lists the tool (iree-compile first, then iree-run-module),
+    else what the tool's --version prints."""
+    def tool(path, text):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"#!/bin/sh\necho '{text}'\n")
+        path.chmod(0o755)
+        return path
+
+    def iree(env):
+        r = run("doctor", "--prefix", tmp_path / "empty", "--json", env=env)
+        return json.loads(r.out)["iree"]
+
+    # A tool outside any Python environment: its --version.
+    plain = tool(tmp_path / "plain" / "iree-compile",
+                 "IREE compiler version 3.14.0rc20270101 @ 0123abcd")
+    got = iree({"PATH": str(plain.parent), "VIRTUAL_ENV": ""})
+    assert got["version"] == "3.14.0-rc20270101"
+    assert got["source"] == f"`{plain} --version`"
+    # A runtime-only environment: iree-run-module's wheel, from its dist-info.
+    env = tmp_path / "venv"
+    run_module = tool(env / "bin" / "iree-run-module", "no --version here")
+    dist = env / "lib" / "python3.12" / "site-packages" / "iree_base_runtime-3.12.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.4\nName: iree-base-runtime\n"
+                                   "Version: 3.12.1\n\nVersion: 9.9.9 in the description\n")
+    (dist / "RECORD").write_text("../../../bin/iree-run-module,sha256=x,10\n")
+    got = iree({"PATH": str(run_module.parent), "VIRTUAL_ENV": ""})
+    assert got["version"] == "3.12.1"
+    assert got["source"] == f"iree-base-runtime 3.12.1 ({run_module})"
+    # iree-compile comes first.
+    got = iree({"PATH": f"{run_module.parent}:{plain.parent}", "VIRTUAL_ENV": ""})
+    assert got["version"] == "3.14.0-rc20270101"
+    # A tool that prints no version.
+    tool(tmp_path / "odd" / "iree-compile", "hello")
+    got = iree({"PATH": str(tmp_path / "odd"), "VIRTUAL_ENV": ""})
+    assert got["version"] is None
+    assert got["problem"] == f"`{tmp_path / 'odd' / 'iree-compile'} --version` prints no IREE version"
+
+
 #===------------------------------------------------------------------------===#
 # Broken fixture plugins
 #===------------------------------------------------------------------------===#
