@@ -114,6 +114,9 @@ struct SyncRequest {
   std::string prefix;               ///< absolute
   std::optional<Platform> platform; ///< default: the prefix's, else host
   LockOptions lock;
+  /// The caller has already said that no IREE is found (update, after its
+  /// lock): the requirement check does not say it again.
+  bool noIreeReported = false;
 };
 
 struct SyncResult {

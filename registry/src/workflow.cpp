@@ -901,7 +901,7 @@ Expected<SyncResult> syncProject(const Project &project,
   // already said when no IREE is found.
   io.iree = ireeCheckFor(env);
   io.iree->nameArchives = false;
-  if (result.relocked)
+  if (result.relocked || request.noIreeReported)
     io.iree->problem.clear();
   io.platform = platform;
   io.exact = true;

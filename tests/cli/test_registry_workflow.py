@@ -322,6 +322,11 @@ def test_no_iree_found_is_said_once(tmp_path, reg, cache):
         "the IREE version with --iree-version\n")
     # Resolved for no IREE: the lock says none.
     assert "iree_version" not in json.loads((d / "plugins.lock.json").read_text())
+    # update locks (saying it) and syncs (not saying it again).
+    r = run("update", cwd=d, env=WITHOUT_IREE)
+    assert r.code == 0, r
+    assert r.err.count("no IREE found") == 1, r
+    assert "resolving without checking" in r.err
     # sync of an up-to-date lock: the install check says it.
     r = run("sync", cwd=d, env=WITHOUT_IREE)
     assert r.code == 0, r
