@@ -142,9 +142,9 @@ int runInstall(const Command &, const ParsedArgs &args) {
     options.iree = workflow::ireeCheckFor(*env);
     report = installArchives(prefix->path, args.positional, options, reporter);
   } else {
-    // By name, the resolver only picks versions made for the IREE in use;
-    // --ignore-iree-version resolves for any.
-    env->ignoreIree = env->ignoreIreeRequirements;
+    // By name, the resolver only picks versions made for the IREE in use
+    // (--ignore-iree-version: any, with a warning for each that excludes
+    // it).
     workflow::InstallByNameRequest request;
     for (const std::string &a : args.positional) {
       auto n = workflow::parseNameRequest(a);

@@ -970,7 +970,10 @@ Expected<InstallReport> installByName(const InstallByNameRequest &request,
   ResolveRequest rr;
   rr.rootName = "the command line";
   std::optional<Error> ireeProblem;
-  rr.ireeVersion = ireeVersionFor(env, nullptr, &ireeProblem);
+  // --ignore-iree-version: resolve for any IREE; the install then warns
+  // about each package that excludes the IREE in use.
+  if (!env.ignoreIreeRequirements)
+    rr.ireeVersion = ireeVersionFor(env, nullptr, &ireeProblem);
   if (ireeProblem)
     reporter.warning(Diagnostic{
         Severity::Warning, ireeProblem->where,
@@ -1023,6 +1026,10 @@ Expected<InstallReport> installByName(const InstallByNameRequest &request,
   }
   std::vector<std::string> archives;
   InstallOptions io = request.install;
+  if (env.ignoreIreeRequirements) {
+    io.iree = ireeCheckFor(env);
+    io.iree->nameArchives = false; // downloads, not the user's files
+  }
   for (const auto &[reg, which] : fetchFrom) {
     auto c = src.client(reg);
     if (!c)

@@ -357,6 +357,12 @@ def test_install_refuses_an_archive_for_another_iree(tmp_path, reg, cache):
     assert r.code == 1, r
     assert "needs-four 1.0.0 requires IREE >=4.0.0, but IREE 3.13.0 is in use" in r.err
     assert '"requires.iree" in its own manifest (ireeplugin.json of needs-four)' in r.err
+    r = run("install", "needs-four", "--registry", reg.dir, "--registry-key", reg.pub,
+            "--prefix", tmp_path / "by-name", "--ignore-iree-version", env=WITH_IREE)
+    assert r.code == 0, r
+    assert r.err.endswith("/requires/iree: needs-four 1.0.0 requires IREE >=4.0.0, but IREE "
+                          f"3.13.0 is in use: {IREE_SOURCE}; installing it anyway "
+                          "(--ignore-iree-version)\n"), r
     # With the override: installed, with a warning.
     r = run("install", archive, "--prefix", prefix, "--ignore-iree-version", env=WITH_IREE)
     assert r.code == 0, r
