@@ -176,7 +176,7 @@ struct RuntimePluginRef {
 /// last provides it; the others are shadowed.
 struct ShadowedImport {
   std::string import;
-  RuntimePluginRef used;                 ///< the one IREE calls
+  RuntimePluginRef used;                  ///< the one IREE calls
   std::vector<RuntimePluginRef> shadowed; ///< the others, latest first
 };
 

@@ -578,8 +578,7 @@ std::string ireeText(const Expected<IreeInstallation> &iree,
     else if (r["ok"].get<bool>())
       text += "ok    " + who + " " + req + "\n";
     else
-      text += "FAIL  " + who + " " + req + ", but IREE " +
-              iree->version.str() +
+      text += "FAIL  " + who + " " + req + ", but IREE " + iree->version.str() +
               " is in use (change the IREE, or install a version of " +
               str(r, "package") + " whose manifest's requires.iree accepts " +
               "it)\n";

@@ -273,8 +273,9 @@ const std::vector<Command> &commandTable() {
           "platform plugins.json lists (a lock for linux-aarch64 can be made "
           "on any machine) and the IREE in use (see `ireepkg help install`; "
           "or --iree-version), keeping the locked version of every package "
-          "that still fits; the lockfile records that IREE version. Option values in plugins.json are checked against "
-          "each plugin's option schema. The lockfile is written only when "
+          "that still fits; the lockfile records that IREE version. Option "
+          "values in plugins.json are checked against each plugin's option "
+          "schema. The lockfile is written only when "
           "its bytes change; it is deterministic (sorted, no timestamps).\n\n"
           "When no solution exists, the error explains why, as a chain of "
           "reasons.",

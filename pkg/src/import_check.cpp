@@ -50,8 +50,8 @@ std::string findProbe() {
 /// none).
 std::string hostBuild(const RuntimePlugin &plugin, const Platform &host) {
   if (plugin.format == RuntimeFormat::EmbeddedElf) {
-    for (const std::string key : {std::string(archName(host.arch)),
-                                  std::string("fat")})
+    for (const std::string key :
+         {std::string(archName(host.arch)), std::string("fat")})
       if (auto it = plugin.library.find(key); it != plugin.library.end())
         return it->second;
     return "";
@@ -127,9 +127,9 @@ void checkDeclaredImports(
       continue; // nothing this host can load: not checked
     std::string base = "/runtime/plugins/" + std::to_string(i);
     auto cannotCheck = [&](const std::string &why) {
-      diags.warning(doc.locate(base),
-                    "the imports of runtime plugin \"" + plugin.name +
-                        "\" were not checked: " + why);
+      diags.warning(doc.locate(base), "the imports of runtime plugin \"" +
+                                          plugin.name +
+                                          "\" were not checked: " + why);
     };
     if (!probeLooked) {
       probe = findProbe();
@@ -200,9 +200,8 @@ void checkDeclaredImports(
       if (std::find(missing.begin(), missing.end(), name) == missing.end())
         continue;
       diags.error(doc.locate(base + "/imports/" + std::to_string(k)),
-                  "runtime plugin \"" + plugin.name +
-                      "\" declares import \"" + name +
-                      "\", but its " + rel +
+                  "runtime plugin \"" + plugin.name + "\" declares import \"" +
+                      name + "\", but its " + rel +
                       " does not resolve it (loaded on this host with "
                       "IREE's plugin ABI)",
                   "export it from the plugin's resolve function, or remove "

@@ -9,9 +9,9 @@
 #include "ireepkg/prefix.h"
 
 #include "file_util.h"
+#include "iree_requirement.h"
 #include "ireepkg/cache.h"
 #include "ireepkg/hash.h"
-#include "iree_requirement.h"
 #include "pipeline_check.h"
 #include "state.h"
 #include "transaction.h"

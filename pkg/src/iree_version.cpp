@@ -187,7 +187,8 @@ ireeDistributionOf(const std::string &toolPath) {
   std::vector<fs::path> sites;
   for (const std::string &t : targets) {
     fs::path p(t);
-    // A console script: <env>/bin/<tool>, with <env>/lib*/python*/site-packages.
+    // A console script: <env>/bin/<tool>, with
+    // <env>/lib*/python*/site-packages.
     fs::path env = p.parent_path().parent_path();
     for (const char *lib : {"lib", "lib64"})
       for (const auto &python : fs::directory_iterator(env / lib, ec))
@@ -207,8 +208,7 @@ ireeDistributionOf(const std::string &toolPath) {
 
 std::string IreeInstallation::describeSource() const {
   if (distribution)
-    return distribution->name + " " + distribution->version + " (" + tool +
-           ")";
+    return distribution->name + " " + distribution->version + " (" + tool + ")";
   return "`" + tool + " --version`";
 }
 
@@ -241,15 +241,13 @@ Expected<IreeInstallation> ireeToolVersion(const std::string &toolPath,
     return makeError(ErrorCode::Io, "cannot run " + out.tool + ": " +
                                         std::strerror(r->spawnError));
   if (r->timedOut)
-    return makeError(ErrorCode::Io, "`" + out.tool +
-                                        " --version` did not finish within " +
-                                        std::to_string(int(kVersionTimeoutSeconds)) +
-                                        " s");
+    return makeError(ErrorCode::Io,
+                     "`" + out.tool + " --version` did not finish within " +
+                         std::to_string(int(kVersionTimeoutSeconds)) + " s");
   auto found = versionInOutput(r->out + "\n" + r->err);
   if (!found)
     return makeError(ErrorCode::Invalid,
-                     "`" + out.tool + " --version` prints no IREE version",
-                     {},
+                     "`" + out.tool + " --version` prints no IREE version", {},
                      "install IREE from the pip wheels (iree-base-compiler, "
                      "iree-base-runtime), or pass --iree-version where the "
                      "command has it");
@@ -277,14 +275,14 @@ Expected<IreeInstallation> detectIree(const std::vector<std::string> &tools) {
   std::string list;
   for (size_t i = 0; i < names.size(); ++i)
     list += (i == 0 ? "" : i + 1 == names.size() ? " nor " : ", ") + names[i];
-  return makeError(ErrorCode::NotFound,
-                   "no IREE found: " +
-                       (names.size() == 1 ? names[0] + " is"
-                                          : "neither " + list + " is") +
-                       " on PATH or in $VIRTUAL_ENV/bin",
-                   {},
-                   "install IREE (pip install iree-base-compiler "
-                   "iree-base-runtime) or activate its virtual environment");
+  return makeError(
+      ErrorCode::NotFound,
+      "no IREE found: " +
+          (names.size() == 1 ? names[0] + " is" : "neither " + list + " is") +
+          " on PATH or in $VIRTUAL_ENV/bin",
+      {},
+      "install IREE (pip install iree-base-compiler "
+      "iree-base-runtime) or activate its virtual environment");
 }
 
 } // namespace ireepkg
@@ -311,12 +309,11 @@ Status checkIreeRequirements(
     }
     if (m->requiresIree->set().contains(*check.version))
       continue;
-    Location where{check.nameArchives ? archive : "", 0, 0, "/requires/iree",
-                   m->name,
-                   std::string(kManifestName)};
+    Location where{
+        check.nameArchives ? archive : "", 0, 0, "/requires/iree", m->name,
+        std::string(kManifestName)};
     std::string message = who + " requires IREE " + m->requiresIree->text() +
-                          ", but IREE " + check.version->str() +
-                          " is in use" +
+                          ", but IREE " + check.version->str() + " is in use" +
                           (check.source.empty() ? "" : ": " + check.source);
     if (check.ignore) {
       reporter.warning(Diagnostic{Severity::Warning, where,
@@ -325,14 +322,13 @@ Status checkIreeRequirements(
                                   ""});
       continue;
     }
-    problems.error(
-        where, message,
-        "the IREE versions " + m->name +
-            " works with are \"requires.iree\" in its manifest (" +
-            kManifestName + " of " + m->name +
-            "): use an IREE it accepts, or a version of " + m->name +
-            " made for IREE " + check.version->str() +
-            "; --ignore-iree-version installs it anyway");
+    problems.error(where, message,
+                   "the IREE versions " + m->name +
+                       " works with are \"requires.iree\" in its manifest (" +
+                       kManifestName + " of " + m->name +
+                       "): use an IREE it accepts, or a version of " + m->name +
+                       " made for IREE " + check.version->str() +
+                       "; --ignore-iree-version installs it anyway");
   }
   if (problems.hasErrors())
     return makeError(ErrorCode::Conflict, problems);
@@ -341,7 +337,8 @@ Status checkIreeRequirements(
     for (const std::string &u : unchecked)
       list += (list.empty() ? "" : ", ") + u;
     reporter.warning(Diagnostic{
-        Severity::Warning, {},
+        Severity::Warning,
+        {},
         check.problem + "; the IREE requirements of " + list +
             " are not checked",
         "put the IREE tools on PATH (or activate their virtual environment), "

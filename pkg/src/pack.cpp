@@ -9,10 +9,10 @@
 
 #include "file_util.h"
 #include "import_check.h"
-#include "pipeline_check.h"
 #include "ireepkg/binary_info.h"
 #include "ireepkg/fatelf.h"
 #include "ireepkg/hash.h"
+#include "pipeline_check.h"
 
 #include <nlohmann/json.hpp>
 
