@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_config.h"
+#include "ireepkg/iree_version.h"
 
 #include "ireepkg/hash.h"
 #include "ireepkg/compiler_index.h"
@@ -124,7 +125,24 @@ std::string cachePath() {
 
 } // namespace
 
+namespace {
+Expected<CompilerCapabilities> probeCompilerTool(const std::string &toolPath);
+} // namespace
+
 Expected<CompilerCapabilities> probeCompiler(const std::string &toolPath) {
+  auto c = probeCompilerTool(toolPath);
+  // The IREE version is the one definition of ireepkg/iree_version.h: the
+  // installed wheel's version where the tool comes from one (its
+  // --version names the release candidate the release was promoted from).
+  if (c)
+    if (auto dist = ireeDistributionOf(toolPath))
+      c->version = dist->version;
+  return c;
+}
+
+namespace {
+
+Expected<CompilerCapabilities> probeCompilerTool(const std::string &toolPath) {
   struct stat st;
   if (::stat(toolPath.c_str(), &st) != 0)
     return makeError(ErrorCode::NotFound,
@@ -191,6 +209,8 @@ Expected<CompilerCapabilities> probeCompiler(const std::string &toolPath) {
   }
   return c;
 }
+
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Options

@@ -185,6 +185,8 @@ struct Lockfile {
   int lockVersion = kSchemaVersion;
   std::string inputHash;
   std::vector<Platform> platforms;
+  /// The IREE version the lock was resolved for; nullopt: none was known.
+  std::optional<Version> ireeVersion;
   std::vector<LockedPackage> packages;
   std::vector<std::string> activation;
 };

@@ -130,6 +130,21 @@ struct LockOptions {
   std::optional<double> timeoutSeconds;
 };
 
+/// How the IREE requirement (requires.iree) of the packages an install
+/// brings in is checked against the IREE in use.
+struct IreeRequirementCheck {
+  /// The IREE in use; nullopt: none is known (`problem` says why).
+  std::optional<Version> version;
+  std::string source;  ///< where the version was read, for messages
+  std::string problem; ///< why none is known; "" says nothing about it
+  /// A package that excludes the IREE in use is installed with a warning
+  /// instead of refused (--ignore-iree-version).
+  bool ignore = false;
+  /// Name the archive file in messages (false: the archives are ireepkg's
+  /// own downloads, as in sync).
+  bool nameArchives = true;
+};
+
 struct InstallOptions {
   LockOptions lock;
   std::optional<Platform> platform; ///< default: the prefix's, else host
@@ -145,7 +160,31 @@ struct InstallOptions {
   /// Packages among the archives that are recorded as installed for a
   /// dependency rather than explicitly (sync, install by name).
   std::set<std::string> asDependency;
+  /// Check each incoming package's requires.iree (nullopt: not checked).
+  std::optional<IreeRequirementCheck> iree;
 };
+
+/// An active runtime plugin: which package, which plugin.
+struct RuntimePluginRef {
+  std::string package;
+  std::string plugin;
+};
+
+/// An import that the active runtime plugins of more than one package
+/// declare. IREE resolves imports in reverse registration order, and the
+/// prefix registers plugins in activation order, so the package activated
+/// last provides it; the others are shadowed.
+struct ShadowedImport {
+  std::string import;
+  RuntimePluginRef used;                  ///< the one IREE calls
+  std::vector<RuntimePluginRef> shadowed; ///< the others, latest first
+};
+
+/// The shadowed imports of a prefix, from its state/activation.json (empty
+/// when it has none). Within one package, the last of its plugins that
+/// declares an import stands for the package (a package may ship the same
+/// kernel as an embedded ELF and a system library).
+std::vector<ShadowedImport> shadowedImports(const std::string &prefix);
 
 struct InstallReport {
   struct Change {
@@ -159,6 +198,8 @@ struct InstallReport {
   std::string prefix;
   /// How the incoming packages' pass pipelines were checked with MLIR.
   MlirCheckReport pipelineCheck;
+  /// Imports more than one package provides, after the change.
+  std::vector<ShadowedImport> shadowedImports;
 };
 
 Expected<InstallReport> installArchives(const std::string &prefix,

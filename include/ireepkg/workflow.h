@@ -25,6 +25,7 @@
 
 #include "ireepkg/error.h"
 #include "ireepkg/formats.h"
+#include "ireepkg/iree_version.h"
 #include "ireepkg/prefix.h"
 #include "ireepkg/registry.h"
 
@@ -39,25 +40,33 @@ namespace ireepkg::workflow {
 /// What every operation that reads registries needs.
 struct Environment {
   registry::ClientOptions client;
-  /// The IREE version to resolve for; nullopt: the version of the
-  /// iree-compile found on PATH or in the virtual environment, if any.
+  /// The IREE version to resolve for; nullopt: the IREE in use
+  /// (detectIree(), see ireepkg/iree_version.h), if one is found.
   std::optional<Version> ireeVersion;
-  /// The iree-compile whose version is the IREE version (found by the CLI
-  /// on PATH or in the virtual environment); empty: none.
+  /// The IREE tool whose version is the IREE version; empty: the IREE
+  /// tools found on PATH or in the virtual environment.
   std::string ireeCompile;
   /// Resolve for no particular IREE version.
   bool ignoreIree = false;
+  /// sync: install packages whose requires.iree excludes the IREE in use
+  /// (with a warning) instead of refusing them.
+  bool ignoreIreeRequirements = false;
   /// An offline vendor bundle to take packages from instead of registries.
   std::string bundle;
 };
 
 /// The IREE version `env` resolves for (see Environment::ireeVersion), or
-/// nullopt when none is given or found. `source` says where it came from.
+/// nullopt when none is given or found. `source` says where it came from;
+/// `problem`, when none is found, why.
 std::optional<Version> ireeVersionFor(const Environment &env,
-                                      std::string *source = nullptr);
+                                      std::string *source = nullptr,
+                                      std::optional<Error> *problem = nullptr);
 
-/// "3.13.0rc20261016" (iree-compile --version) -> 3.13.0-rc20261016.
-std::optional<Version> parseIreeVersion(std::string_view text);
+/// What install and sync check every incoming package's requires.iree
+/// against: the IREE `env` resolves for.
+IreeRequirementCheck ireeCheckFor(const Environment &env);
+
+using ireepkg::parseIreeVersion;
 
 //===----------------------------------------------------------------------===//
 // Projects
@@ -105,6 +114,9 @@ struct SyncRequest {
   std::string prefix;               ///< absolute
   std::optional<Platform> platform; ///< default: the prefix's, else host
   LockOptions lock;
+  /// The caller has already said that no IREE is found (update, after its
+  /// lock): the requirement check does not say it again.
+  bool noIreeReported = false;
 };
 
 struct SyncResult {

@@ -205,6 +205,9 @@ Lockfile parseLockfile(const JsonDocument &doc, const ParseOptions &options,
                     "run `ireepkg lock` to rewrite the lockfile");
   }
   lf.platforms = readPlatforms(checker, r, "platforms", Need::Required);
+  if (const json *v = r.any("iree_version"))
+    if (auto ver = checker.version(*v, r.child("iree_version")))
+      lf.ireeVersion = *ver;
 
   std::map<std::string, size_t> index; // name -> position in lf.packages
   std::vector<std::string> pointers;

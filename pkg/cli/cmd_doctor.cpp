@@ -30,6 +30,7 @@
 #include "../src/compiler_doctor.h"
 #include "../src/state.h"
 #include "ireepkg/fatelf.h"
+#include "ireepkg/iree_version.h"
 #include "ireepkg/platform.h"
 #include "ireepkg/prefix.h"
 
@@ -158,46 +159,11 @@ std::string firstLine(const std::string &text) {
   return "";
 }
 
-/// The Python distribution that installed a console script, e.g.
-/// "iree-base-runtime 3.13.0": its RECORD lists `../../../bin/<tool>`.
+/// The Python distribution that installed a tool, e.g.
+/// "iree-base-runtime 3.13.0" (see ireepkg/iree_version.h).
 std::string wheelOf(const std::string &toolPath) {
-  std::error_code ec;
-  fs::path bin = fs::path(toolPath).parent_path();
-  fs::path lib = bin.parent_path() / "lib";
-  if (!fs::is_directory(lib, ec))
-    return "";
-  const std::string entry =
-      "../../../bin/" + fs::path(toolPath).filename().string() + ",";
-  for (const auto &python : fs::directory_iterator(lib, ec)) {
-    if (python.path().filename().string().rfind("python", 0) != 0)
-      continue;
-    fs::path site = python.path() / "site-packages";
-    for (const auto &dist : fs::directory_iterator(site, ec)) {
-      std::string dir = dist.path().filename().string();
-      const std::string suffix = ".dist-info";
-      if (dir.size() <= suffix.size() ||
-          dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) != 0)
-        continue;
-      std::string lower = dir;
-      std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-      if (lower.rfind("iree", 0) != 0)
-        continue;
-      std::ifstream record(dist.path() / "RECORD");
-      std::string line;
-      while (std::getline(record, line)) {
-        if (line.rfind(entry, 0) != 0)
-          continue;
-        std::string stem = dir.substr(0, dir.size() - suffix.size());
-        size_t dash = stem.find('-');
-        std::string project = stem.substr(0, dash);
-        std::replace(project.begin(), project.end(), '_', '-');
-        return dash == std::string::npos
-                   ? project
-                   : project + " " + stem.substr(dash + 1);
-      }
-    }
-  }
-  return "";
+  auto d = ireeDistributionOf(toolPath);
+  return d ? d->name + " " + d->version : "";
 }
 
 json checkTool(const std::string &name) {
@@ -250,6 +216,7 @@ struct PluginCheck {
   std::string skipped; ///< why it was not checked ("" = checked)
   std::vector<std::string> declared, probed;
   std::vector<std::string> problems;
+  std::vector<std::string> warnings; ///< worth knowing; IREE still runs it
   json probe = nullptr;   ///< the probe's report, when it finished
   json process = nullptr; ///< how the probe process ended
 };
@@ -362,12 +329,17 @@ void interpretReport(const json &report, PluginCheck &check) {
   if (!interface.empty() && interface != "ok")
     problem("the plugin interface has a " + interface);
   std::vector<std::string> features = strs(report, "features");
+  // IREE's embedded-ELF loader passes STANDALONE as required_features,
+  // but iree_hal_executable_plugin_initialize never checks it: such a
+  // plugin loads and runs. IREE's headers still ask for the bit.
   if (check.format == "embedded-elf" && report.contains("features") &&
       report["features"].is_array() &&
       std::find(features.begin(), features.end(), "STANDALONE") ==
           features.end())
-    problem("embedded-elf plugin does not declare the STANDALONE feature, "
-            "which IREE's embedded-ELF loader requires");
+    check.warnings.push_back(
+        "embedded-elf plugin does not declare the STANDALONE feature; IREE's "
+        "runtime loads it anyway (it does not check the bit), but IREE's "
+        "plugin headers ask embedded plugins to declare it");
 
   std::string load = str(report, "load");
   bool loaded = load == "ok";
@@ -580,6 +552,7 @@ json checkToJson(const PluginCheck &c) {
   j["ok"] = c.problems.empty();
   j["skipped"] = c.skipped.empty() ? json(nullptr) : json(c.skipped);
   j["problems"] = c.problems;
+  j["warnings"] = c.warnings;
   j["imports"] = c.declared;
   j["undeclared_checked"] = c.probed;
   j["probe"] = c.probe;
@@ -634,6 +607,36 @@ std::string compilerChecksText(const std::vector<CompilerPluginCheck> &checks,
   return text;
 }
 
+/// The IREE in use and the packages' requirements on it, as text.
+std::string ireeText(const Expected<IreeInstallation> &iree,
+                     const json &requirements) {
+  std::string text;
+  if (iree)
+    text = "IREE in use: " + iree->version.str() + " — " +
+           iree->describeSource() + "\n";
+  else
+    text = "IREE in use: unknown — " + iree.error().message + "\n";
+  size_t unchecked = 0;
+  for (const json &r : requirements) {
+    std::string who = str(r, "package") + " " + str(r, "version");
+    std::string req = "requires IREE " + str(r, "requires");
+    if (r["ok"].is_null())
+      ++unchecked;
+    else if (r["ok"].get<bool>())
+      text += "ok    " + who + " " + req + "\n";
+    else
+      text += "FAIL  " + who + " " + req + ", but IREE " + iree->version.str() +
+              " is in use (change the IREE, or install a version of " +
+              str(r, "package") + " whose manifest's requires.iree accepts " +
+              "it)\n";
+  }
+  if (unchecked)
+    text += "skip  the IREE requirements of " + std::to_string(unchecked) +
+            (unchecked == 1 ? " package" : " packages") +
+            " are not checked: no IREE version is known\n";
+  return text;
+}
+
 } // namespace
 
 int runDoctor(const Command &, const ParsedArgs &args) {
@@ -658,11 +661,29 @@ int runDoctor(const Command &, const ParsedArgs &args) {
   bool probeFound = isExecutableFile(probe);
   double timeout = pluginTimeout();
 
+  // The IREE in use; each installed package's requires.iree against it.
+  auto iree = detectIree();
+  json requirements = json::array();
+  size_t requirementsFailed = 0;
+
   std::vector<PluginCheck> checks;
   std::deque<Manifest> manifests; // stable addresses for compilerPackages
   std::vector<DoctorPackage> compilerPackages;
   for (const InstalledPackage &package : state->packages) {
     auto manifest = readInstalledManifest(prefix->path, package, reporter);
+    if (manifest && manifest->requiresIree) {
+      json r = {{"package", package.name},
+                {"version", package.version.str()},
+                {"requires", manifest->requiresIree->text()}};
+      if (iree) {
+        bool fits = manifest->requiresIree->set().contains(iree->version);
+        requirementsFailed += !fits;
+        r["ok"] = fits;
+      } else {
+        r["ok"] = nullptr; // not checked
+      }
+      requirements.push_back(std::move(r));
+    }
     if (!manifest) {
       PluginCheck c;
       c.package = package.name;
@@ -728,9 +749,15 @@ int runDoctor(const Command &, const ParsedArgs &args) {
     else if (!c.skipped.empty())
       ++skipped;
   }
-  bool ok = failed == 0;
+  bool ok = failed == 0 && requirementsFailed == 0;
   for (const CompilerPluginCheck &c : compilerChecks)
     ok = ok && c.problems.empty();
+  json ireeJson = {
+      {"version", iree ? json(iree->version.str()) : json(nullptr)},
+      {"source", iree ? json(iree->describeSource()) : json(nullptr)},
+      {"problem", iree ? json(nullptr) : json(iree.error().message)},
+      {"requirements", requirements}};
+  std::vector<ShadowedImport> shadowed = shadowedImports(prefix->path);
 
   if (jsonOutput) {
     json plugins = json::array();
@@ -745,8 +772,10 @@ int runDoctor(const Command &, const ParsedArgs &args) {
                 {"probe_path", probe},
                 {"timeout_seconds", timeout},
                 {"tools", tools},
+                {"iree", ireeJson},
                 {"plugins", plugins},
                 {"compiler_plugins", compiler},
+                {"shadowed_imports", shadowedImportsToJson(shadowed)},
                 {"ok", ok}};
     std::printf("%s\n", dumpJson(out).c_str());
     return ok ? kExitOk : kExitFailure;
@@ -770,6 +799,7 @@ int runDoctor(const Command &, const ParsedArgs &args) {
     }
     text += line + "\n";
   }
+  text += "\n" + ireeText(iree, requirements);
   text +=
       "\nRuntime plugins in " + prefix->path + " (" + platform.str() + "):\n";
   if (checks.empty())
@@ -789,6 +819,8 @@ int runDoctor(const Command &, const ParsedArgs &args) {
                                   : "resolves " + joinNames(c.declared)) +
               "\n";
     }
+    for (const std::string &warning : c.warnings)
+      text += "warn  " + who + ": " + warning + "\n";
   }
   if (!checks.empty()) {
     size_t checked = checks.size() - skipped;
@@ -806,6 +838,10 @@ int runDoctor(const Command &, const ParsedArgs &args) {
               std::string(kUnknownImport) + "\".\n";
   }
   text += compilerChecksText(compilerChecks, prefix->path, platform);
+  if (!shadowed.empty())
+    text += "\nImports that more than one package provides (IREE resolves "
+            "imports in reverse registration order):\n" +
+            shadowedImportsText(shadowed);
   std::fputs(text.c_str(), stdout);
   return ok ? kExitOk : kExitFailure;
 }

@@ -33,6 +33,8 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
     if (!report.pipelineCheck.pipelines.empty() ||
         !report.pipelineCheck.plugins.empty())
       out["pipeline_check"] = toJson(report.pipelineCheck);
+    if (!report.shadowedImports.empty())
+      out["shadowed_imports"] = shadowedImportsToJson(report.shadowedImports);
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
@@ -57,6 +59,7 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
     std::printf("nothing to do\n");
   else if (!report.changes.empty())
     std::printf("prefix: %s\n", report.prefix.c_str());
+  std::fputs(shadowedImportsText(report.shadowedImports).c_str(), stdout);
 }
 
 int printFailure(const Error &e, bool json) {
@@ -132,12 +135,17 @@ int runInstall(const Command &, const ParsedArgs &args) {
   }
   CliReporter reporter(quiet || json);
   Expected<InstallReport> report = InstallReport{};
+  auto env = environmentFrom(args);
+  if (!env)
+    return kExitUsage;
   if (files) {
+    // Each archive's requires.iree against the IREE in use.
+    options.iree = workflow::ireeCheckFor(*env);
     report = installArchives(prefix->path, args.positional, options, reporter);
   } else {
-    auto env = environmentFrom(args);
-    if (!env)
-      return kExitUsage;
+    // By name, the resolver only picks versions made for the IREE in use
+    // (--ignore-iree-version: any, with a warning for each that excludes
+    // it).
     workflow::InstallByNameRequest request;
     for (const std::string &a : args.positional) {
       auto n = workflow::parseNameRequest(a);

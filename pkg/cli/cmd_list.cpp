@@ -54,12 +54,14 @@ int runList(const Command &, const ParsedArgs &args) {
                   provides.c_str());
     text += line;
   }
+  std::vector<ShadowedImport> shadowed = shadowedImports(prefix->path);
   if (json) {
-    std::printf("%s\n", nlohmann::json({{"prefix", prefix->path},
-                                        {"platform", state->platform},
-                                        {"packages", packages}})
-                            .dump(2)
-                            .c_str());
+    nlohmann::json out = {{"prefix", prefix->path},
+                          {"platform", state->platform},
+                          {"packages", packages}};
+    if (!shadowed.empty())
+      out["shadowed_imports"] = shadowedImportsToJson(shadowed);
+    std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;
   }
   if (state->packages.empty()) {
@@ -68,6 +70,7 @@ int runList(const Command &, const ParsedArgs &args) {
   }
   std::printf("prefix %s (%s), in activation order:\n%s", prefix->path.c_str(),
               state->platform.c_str(), text.c_str());
+  std::fputs(shadowedImportsText(shadowed).c_str(), stdout);
   return kExitOk;
 }
 

@@ -111,6 +111,7 @@ int runUpdate(const Command &, const ParsedArgs &args) {
   workflow::SyncRequest sync;
   sync.prefix = *prefix;
   sync.frozen = true;
+  sync.noIreeReported = !locked->ireeVersion;
   if (!lockOptions(args, sync.lock))
     return kExitUsage;
   auto synced = workflow::syncProject(project, sync, env, reporter);

@@ -231,6 +231,17 @@ const std::vector<Command> &commandTable() {
           "verified; archives are downloaded in parallel into the download "
           "cache. With --bundle, packages come from an offline bundle "
           "instead, verified the same way.\n\n"
+          "The IREE in use is the version of the iree-base-compiler / "
+          "iree-base-runtime distribution that installed iree-compile (else "
+          "iree-run-module) found on PATH or in $VIRTUAL_ENV/bin, else what "
+          "the tool's --version prints; --iree-version overrides it. An "
+          "archive whose \"requires.iree\" excludes it is refused, and a "
+          "version by name is never chosen, unless --ignore-iree-version "
+          "(then each such package is installed with a warning); when no "
+          "IREE is found, a warning says the requirements were not "
+          "checked. When two packages' runtime plugins "
+          "declare the same import, the report says which one IREE uses (the "
+          "one activated last) and which is shadowed.\n\n"
           "Everything is installed in one transaction: it completes, or the "
           "prefix is left exactly as it was. The prefix's activation index "
           "and IREE flagfiles are rewritten in the same transaction.",
@@ -242,6 +253,7 @@ const std::vector<Command> &commandTable() {
            {"bundle", 0, "FILE", "install from this offline bundle"},
            kOptOffline,
            kOptIreeVersion,
+           kOptIgnoreIreeVersion,
            kLockTimeout,
            {"no-cache", 0, "", "do not use or fill the package cache"},
            kQuiet,
@@ -263,10 +275,11 @@ const std::vector<Command> &commandTable() {
           "resolve plugins.json into plugins.lock.json",
           "Resolves the project's plugins and their dependencies for every "
           "platform plugins.json lists (a lock for linux-aarch64 can be made "
-          "on any machine) and the IREE version in the environment (or "
-          "--iree-version), keeping the locked version of every package that "
-          "still fits. Option values in plugins.json are checked against "
-          "each plugin's option schema. The lockfile is written only when "
+          "on any machine) and the IREE in use (see `ireepkg help install`; "
+          "or --iree-version), keeping the locked version of every package "
+          "that still fits; the lockfile records that IREE version. Option "
+          "values in plugins.json are checked against each plugin's option "
+          "schema. The lockfile is written only when "
           "its bytes change; it is deterministic (sorted, no timestamps).\n\n"
           "When no solution exists, the error explains why, as a chain of "
           "reasons.",
@@ -300,12 +313,17 @@ const std::vector<Command> &commandTable() {
           "--frozen uses the lock as it is without checking it. --offline "
           "opens no connection and says which packages are missing from the "
           "download cache. --bundle installs from an offline bundle, "
-          "verified exactly as from the registry.",
+          "verified exactly as from the registry.\n\n"
+          "Every package's \"requires.iree\" is checked against the IREE in "
+          "use (see `ireepkg help install`), whatever IREE the lock was "
+          "resolved for; a package that excludes it is refused unless "
+          "--ignore-iree-version.",
           {{"locked", 0, "", "fail if plugins.lock.json is out of date"},
            {"frozen", 0, "", "install the lockfile as it is, unchecked"},
            {"bundle", 0, "FILE", "take the packages from this offline bundle"},
            kOptOffline,
            kOptIreeVersion,
+           kOptIgnoreIreeVersion,
            {"platform", 0, "OS-ARCH",
             "sync a prefix for this platform (default: the prefix's, else "
             "the host's)"},

@@ -1,6 +1,8 @@
 //===- output.cpp - What the CLI prints ----------------------------------===//
 #include "output.h"
 
+#include "ireepkg/iree_version.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -213,32 +215,39 @@ bool isExecutableFile(const std::string &path) {
 }
 
 FoundTool findTool(const std::string &name) {
-  auto found = [](const std::string &p, const char *source) {
-    std::error_code ec;
-    std::filesystem::path abs = std::filesystem::absolute(p, ec);
-    return FoundTool{ec ? p : abs.lexically_normal().string(), source};
+  LocatedTool t = locateTool(name);
+  return FoundTool{t.path, t.source};
+}
+
+std::string shadowedImportsText(const std::vector<ShadowedImport> &imports) {
+  std::string out;
+  auto who = [](const RuntimePluginRef &r) {
+    return r.package + " (" + r.plugin + ")";
   };
-  if (name.find('/') != std::string::npos)
-    return isExecutableFile(name) ? found(name, "path") : FoundTool{};
-  if (const char *path = std::getenv("PATH")) {
-    std::string dirs = path;
-    for (size_t start = 0; start <= dirs.size();) {
-      size_t end = dirs.find(':', start);
-      if (end == std::string::npos)
-        end = dirs.size();
-      std::string dir = dirs.substr(start, end - start);
-      std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-      if (isExecutableFile(candidate))
-        return found(candidate, "PATH");
-      start = end + 1;
-    }
+  for (const ShadowedImport &s : imports) {
+    std::string others;
+    for (const RuntimePluginRef &r : s.shadowed)
+      others += (others.empty() ? "" : ", ") + who(r);
+    out += "import " + s.import + ": IREE uses " + who(s.used) +
+           ", activated last; shadowed: " + others + "\n";
   }
-  if (const char *venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
-    std::string candidate = std::string(venv) + "/bin/" + name;
-    if (isExecutableFile(candidate))
-      return found(candidate, "VIRTUAL_ENV");
+  return out;
+}
+
+nlohmann::json
+shadowedImportsToJson(const std::vector<ShadowedImport> &imports) {
+  nlohmann::json out = nlohmann::json::array();
+  auto ref = [](const RuntimePluginRef &r) {
+    return nlohmann::json{{"package", r.package}, {"plugin", r.plugin}};
+  };
+  for (const ShadowedImport &s : imports) {
+    nlohmann::json shadowed = nlohmann::json::array();
+    for (const RuntimePluginRef &r : s.shadowed)
+      shadowed.push_back(ref(r));
+    out.push_back(
+        {{"import", s.import}, {"used", ref(s.used)}, {"shadowed", shadowed}});
   }
-  return {};
+  return out;
 }
 
 std::string formatBytes(uint64_t bytes) {

@@ -63,6 +63,12 @@ struct FoundTool {
 FoundTool findTool(const std::string &name);
 bool isExecutableFile(const std::string &path);
 
+/// Imports more than one package provides (install, list, doctor): one
+/// line each, "" when there are none; and the same as JSON.
+std::string shadowedImportsText(const std::vector<ShadowedImport> &imports);
+nlohmann::json
+shadowedImportsToJson(const std::vector<ShadowedImport> &imports);
+
 /// Human-readable byte counts ("1.2 MiB").
 std::string formatBytes(uint64_t bytes);
 

@@ -26,8 +26,13 @@ const OptionSpec kOptOffline{
     "archives (also IREEPKG_OFFLINE=1)"};
 const OptionSpec kOptIreeVersion{
     "iree-version", 0, "VERSION",
-    "resolve for this IREE version (default: the version of the "
-    "iree-compile found on PATH or in the virtual environment)"};
+    "use this IREE version (default: the IREE in use: the version of the "
+    "IREE wheel that installed iree-compile, else iree-run-module, found on "
+    "PATH or in the virtual environment, else the tool's --version)"};
+const OptionSpec kOptIgnoreIreeVersion{
+    "ignore-iree-version", 0, "",
+    "install packages whose requires.iree excludes the IREE in use, with a "
+    "warning"};
 const OptionSpec kOptProject{
     "project", 0, "FILE",
     "the project file (default: the plugins.json found upward from here)"};
@@ -46,9 +51,8 @@ std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args) {
       return std::nullopt;
     }
     env.ireeVersion = *parsed;
-  } else {
-    env.ireeCompile = findTool("iree-compile").path;
   }
+  env.ignoreIreeRequirements = args.flag("ignore-iree-version");
   if (auto b = args.value("bundle"))
     env.bundle = *b;
   return env;

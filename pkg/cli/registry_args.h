@@ -21,6 +21,7 @@ extern const OptionSpec kOptRegistry;
 extern const OptionSpec kOptRegistryKey;
 extern const OptionSpec kOptOffline;
 extern const OptionSpec kOptIreeVersion;
+extern const OptionSpec kOptIgnoreIreeVersion;
 extern const OptionSpec kOptProject;
 
 std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args);

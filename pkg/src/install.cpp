@@ -9,6 +9,7 @@
 #include "ireepkg/prefix.h"
 
 #include "file_util.h"
+#include "iree_requirement.h"
 #include "ireepkg/cache.h"
 #include "ireepkg/hash.h"
 #include "pipeline_check.h"
@@ -187,6 +188,14 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     std::string recordSha = Sha256::hex(serializeRecord(head->record));
     incoming.push_back({a, std::move(*head), recordSha, false});
   }
+  // requires.iree against the IREE in use (install of archives, sync).
+  if (options.iree) {
+    std::vector<std::pair<const Manifest *, std::string>> checked;
+    for (const Incoming &in : incoming)
+      checked.emplace_back(&in.head.manifest, in.archive);
+    if (Status s = checkIreeRequirements(*options.iree, checked, reporter); !s)
+      return Unexpected(s.error());
+  }
 
   // sync: what is installed but not given goes, in the same transaction.
   std::set<std::string> removing;
@@ -267,8 +276,10 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     for (size_t i = 0; i < order.size(); ++i)
       reordered |= order[i] != i;
     bool settingsChanged = options.project && *options.project != state.project;
-    if (!flagChange && !reordered && !settingsChanged)
+    if (!flagChange && !reordered && !settingsChanged) {
+      report.shadowedImports = shadowedImports(prefix);
       return report;
+    }
     if (reordered)
       report.reordered = true;
   }
@@ -357,6 +368,7 @@ Expected<InstallReport> installArchives(const std::string &prefix,
   report.pipelineCheck = std::move(*pipelineCheck);
   if (Status s = commitWithState(*tx, prefix, state, manifests, reporter); !s)
     return Unexpected(s.error());
+  report.shadowedImports = shadowedImports(prefix);
   return report;
 }
 

@@ -8,10 +8,11 @@
 #include "ireepkg/package.h"
 
 #include "file_util.h"
-#include "pipeline_check.h"
+#include "import_check.h"
 #include "ireepkg/binary_info.h"
 #include "ireepkg/fatelf.h"
 #include "ireepkg/hash.h"
+#include "pipeline_check.h"
 
 #include <nlohmann/json.hpp>
 
@@ -353,6 +354,15 @@ Expected<PackResult> packDirectory(const std::string &dir,
       for (size_t i = 0; i < libs.size(); ++i)
         checkLibrary(libs[i], (*infos)[i], *doc, diags);
     }
+    if (diags.hasErrors()) {
+      cleanup();
+      return makeError(ErrorCode::Invalid, diags);
+    }
+  }
+
+  // Declared runtime imports, where this host can load the plugin.
+  if (!options.skipBinaryChecks) {
+    checkDeclaredImports(m, *doc, sourceOf, diags);
     if (diags.hasErrors()) {
       cleanup();
       return makeError(ErrorCode::Invalid, diags);

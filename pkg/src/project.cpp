@@ -821,9 +821,11 @@ std::string serializeLockfile(const Lockfile &lock) {
   }
   json doc = {{"lock_version", lock.lockVersion},
               {"input_hash", lock.inputHash},
-              {"platforms", sortedPlatformNames(lock.platforms)},
-              {"packages", std::move(out)},
-              {"activation", lock.activation}};
+              {"platforms", sortedPlatformNames(lock.platforms)}};
+  if (lock.ireeVersion)
+    doc["iree_version"] = lock.ireeVersion->str();
+  doc["packages"] = std::move(out);
+  doc["activation"] = lock.activation;
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

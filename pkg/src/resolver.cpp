@@ -502,6 +502,11 @@ private:
   // Explanations.
   std::string explain(uint32_t terminal);
   std::string describe(uint32_t id) const;
+  /// The conflict error for the explanation of `id`: when an IREE
+  /// requirement is part of it, the hint says where that requirement lives.
+  Unexpected conflict(uint32_t id);
+  /// Packages whose requires.iree an explanation named.
+  mutable std::set<std::string> ireeBlamed_;
   std::string termText(const Term &t, const VersionSet &set) const;
   std::string rangeText(uint32_t pkg, uint32_t lo, uint32_t hi,
                         bool everyVersion) const;
@@ -1293,11 +1298,11 @@ Expected<Resolution> Solver::run() {
     if (!id)
       return Unexpected(id.error());
     if (*id >= 0 && isTerminal(incompats_[size_t(*id)]))
-      return makeError(ErrorCode::Conflict, explain(uint32_t(*id)));
+      return conflict(uint32_t(*id));
   }
   for (;;) {
     if (!propagate())
-      return makeError(ErrorCode::Conflict, explain(terminal_));
+      return conflict(terminal_);
     std::optional<uint32_t> next = pick();
     if (!next)
       return solution();
@@ -1339,6 +1344,24 @@ std::string Solver::unusableText(const Incompat &in) const {
   return rangeText(in.pkg, in.lo, in.hi, true);
 }
 
+Unexpected Solver::conflict(uint32_t id) {
+  ireeBlamed_.clear();
+  std::string text = explain(id);
+  if (ireeBlamed_.empty())
+    return makeError(ErrorCode::Conflict, text);
+  std::string names;
+  for (const std::string &n : ireeBlamed_)
+    names += (names.empty() ? "" : ", ") + n;
+  return makeError(
+      ErrorCode::Conflict, text, {},
+      "the IREE versions a package works with are \"requires.iree\" in its "
+      "own manifest (ireeplugin.json of " +
+          names +
+          "), not in plugins.json: use an IREE those versions accept, or "
+          "versions of " +
+          names + " made for IREE " + request_.ireeVersion->str());
+}
+
 /// One incompatibility as a clause.
 std::string Solver::describe(uint32_t id) const {
   const Incompat &in = incompats_[id];
@@ -1359,6 +1382,7 @@ std::string Solver::describe(uint32_t id) const {
   case Kind::Yanked:
     return unusableText(in) + " is yanked";
   case Kind::Iree:
+    ireeBlamed_.insert(name);
     return unusableText(in) + " requires IREE " + in.constraint->str() +
            ", but IREE " + request_.ireeVersion->str() + " is in use";
   case Kind::NoBuild:

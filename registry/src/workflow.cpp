@@ -12,6 +12,7 @@
 #include "ireepkg/cache.h"
 #include "ireepkg/compiler_config.h"
 #include "ireepkg/hash.h"
+#include "ireepkg/iree_version.h"
 #include "ireepkg/json_document.h"
 #include "ireepkg/package.h"
 #include "ireepkg/project.h"
@@ -37,44 +38,38 @@ using registry::RegistrySpec;
 // IREE version
 //===----------------------------------------------------------------------===//
 
-std::optional<Version> parseIreeVersion(std::string_view text) {
-  // Releases print "3.13.0", nightlies "3.13.0rc20261016"; anything after
-  // MAJOR.MINOR.PATCH becomes a SemVer pre-release.
-  static const std::regex re(R"(^\s*(\d+)\.(\d+)\.(\d+)([0-9A-Za-z.+-]*)\s*$)");
-  std::match_results<std::string_view::const_iterator> m;
-  if (!std::regex_match(text.begin(), text.end(), m, re))
-    return std::nullopt;
-  std::string core = m[1].str() + "." + m[2].str() + "." + m[3].str();
-  std::string rest = m[4].str();
-  std::string build;
-  if (size_t plus = rest.find('+'); plus != std::string::npos) {
-    build = rest.substr(plus);
-    rest = rest.substr(0, plus);
-  }
-  while (!rest.empty() && (rest[0] == '-' || rest[0] == '.'))
-    rest.erase(0, 1);
-  auto v = Version::parse(core + (rest.empty() ? "" : "-" + rest) + build);
-  if (!v)
-    return std::nullopt;
-  return *v;
-}
-
 std::optional<Version> ireeVersionFor(const Environment &env,
-                                      std::string *source) {
+                                      std::string *source,
+                                      std::optional<Error> *problem) {
   if (env.ireeVersion) {
     if (source)
       *source = "--iree-version";
     return env.ireeVersion;
   }
-  if (env.ignoreIree || env.ireeCompile.empty())
+  if (env.ignoreIree)
     return std::nullopt;
-  auto caps = probeCompiler(env.ireeCompile);
-  if (!caps || caps->version.empty())
+  std::vector<std::string> tools;
+  if (!env.ireeCompile.empty())
+    tools.push_back(env.ireeCompile);
+  auto iree = detectIree(tools);
+  if (!iree) {
+    if (problem)
+      *problem = iree.error();
     return std::nullopt;
-  auto v = parseIreeVersion(caps->version);
-  if (v && source)
-    *source = env.ireeCompile;
-  return v;
+  }
+  if (source)
+    *source = iree->describeSource();
+  return iree->version;
+}
+
+IreeRequirementCheck ireeCheckFor(const Environment &env) {
+  IreeRequirementCheck check;
+  std::optional<Error> problem;
+  check.version = ireeVersionFor(env, &check.source, &problem);
+  if (problem)
+    check.problem = problem->message;
+  check.ignore = env.ignoreIreeRequirements;
+  return check;
 }
 
 //===----------------------------------------------------------------------===//
@@ -522,7 +517,15 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
                               const Environment &env, Reporter &reporter) {
   LockResult result;
   std::string ireeSource;
-  result.ireeVersion = ireeVersionFor(env, &ireeSource);
+  std::optional<Error> ireeProblem;
+  result.ireeVersion = ireeVersionFor(env, &ireeSource, &ireeProblem);
+  if (ireeProblem)
+    reporter.warning(Diagnostic{
+        Severity::Warning, ireeProblem->where,
+        ireeProblem->message + "; resolving without checking the packages' "
+                               "IREE requirements (requires.iree)",
+        "put the IREE tools on PATH (or activate their virtual environment), "
+        "or give the IREE version with --iree-version"});
 
   auto old = readLock(project.lockPath);
   if (!old)
@@ -543,8 +546,11 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
   auto res = resolve(rr, src);
   if (!res) {
     Error e = res.error();
-    if (e.code == ErrorCode::Conflict && e.hint.empty()) {
-      e.hint = "change the version constraints in plugins.json";
+    if (e.code == ErrorCode::Conflict) {
+      // The resolver's hint, when an IREE requirement is to blame, names
+      // the manifests that hold it.
+      if (e.hint.empty())
+        e.hint = "change the version constraints in plugins.json";
       if (result.ireeVersion)
         e.hint += " (resolving for IREE " + result.ireeVersion->str() +
                   " from " + ireeSource + "; --iree-version picks another)";
@@ -557,6 +563,7 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
   Lockfile lock;
   lock.inputHash = project::inputHash(project.parsed);
   lock.platforms = rr.platforms;
+  lock.ireeVersion = result.ireeVersion;
   // Fill each package from where it came from.
   std::map<std::string, const ProjectPlugin *> byName;
   for (const ProjectPlugin &p : project.parsed.plugins)
@@ -889,6 +896,13 @@ Expected<SyncResult> syncProject(const Project &project,
   // Install exactly the lock, in its activation order, in one transaction.
   InstallOptions io;
   io.lock = request.lock;
+  // Every package's requires.iree against the IREE in use (a lock may have
+  // been resolved for another IREE, or on another machine). Relocking has
+  // already said when no IREE is found.
+  io.iree = ireeCheckFor(env);
+  io.iree->nameArchives = false;
+  if (result.relocked || request.noIreeReported)
+    io.iree->problem.clear();
   io.platform = platform;
   io.exact = true;
   io.preferredOrder = lock->activation;
@@ -955,7 +969,18 @@ Expected<InstallReport> installByName(const InstallByNameRequest &request,
     return Unexpected(state.error());
   ResolveRequest rr;
   rr.rootName = "the command line";
-  rr.ireeVersion = ireeVersionFor(env);
+  std::optional<Error> ireeProblem;
+  // --ignore-iree-version: resolve for any IREE; the install then warns
+  // about each package that excludes the IREE in use.
+  if (!env.ignoreIreeRequirements)
+    rr.ireeVersion = ireeVersionFor(env, nullptr, &ireeProblem);
+  if (ireeProblem)
+    reporter.warning(Diagnostic{
+        Severity::Warning, ireeProblem->where,
+        ireeProblem->message + "; resolving without checking the packages' "
+                               "IREE requirements (requires.iree)",
+        "put the IREE tools on PATH (or activate their virtual environment), "
+        "or give the IREE version with --iree-version"});
   Platform platform = request.install.platform.value_or(
       Platform::parse(state->platform).value_or(hostPlatform()));
   rr.platforms = {platform};
@@ -1001,6 +1026,10 @@ Expected<InstallReport> installByName(const InstallByNameRequest &request,
   }
   std::vector<std::string> archives;
   InstallOptions io = request.install;
+  if (env.ignoreIreeRequirements) {
+    io.iree = ireeCheckFor(env);
+    io.iree->nameArchives = false; // downloads, not the user's files
+  }
   for (const auto &[reg, which] : fetchFrom) {
     auto c = src.client(reg);
     if (!c)

@@ -18,6 +18,7 @@ import sys
 
 import pytest
 
+from archive_forge import file, forge
 from conftest import BUILD, EXAMPLES, REPO, copy_package, ireepkg_path, pack, run
 
 VENV_BIN = pathlib.Path(sys.executable).parent
@@ -54,8 +55,19 @@ def test_example_package_is_healthy(tmp_path):
     assert report["ok"] is True
     assert report["platform"] == "linux-x86_64"
     assert list(report) == ["prefix", "platform", "host", "probe_path", "timeout_seconds",
-                            "tools", "plugins", "compiler_plugins", "ok"]
+                            "tools", "iree", "plugins", "compiler_plugins",
+                            "shadowed_imports", "ok"]
     assert report["compiler_plugins"] == []
+    # The IREE in use is the wheel's version, not the release candidate
+    # `iree-compile --version` names.
+    assert report["iree"] == {
+        "version": "3.13.0",
+        "source": f"iree-base-compiler 3.13.0 ({VENV_BIN}/iree-compile)",
+        "problem": None,
+        "requirements": [{"package": "simple-mul", "version": "1.2.0",
+                          "requires": ">=3.10.0, <4.0.0", "ok": True}]}
+    # Both plugins are simple-mul's own: no other package is shadowed.
+    assert report["shadowed_imports"] == []
 
     tools = {t["name"]: t for t in report["tools"]}
     assert list(tools) == ["iree-compile", "iree-run-module", "iree-benchmark-module"]
@@ -105,6 +117,9 @@ def test_example_package_is_healthy(tmp_path):
     assert lines[2] == (f"  iree-run-module        {VENV_BIN}/iree-run-module — present "
                         "(iree-base-runtime 3.13.0)")
     assert lines[4:] == [
+        "",
+        f"IREE in use: 3.13.0 — iree-base-compiler 3.13.0 ({VENV_BIN}/iree-compile)",
+        "ok    simple-mul 1.2.0 requires IREE >=3.10.0, <4.0.0",
         "",
         f"Runtime plugins in {prefix.resolve()} (linux-x86_64):",
         "ok    simple-mul 1.2.0 simple_mul (embedded-elf) — resolves simple_mul_workgroup",
@@ -190,6 +205,9 @@ def test_empty_prefix_and_missing_tools(tmp_path):
         "  iree-run-module        not found on PATH or in $VIRTUAL_ENV/bin\n"
         "  iree-benchmark-module  not found on PATH or in $VIRTUAL_ENV/bin\n"
         "\n"
+        "IREE in use: unknown — no IREE found: neither iree-compile nor iree-run-module is on "
+        "PATH or in $VIRTUAL_ENV/bin\n"
+        "\n"
         f"Runtime plugins in {tmp_path / 'empty'} (linux-x86_64):\n"
         "  none installed\n")
     # $VIRTUAL_ENV/bin is the fallback.
@@ -197,6 +215,84 @@ def test_empty_prefix_and_missing_tools(tmp_path):
             env={"PATH": "/nonexistent", "VIRTUAL_ENV": str(VENV_BIN.parent)})
     tools = json.loads(r.out)["tools"]
     assert [(t["found"], t["source"]) for t in tools] == [(True, "VIRTUAL_ENV")] * 3
+
+
+def test_iree_requirements_of_installed_packages(tmp_path):
+    """doctor checks every installed package's requires.iree against the
+    IREE in use (the wheels' 3.13.0), and says once when no IREE is found."""
+    prefix = tmp_path / "prefix"
+    install(prefix, SIMPLE_MUL_ARCHIVE)
+    four = copy_package(EXAMPLES / "simple-mul", tmp_path / "four", name="needs-four",
+                        requires={"iree": ">=4.0.0"})
+    r = run("install", "--prefix", prefix, "--ignore-iree-version", pack(four, tmp_path / "dist"),
+            env={"PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"})
+    assert r.code == 0, r
+    r = doctor(prefix)
+    assert r.code == 1, r
+    assert (f"\nIREE in use: 3.13.0 — iree-base-compiler 3.13.0 ({VENV_BIN}/iree-compile)\n"
+            "ok    simple-mul 1.2.0 requires IREE >=3.10.0, <4.0.0\n"
+            "FAIL  needs-four 1.2.0 requires IREE >=4.0.0, but IREE 3.13.0 is in use (change the "
+            "IREE, or install a version of needs-four whose manifest's requires.iree accepts "
+            "it)\n\n") in r.out
+    report = json.loads(doctor(prefix, "--json").out)
+    assert report["ok"] is False
+    assert report["iree"]["requirements"] == [
+        {"package": "simple-mul", "version": "1.2.0", "requires": ">=3.10.0, <4.0.0", "ok": True},
+        {"package": "needs-four", "version": "1.2.0", "requires": ">=4.0.0", "ok": False}]
+    # The runtime plugins themselves are fine.
+    assert all(p["ok"] for p in report["plugins"])
+    # Without any IREE: not checked, said once.
+    r = run("doctor", "--prefix", prefix, env={"PATH": "/nonexistent", "VIRTUAL_ENV": ""})
+    assert r.code == 0, r
+    assert ("\nIREE in use: unknown — no IREE found: neither iree-compile nor iree-run-module is "
+            "on PATH or in $VIRTUAL_ENV/bin\n"
+            "skip  the IREE requirements of 2 packages are not checked: no IREE version is "
+            "known\n\n") in r.out
+    report = json.loads(run("doctor", "--prefix", prefix, "--json",
+                            env={"PATH": "/nonexistent", "VIRTUAL_ENV": ""}).out)
+    assert report["iree"]["version"] is None
+    assert [q["ok"] for q in report["iree"]["requirements"]] == [None, None]
+
+
+def test_which_iree_is_in_use(tmp_path):
+    """The one definition of the IREE in use: the version of the IREE wheel
+    whose RECORD lists the tool (iree-compile first, then iree-run-module),
+    else what the tool's --version prints."""
+    def tool(path, text):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"#!/bin/sh\necho '{text}'\n")
+        path.chmod(0o755)
+        return path
+
+    def iree(env):
+        r = run("doctor", "--prefix", tmp_path / "empty", "--json", env=env)
+        return json.loads(r.out)["iree"]
+
+    # A tool outside any Python environment: its --version.
+    plain = tool(tmp_path / "plain" / "iree-compile",
+                 "IREE compiler version 3.14.0rc20270101 @ 0123abcd")
+    got = iree({"PATH": str(plain.parent), "VIRTUAL_ENV": ""})
+    assert got["version"] == "3.14.0-rc20270101"
+    assert got["source"] == f"`{plain} --version`"
+    # A runtime-only environment: iree-run-module's wheel, from its dist-info.
+    env = tmp_path / "venv"
+    run_module = tool(env / "bin" / "iree-run-module", "no --version here")
+    dist = env / "lib" / "python3.12" / "site-packages" / "iree_base_runtime-3.12.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.4\nName: iree-base-runtime\n"
+                                   "Version: 3.12.1\n\nVersion: 9.9.9 in the description\n")
+    (dist / "RECORD").write_text("../../../bin/iree-run-module,sha256=x,10\n")
+    got = iree({"PATH": str(run_module.parent), "VIRTUAL_ENV": ""})
+    assert got["version"] == "3.12.1"
+    assert got["source"] == f"iree-base-runtime 3.12.1 ({run_module})"
+    # iree-compile comes first.
+    got = iree({"PATH": f"{run_module.parent}:{plain.parent}", "VIRTUAL_ENV": ""})
+    assert got["version"] == "3.14.0-rc20270101"
+    # A tool that prints no version.
+    tool(tmp_path / "odd" / "iree-compile", "hello")
+    got = iree({"PATH": str(tmp_path / "odd"), "VIRTUAL_ENV": ""})
+    assert got["version"] is None
+    assert got["problem"] == f"`{tmp_path / 'odd' / 'iree-compile'} --version` prints no IREE version"
 
 
 #===------------------------------------------------------------------------===#
@@ -398,6 +494,19 @@ def fixture_package(root: pathlib.Path, name: str, fixtures: dict, version="1.0.
     return pkg
 
 
+def forge_package(pkg: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
+    """The archive of a package directory, written without `pack`: pack
+    loads each plugin and refuses one that does not resolve a declared
+    import (and would wait for the hanging one), but doctor must find such
+    plugins in prefixes (packed elsewhere, or by an older ireepkg)."""
+    files = [file(str(f.relative_to(pkg)), f.read_bytes())
+             for f in sorted(pkg.rglob("*")) if f.is_file() and f.name != "ireeplugin.json"]
+    manifest = json.loads((pkg / "ireeplugin.json").read_text())
+    out.mkdir(parents=True, exist_ok=True)
+    return forge(out / f"{manifest['name']}-{manifest['version']}.ireepkg", files,
+                 manifest=manifest)
+
+
 @pytest.fixture(scope="module")
 def broken_prefix(tmp_path_factory):
     if not CLANG:
@@ -405,7 +514,7 @@ def broken_prefix(tmp_path_factory):
     root = tmp_path_factory.mktemp("fixtures")
     pkg = fixture_package(root / "src", "doctor-fixtures", FIXTURES)
     prefix = root / "prefix"
-    install(prefix, pack(pkg, root / "dist"))
+    install(prefix, forge_package(pkg, root / "dist"))
     return prefix
 
 

@@ -63,3 +63,18 @@ def test_exec_gives_python_the_runtime_flags_in_its_environment(tmp_path, exampl
     assert shlex.split(py_flags) == flags
     assert where == str(prefix)
     make_writable(prefix)
+
+
+def test_wheel_versions_are_in_their_dist_info():
+    """What ireepkg reads as the IREE in use: each wheel's METADATA Version
+    (the pinned release), and the RECORD that ties the console scripts to
+    the wheel. `iree-compile --version` names the release candidate the
+    release was promoted from instead, so it is only the fallback."""
+    site = next(VENV_BIN.parent.glob("lib/python*/site-packages"))
+    for dist, tool in [("iree_base_compiler", "iree-compile"),
+                       ("iree_base_runtime", "iree-run-module")]:
+        version = pinned(dist.replace("_", "-"))
+        info = site / f"{dist}-{version}.dist-info"
+        assert f"Version: {version}" in (info / "METADATA").read_text().splitlines()
+        assert any(line.startswith(f"../../../bin/{tool},")
+                   for line in (info / "RECORD").read_text().splitlines())

@@ -205,3 +205,58 @@ def test_pack_needs_a_package_directory(tmp_path):
     r = run("pack", tmp_path / "empty")
     assert r.code == 1
     assert "ireeplugin.json: cannot open: No such file or directory" in r.err
+
+
+def test_declared_import_the_plugin_does_not_resolve(tmp_path):
+    """Each runtime plugin this host can load (the x86_64 embedded ELF and
+    the linux-x86_64 system library; not the aarch64 ELF) is loaded in the
+    plugin probe and asked for its declared imports: one it does not
+    resolve is an error at its place in the manifest."""
+    pkg = copy_package(EXAMPLES / "simple-mul", tmp_path / "pkg")
+    m = json.loads((pkg / "ireeplugin.json").read_text())
+    for p in m["runtime"]["plugins"]:
+        p["imports"] = ["simple_mul_workgroup", "simple_mul_missing"]
+    (pkg / "ireeplugin.json").write_text(json.dumps(m, indent=2) + "\n")
+    r = pack_err(pkg, tmp_path)
+    assert r.code == 1, r
+    lines = (pkg / "ireeplugin.json").read_text().splitlines()
+    at = [i for i, l in enumerate(lines, 1) if '"simple_mul_missing"' in l]
+    assert len(at) == 2
+    assert r.err == (
+        f"ireepkg: error: {pkg}/ireeplugin.json:{at[0]}:11: /runtime/plugins/0/imports/1: "
+        'runtime plugin "simple_mul" declares import "simple_mul_missing", but its '
+        "runtime/simple_mul.x86_64.so does not resolve it (loaded on this host with IREE's "
+        "plugin ABI)\n"
+        "  hint: export it from the plugin's resolve function, or remove it from \"imports\"\n"
+        f"ireepkg: error: {pkg}/ireeplugin.json:{at[1]}:11: /runtime/plugins/1/imports/1: "
+        'runtime plugin "simple_mul_system" declares import "simple_mul_missing", but its '
+        "runtime/linux-x86_64/libsimple_mul.so does not resolve it (loaded on this host with "
+        "IREE's plugin ABI)\n"
+        "  hint: export it from the plugin's resolve function, or remove it from \"imports\"\n")
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_declared_imports_are_checked_in_the_fatelf_image(tmp_path):
+    """An embedded plugin shipped only as a FatELF: its x86_64 image is the
+    one loaded."""
+    pkg = copy_package(EXAMPLES / "simple-mul", tmp_path / "pkg")
+    rt = pkg / "runtime"
+    j = run("fatelf", "join", "-o", rt / "simple_mul.sos", rt / "simple_mul.x86_64.so",
+            rt / "simple_mul.aarch64.so")
+    assert j.code == 0, j
+    for f in ["simple_mul.x86_64.so", "simple_mul.aarch64.so", "linux-x86_64/libsimple_mul.so"]:
+        (rt / f).unlink()
+    m = json.loads((pkg / "ireeplugin.json").read_text())
+    m["runtime"]["plugins"] = [dict(m["runtime"]["plugins"][0],
+                                    library={"fat": "runtime/simple_mul.sos"},
+                                    imports=["simple_mul_workgroup", "simple_mul_missing"])]
+    (pkg / "ireeplugin.json").write_text(json.dumps(m, indent=2) + "\n")
+    r = pack_err(pkg, tmp_path)
+    assert r.code == 1, r
+    assert ('/runtime/plugins/0/imports/1: runtime plugin "simple_mul" declares import '
+            '"simple_mul_missing", but its runtime/simple_mul.sos does not resolve it') in r.err
+    # Declaring only what it resolves packs.
+    m["runtime"]["plugins"][0]["imports"] = ["simple_mul_workgroup"]
+    (pkg / "ireeplugin.json").write_text(json.dumps(m, indent=2) + "\n")
+    r = pack_err(pkg, tmp_path)
+    assert r.code == 0, r

@@ -267,8 +267,135 @@ def test_lock_filters_by_iree_version(tmp_path, reg, cache):
     d = project(tmp_path, reg, [{"name": "new-only"}])
     r = run("lock", "--iree-version", "3.13.0", cwd=d)
     assert r.code == 1, r
-    assert "new-only" in r.err and "IREE" in r.err
+    # The hint names the file that holds the requirement: the package's
+    # manifest, not plugins.json.
+    assert r.err == (
+        f"ireepkg: error: {d}/plugins.json: Because plugins.json depends on new-only and "
+        "new-only 1.0.0 requires IREE >=4.0.0, but IREE 3.13.0 is in use, version solving "
+        "failed.\n"
+        '  hint: the IREE versions a package works with are "requires.iree" in its own manifest '
+        "(ireeplugin.json of new-only), not in plugins.json: use an IREE those versions accept, "
+        "or versions of new-only made for IREE 3.13.0 (resolving for IREE 3.13.0 from "
+        "--iree-version; --iree-version picks another)\n")
     assert run("lock", "--iree-version", "4.1.0", cwd=d).code == 0
+    assert json.loads((d / "plugins.lock.json").read_text())["iree_version"] == "4.1.0"
+
+
+# The pinned IREE wheels of .venv: iree-base-compiler 3.13.0, whose
+# `iree-compile --version` says 3.13.0rc20261016.
+VENV_BIN = pathlib.Path(__import__("sys").executable).parent
+WITH_IREE = {"PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+WITHOUT_IREE = {"PATH": "/usr/bin:/bin", "VIRTUAL_ENV": ""}
+IREE_SOURCE = f"iree-base-compiler 3.13.0 ({VENV_BIN}/iree-compile)"
+
+
+def test_lock_with_the_iree_wheels(tmp_path, reg, cache):
+    """The IREE in use is the wheel's version (3.13.0), so a package that
+    requires >=3.13.0 locks, and the lockfile records that version."""
+    reg.publish("new-enough", "1.0.0", requires={"iree": ">=3.13.0"})
+    d = project(tmp_path, reg, [{"name": "new-enough"}])
+    r = run("lock", "--json", cwd=d, env=WITH_IREE)
+    assert r.code == 0, r
+    assert json.loads(r.out)["iree_version"] == "3.13.0"
+    lock = json.loads((d / "plugins.lock.json").read_text())
+    assert lock["iree_version"] == "3.13.0"
+    assert [p["name"] for p in lock["packages"]] == ["new-enough"]
+    r = run("sync", cwd=d, env=WITH_IREE)
+    assert r.code == 0, r
+    assert r.err == ""
+    # Found through $VIRTUAL_ENV as well.
+    r = run("lock", "--check", cwd=d, env={"PATH": "/usr/bin:/bin",
+                                           "VIRTUAL_ENV": str(VENV_BIN.parent)})
+    assert r.code == 0, r
+
+
+def test_no_iree_found_is_said_once(tmp_path, reg, cache):
+    reg.publish("new-enough", "1.0.0", requires={"iree": ">=3.13.0"})
+    d = project(tmp_path, reg, [{"name": "new-enough"}])
+    r = run("sync", cwd=d, env=WITHOUT_IREE)
+    assert r.code == 0, r
+    assert r.err == (
+        "ireepkg: warning: no IREE found: neither iree-compile nor iree-run-module is on PATH "
+        "or in $VIRTUAL_ENV/bin; resolving without checking the packages' IREE requirements "
+        "(requires.iree)\n"
+        "  hint: put the IREE tools on PATH (or activate their virtual environment), or give "
+        "the IREE version with --iree-version\n")
+    # Resolved for no IREE: the lock says none.
+    assert "iree_version" not in json.loads((d / "plugins.lock.json").read_text())
+    # update locks (saying it) and syncs (not saying it again).
+    r = run("update", cwd=d, env=WITHOUT_IREE)
+    assert r.code == 0, r
+    assert r.err.count("no IREE found") == 1, r
+    assert "resolving without checking" in r.err
+    # sync of an up-to-date lock: the install check says it.
+    r = run("sync", cwd=d, env=WITHOUT_IREE)
+    assert r.code == 0, r
+    assert r.err == (
+        "ireepkg: warning: no IREE found: neither iree-compile nor iree-run-module is on PATH "
+        "or in $VIRTUAL_ENV/bin; the IREE requirements of new-enough 1.0.0 (>=3.13.0) are not "
+        "checked\n"
+        "  hint: put the IREE tools on PATH (or activate their virtual environment), or give "
+        "the IREE version with --iree-version\n")
+
+
+def test_install_refuses_an_archive_for_another_iree(tmp_path, reg, cache):
+    archive = reg.publish("needs-four", "1.0.0", requires={"iree": ">=4.0.0"})
+    prefix = tmp_path / "prefix"
+    r = run("install", archive, "--prefix", prefix, env=WITH_IREE)
+    assert r.code == 1, r
+    assert r.err == (
+        f"ireepkg: error: {archive}: package 'needs-four': member 'ireeplugin.json': "
+        "/requires/iree: needs-four 1.0.0 requires IREE >=4.0.0, but IREE 3.13.0 is in use: "
+        f"{IREE_SOURCE}\n"
+        '  hint: the IREE versions needs-four works with are "requires.iree" in its manifest '
+        "(ireeplugin.json of needs-four): use an IREE it accepts, or a version of needs-four "
+        "made for IREE 3.13.0; --ignore-iree-version installs it anyway\n")
+    assert not (prefix / "state" / "installed.json").exists()
+    # By name, the resolver does not choose it either.
+    r = run("install", "needs-four", "--registry", reg.dir, "--registry-key", reg.pub,
+            "--prefix", prefix, env=WITH_IREE)
+    assert r.code == 1, r
+    assert "needs-four 1.0.0 requires IREE >=4.0.0, but IREE 3.13.0 is in use" in r.err
+    assert '"requires.iree" in its own manifest (ireeplugin.json of needs-four)' in r.err
+    r = run("install", "needs-four", "--registry", reg.dir, "--registry-key", reg.pub,
+            "--prefix", tmp_path / "by-name", "--ignore-iree-version", env=WITH_IREE)
+    assert r.code == 0, r
+    assert r.err.endswith("/requires/iree: needs-four 1.0.0 requires IREE >=4.0.0, but IREE "
+                          f"3.13.0 is in use: {IREE_SOURCE}; installing it anyway "
+                          "(--ignore-iree-version)\n"), r
+    # With the override: installed, with a warning.
+    r = run("install", archive, "--prefix", prefix, "--ignore-iree-version", env=WITH_IREE)
+    assert r.code == 0, r
+    assert r.err == (
+        f"ireepkg: warning: {archive}: package 'needs-four': member 'ireeplugin.json': "
+        "/requires/iree: needs-four 1.0.0 requires IREE >=4.0.0, but IREE 3.13.0 is in use: "
+        f"{IREE_SOURCE}; installing it anyway (--ignore-iree-version)\n")
+    assert set(installed(prefix)) == {"needs-four"}
+    # An explicit --iree-version is the IREE in use.
+    other = tmp_path / "other"
+    r = run("install", archive, "--prefix", other, "--iree-version", "4.1.0", env=WITH_IREE)
+    assert r.code == 0 and r.err == "", r
+
+
+def test_sync_checks_requires_iree(tmp_path, reg, cache):
+    """A lock made for IREE 4 does not sync next to IREE 3.13 unless told."""
+    reg.publish("needs-four", "1.0.0", requires={"iree": ">=4.0.0"})
+    d = project(tmp_path, reg, [{"name": "needs-four"}])
+    assert run("lock", "--iree-version", "4.1.0", cwd=d, env=WITH_IREE).code == 0
+    r = run("sync", cwd=d, env=WITH_IREE)
+    assert r.code == 1, r
+    assert r.err == (
+        "ireepkg: error: package 'needs-four': member 'ireeplugin.json': /requires/iree: "
+        "needs-four 1.0.0 requires IREE >=4.0.0, but IREE 3.13.0 is in use: "
+        f"{IREE_SOURCE}\n"
+        '  hint: the IREE versions needs-four works with are "requires.iree" in its manifest '
+        "(ireeplugin.json of needs-four): use an IREE it accepts, or a version of needs-four "
+        "made for IREE 3.13.0; --ignore-iree-version installs it anyway\n")
+    assert not (d / ".iree-plugins" / "state" / "installed.json").exists()
+    r = run("sync", "--ignore-iree-version", cwd=d, env=WITH_IREE)
+    assert r.code == 0, r
+    assert "installing it anyway (--ignore-iree-version)" in r.err
+    assert set(installed(d / ".iree-plugins")) == {"needs-four"}
 
 
 def test_lock_for_a_foreign_platform(tmp_path, reg, cache):

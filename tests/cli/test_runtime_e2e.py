@@ -220,6 +220,137 @@ def test_remove_then_reinstall(tmp_path, module):
     assert PRODUCT in exec_run(prefix, module).out
 
 
+# An embedded plugin written the short way, as outside authors do, without
+# the STANDALONE feature bit: IREE's runtime does not check the bit.
+MUL_BY_TWO_C = r"""
+#include "ireepkg/iree_executable_plugin.h"
+
+typedef ireepkg_hal_executable_plugin_status_t status_t;
+typedef struct { const float *a; size_t ao; const float *b; size_t bo;
+                 float *out; size_t oo; size_t dim; size_t tile; } params_t;
+
+static int mul(void *p, void *context, void *reserved) {
+  const params_t *q = (const params_t *)p;
+  size_t end = q->tile * 64 + 64 < q->dim ? q->tile * 64 + 64 : q->dim;
+  for (size_t i = q->tile * 64; i < end; ++i)
+    q->out[q->oo + i] = q->a[q->ao + i] * q->b[q->bo + i] * 2;
+  return 0;
+}
+static status_t load(const ireepkg_hal_executable_plugin_environment_v0_t *env,
+                     size_t n, const ireepkg_hal_executable_plugin_string_pair_t *params,
+                     void **self) {
+  *self = 0;
+  return ireepkg_hal_executable_plugin_ok_status();
+}
+static void unload(void *self) {}
+static status_t resolve(void *self,
+                        const ireepkg_hal_executable_plugin_resolve_params_v0_t *p,
+                        ireepkg_hal_executable_plugin_resolution_t *resolution) {
+  *resolution = 0;
+  int missing = 0;
+  for (size_t i = 0; i < p->count; ++i) {
+    if (p->out_fn_ptrs[i]) continue;
+    if (ireepkg_hal_executable_plugin_strcmp(p->symbol_names[i], "simple_mul_workgroup") == 0)
+      p->out_fn_ptrs[i] = (void *)mul;
+    else
+      missing = 1;
+  }
+  return ireepkg_hal_executable_plugin_status_from_code(
+      missing ? IREEPKG_HAL_EXECUTABLE_PLUGIN_STATUS_NOT_FOUND
+              : IREEPKG_HAL_EXECUTABLE_PLUGIN_STATUS_OK);
+}
+static const ireepkg_hal_executable_plugin_header_t header = {
+    .version = IREEPKG_HAL_EXECUTABLE_PLUGIN_VERSION_0_1, .name = "mul_by_two",
+    .description = "times two, no STANDALONE bit", .features = 0,
+    .sanitizer = IREEPKG_HAL_EXECUTABLE_PLUGIN_SANITIZER_NONE};
+static const ireepkg_hal_executable_plugin_v0_t plugin = {
+    .header = &header, .load = load, .unload = unload, .resolve = resolve};
+
+IREEPKG_HAL_EXECUTABLE_PLUGIN_EXPORT const ireepkg_hal_executable_plugin_header_t **
+iree_hal_executable_plugin_query(ireepkg_hal_executable_plugin_version_t max, void *r) {
+  return (const ireepkg_hal_executable_plugin_header_t **)&plugin;
+}
+"""
+
+
+def build_embedded(tmp, name, source):
+    """An x86_64 embedded ELF, compiled and linked the way
+    examples/simple-mul/CMakeLists.txt builds the example's."""
+    c, obj, lib = tmp / f"{name}.c", tmp / f"{name}.o", tmp / f"{name}.x86_64.so"
+    c.write_text(source)
+    subprocess.run(["clang-22", "-target", "x86_64-none-elf", "-std=c17", "-O2", "-fPIC",
+                    "-ffreestanding", "-fvisibility=hidden", "-fno-plt", "-fno-rtti",
+                    "-fno-exceptions", "-fdata-sections", "-ffunction-sections",
+                    "-funique-section-names", f"-I{REPO / 'include'}", "-c", c, "-o", obj],
+                   check=True)
+    subprocess.run(["ld.lld-22", "--build-id=none", "-nostdlib", "-static", "-shared",
+                    "--no-undefined", "--no-allow-shlib-undefined", "--gc-sections",
+                    "-z", "now", "-z", "relro", "--discard-all", "--hash-style=sysv",
+                    "--strip-debug", obj, "-o", lib], check=True)
+    return lib
+
+
+def test_embedded_plugin_without_standalone_bit_runs(tmp_path, module):
+    """doctor warns about the missing STANDALONE bit but does not fail the
+    plugin, and iree-run-module really loads and calls it."""
+    lib = build_embedded(tmp_path, "mul_by_two", MUL_BY_TWO_C)
+    plugin = {"name": "mul_by_two", "format": "embedded-elf",
+              "library": {"x86_64": "runtime/mul_by_two.x86_64.so"},
+              "imports": ["simple_mul_workgroup"]}
+    prefix = install_variant(tmp_path, "two", [plugin],
+                             [("runtime/mul_by_two.x86_64.so", lib)])
+    r = run("doctor", "--prefix", prefix, env=ENV)
+    assert r.code == 0, r
+    who = "simple-mul 1.2.0 mul_by_two (embedded-elf)"
+    assert (f"ok    {who} — resolves simple_mul_workgroup\n"
+            f"warn  {who}: embedded-elf plugin does not declare the STANDALONE feature; "
+            "IREE's runtime loads it anyway (it does not check the bit), but IREE's plugin "
+            "headers ask embedded plugins to declare it\n") in r.out
+    assert "1 plugin checked: 1 ok, 0 with problems" in r.out
+    j = json.loads(run("doctor", "--prefix", prefix, "--json", env=ENV).out)
+    assert j["ok"] is True
+    p = j["plugins"][0]
+    assert p["ok"] is True and p["problems"] == [] and p["probe"]["features"] == []
+    assert len(p["warnings"]) == 1 and "STANDALONE" in p["warnings"][0]
+    r = exec_run(prefix, module)
+    assert r.code == 0, r.err
+    assert "8xf32=6 12 18 24 30 36 42 48" in r.out
+
+
+def test_shadowed_imports_are_reported(tmp_path, times_ten):
+    """Two packages providing simple_mul_workgroup: install, list and doctor
+    say that IREE uses the one activated last."""
+    x10, base = times_ten
+    prefix = tmp_path / "p"
+    r = run("install", base, "--prefix", prefix)
+    assert r.code == 0, r
+    assert "import " not in r.out  # simple-mul's two builds shadow nothing
+    r = run("install", x10, "--prefix", prefix)
+    assert r.code == 0, r
+    line = ("import simple_mul_workgroup: IREE uses mul-times-ten (simple_mul_x10), activated "
+            "last; shadowed: simple-mul (simple_mul_system)\n")
+    assert r.out == f"installed mul-times-ten 1.2.0\nprefix: {prefix}\n" + line
+    j = json.loads(run("install", x10, "--prefix", prefix, "--json").out)
+    expected = [{"import": "simple_mul_workgroup",
+                 "used": {"package": "mul-times-ten", "plugin": "simple_mul_x10"},
+                 "shadowed": [{"package": "simple-mul", "plugin": "simple_mul_system"}]}]
+    assert j["shadowed_imports"] == expected
+    r = run("list", "--prefix", prefix)
+    assert r.code == 0 and r.out.endswith(line), r
+    assert json.loads(run("list", "--prefix", prefix, "--json").out)["shadowed_imports"] == expected
+    r = run("doctor", "--prefix", prefix, env=ENV)
+    assert r.out.endswith("\nImports that more than one package provides (IREE resolves imports "
+                          "in reverse registration order):\n" + line), r
+    assert json.loads(run("doctor", "--prefix", prefix, "--json", env=ENV).out)[
+        "shadowed_imports"] == expected
+    # The other order: simple-mul is activated last and wins.
+    other = tmp_path / "q"
+    assert run("install", x10, "--prefix", other).code == 0
+    r = run("install", base, "--prefix", other)
+    assert r.out.endswith("import simple_mul_workgroup: IREE uses simple-mul (simple_mul_system), "
+                          "activated last; shadowed: mul-times-ten (simple_mul_x10)\n"), r
+
+
 def test_exec_errors(tmp_path):
     r = run("exec", "--prefix", tmp_path / "none", "--", "iree-run-module", "--help")
     assert r.code == 1

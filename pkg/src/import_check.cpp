@@ -1,0 +1,213 @@
+//===- import_check.cpp - Declared imports at pack time -------------------===//
+//
+// See import_check.h. The plugin runs in ireepkg-plugin-probe (see
+// pkg/probe/main.cpp), never in ireepkg: a plugin that crashes or hangs
+// takes only the child down.
+//
+// Environment: IREEPKG_PROBE (the probe binary; default: beside the
+// running executable).
+//
+//===----------------------------------------------------------------------===//
+#include "import_check.h"
+
+#include "child_process.h"
+#include "file_util.h"
+#include "ireepkg/fatelf.h"
+#include "ireepkg/platform.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace ireepkg {
+
+namespace {
+
+constexpr double kProbeTimeoutSeconds = 30;
+
+/// $IREEPKG_PROBE, else ireepkg-plugin-probe beside this executable; "" if
+/// neither is an executable file.
+std::string findProbe() {
+  if (const char *env = std::getenv("IREEPKG_PROBE"); env && *env)
+    return ::access(env, X_OK) == 0 ? std::string(env) : std::string();
+  std::string self(4096, '\0');
+  ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
+  if (n <= 0 || static_cast<size_t>(n) >= self.size())
+    return "";
+  self.resize(static_cast<size_t>(n));
+  std::string probe =
+      self.substr(0, self.rfind('/') + 1) + "ireepkg-plugin-probe";
+  return ::access(probe.c_str(), X_OK) == 0 ? probe : "";
+}
+
+/// The manifest path of the build of `plugin` this host can load ("" if
+/// none).
+std::string hostBuild(const RuntimePlugin &plugin, const Platform &host) {
+  if (plugin.format == RuntimeFormat::EmbeddedElf) {
+    for (const std::string key :
+         {std::string(archName(host.arch)), std::string("fat")})
+      if (auto it = plugin.library.find(key); it != plugin.library.end())
+        return it->second;
+    return "";
+  }
+  auto it = plugin.library.find(host.str());
+  return it != plugin.library.end() ? it->second : "";
+}
+
+/// Writes the host's image of a FatELF to a temporary file; "" with `why`.
+std::string extractHostImage(const std::string &file, const Platform &host,
+                             std::string &why, bool &isFat) {
+  isFat = false;
+  auto data = fsutil::readFile(file, 1ull << 30);
+  if (!data) {
+    why = data.error().message;
+    return "";
+  }
+  if (!fatelf::isFatElf(*data))
+    return file;
+  isFat = true;
+  auto records = fatelf::parse(*data, file);
+  if (!records) {
+    why = records.error().message;
+    return "";
+  }
+  auto record = fatelf::select(*records, host.arch, file);
+  if (!record) {
+    why = record.error().message;
+    return "";
+  }
+  const char *tmp = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/ireepkg-imports-XXXXXX.so";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  int fd = ::mkstemps(name.data(), 3);
+  if (fd < 0) {
+    why = pattern + ": " + std::strerror(errno);
+    return "";
+  }
+  ::close(fd);
+  if (Status s = fsutil::writeFileAtomic(
+          name.data(), data->substr(record->offset, record->size));
+      !s) {
+    ::unlink(name.data());
+    why = s.error().message;
+    return "";
+  }
+  return name.data();
+}
+
+/// A string member of the probe's report ("" when absent or not a string).
+std::string member(const nlohmann::json &report, const char *key) {
+  auto it = report.find(key);
+  return it != report.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+} // namespace
+
+void checkDeclaredImports(
+    const Manifest &m, const JsonDocument &doc,
+    const std::function<std::string(const std::string &)> &fileOf,
+    DiagnosticList &diags) {
+  Platform host = hostPlatform();
+  std::string probe;
+  bool probeLooked = false;
+  for (size_t i = 0; i < m.runtimePlugins.size(); ++i) {
+    const RuntimePlugin &plugin = m.runtimePlugins[i];
+    if (plugin.imports.empty())
+      continue;
+    std::string rel = hostBuild(plugin, host);
+    if (rel.empty())
+      continue; // nothing this host can load: not checked
+    std::string base = "/runtime/plugins/" + std::to_string(i);
+    auto cannotCheck = [&](const std::string &why) {
+      diags.warning(doc.locate(base), "the imports of runtime plugin \"" +
+                                          plugin.name +
+                                          "\" were not checked: " + why);
+    };
+    if (!probeLooked) {
+      probe = findProbe();
+      probeLooked = true;
+    }
+    if (probe.empty()) {
+      cannotCheck("ireepkg-plugin-probe was not found (set IREEPKG_PROBE)");
+      continue;
+    }
+    std::string why;
+    bool isFat = false;
+    std::string library = extractHostImage(fileOf(rel), host, why, isFat);
+    if (library.empty()) {
+      cannotCheck(why);
+      continue;
+    }
+    ChildOptions options;
+    options.argv = {probe, library};
+    for (const std::string &name : plugin.imports)
+      options.argv.insert(options.argv.end(), {"--import", name});
+    for (const auto &[key, value] : plugin.parameters)
+      options.argv.insert(options.argv.end(), {"--param", key + "=" + value});
+    options.timeoutSeconds = kProbeTimeoutSeconds;
+    options.ownProcessGroup = true;
+    options.maxOut = options.maxErr = 1 << 20;
+    auto r = runChild(options);
+    if (isFat)
+      ::unlink(library.c_str());
+    if (!r) {
+      cannotCheck(r.error().message);
+      continue;
+    }
+    if (r->spawnError) {
+      cannotCheck("cannot run " + probe + ": " + std::strerror(r->spawnError));
+      continue;
+    }
+    if (r->timedOut || !r->exited || r->exitCode != 0) {
+      cannotCheck(r->timedOut ? "loading it did not finish within 30 s"
+                  : r->signal ? "loading it crashed the probe (signal " +
+                                    std::to_string(r->signal) + ")"
+                              : "the probe exited with status " +
+                                    std::to_string(r->exitCode));
+      continue;
+    }
+    nlohmann::json report = nlohmann::json::parse(r->out, nullptr, false);
+    if (!report.is_object()) {
+      cannotCheck("the probe wrote no report");
+      continue;
+    }
+    std::string load = member(report, "load");
+    if (load != "ok") {
+      std::string stage = member(report, "dlopen") != "ok"
+                              ? "dlopen: " + member(report, "dlopen")
+                          : member(report, "query") != "ok"
+                              ? "query: " + member(report, "query")
+                              : "load: " + load;
+      cannotCheck("it does not load on this host (" + stage + ")");
+      continue;
+    }
+    std::vector<std::string> missing;
+    if (auto it = report.find("missing_required");
+        it != report.end() && it->is_array())
+      for (const auto &v : *it)
+        if (v.is_string())
+          missing.push_back(v.get<std::string>());
+    for (size_t k = 0; k < plugin.imports.size(); ++k) {
+      const std::string &name = plugin.imports[k];
+      if (std::find(missing.begin(), missing.end(), name) == missing.end())
+        continue;
+      diags.error(doc.locate(base + "/imports/" + std::to_string(k)),
+                  "runtime plugin \"" + plugin.name + "\" declares import \"" +
+                      name + "\", but its " + rel +
+                      " does not resolve it (loaded on this host with "
+                      "IREE's plugin ABI)",
+                  "export it from the plugin's resolve function, or remove "
+                  "it from \"imports\"");
+    }
+  }
+}
+
+} // namespace ireepkg
