@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -139,14 +140,61 @@ static Status place(const std::string &from, const std::string &to,
   return ok();
 }
 
-/// A blob is usable only while it is still read-only and of the recorded
-/// size: hard links share the inode with installed files, so a file made
-/// writable (or changed) in a prefix changes its blob too.
+/// The name of the marker saying that `blob`, as `st` describes it, was
+/// hashed and found to hold what its name says. A change of the blob's
+/// bytes through any path (hard links share the inode with installed
+/// files) changes its modification time, and so the marker's name.
+static std::string verifiedMarker(const std::string &blob,
+                                  const struct stat &st) {
+  char key[96];
+  std::snprintf(key, sizeof key, ".ok-%llx-%llx-%llx.%lx",
+                static_cast<unsigned long long>(st.st_ino),
+                static_cast<unsigned long long>(st.st_size),
+                static_cast<unsigned long long>(st.st_mtim.tv_sec),
+                static_cast<long>(st.st_mtim.tv_nsec));
+  return blob + key;
+}
+
+/// A blob is usable only while it is still read-only, of the recorded size,
+/// and its bytes have the recorded SHA-256. The cache does not trust
+/// itself: a blob is hashed the first time it is used as it now stands
+/// (after which a marker keyed by inode, size and modification time spares
+/// the hash until the blob changes), so a blob changed behind the cache's
+/// back is never linked into a prefix. A changed blob whose modification
+/// time was set back on purpose is not noticed here; `ireepkg verify` hashes
+/// installed files.
 static bool blobIntact(const std::string &blob, const RecordEntry &e) {
   struct stat st;
-  return ::stat(blob.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-         (st.st_mode & 0222) == 0 &&
-         static_cast<uint64_t>(st.st_size) == e.size;
+  if (::stat(blob.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      (st.st_mode & 0222) != 0 || static_cast<uint64_t>(st.st_size) != e.size)
+    return false;
+  std::string marker = verifiedMarker(blob, st);
+  if (::access(marker.c_str(), F_OK) == 0)
+    return true;
+  auto sha = sha256File(blob);
+  if (!sha || *sha != e.sha256)
+    return false;
+  struct stat again;
+  if (::stat(blob.c_str(), &again) == 0 && again.st_ino == st.st_ino &&
+      again.st_mtim.tv_sec == st.st_mtim.tv_sec &&
+      again.st_mtim.tv_nsec == st.st_mtim.tv_nsec) {
+    int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                    0444);
+    if (fd >= 0)
+      ::close(fd);
+  }
+  return true;
+}
+
+/// Marks a blob just written from bytes whose hash was verified.
+static void markVerified(const std::string &blob) {
+  struct stat st;
+  if (::stat(blob.c_str(), &st) != 0)
+    return;
+  int fd = ::open(verifiedMarker(blob, st).c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+  if (fd >= 0)
+    ::close(fd);
 }
 
 Status PackageCache::materialize(const Record &record,
@@ -240,6 +288,8 @@ Status PackageCache::store(const std::string &archivePath,
       ::unlink(tmp.c_str());
       return Unexpected(fsutil::ioError("cannot store in cache", blob, err));
     }
+    // Extraction hashed these bytes against RECORD as it wrote them.
+    markVerified(blob);
   }
   std::string key = identityKey(archivePath);
   if (key.empty())

@@ -70,3 +70,38 @@ def test_manifest_check_reads_the_manifest_inside_an_archive(tmp_path):
     [d] = report["files"][0]["diagnostics"]
     assert d["message"].endswith("lists \"data/CON\", a path with the name "
                                  "\"CON\", which Windows reserves for a device")
+
+
+# --- the package cache does not trust itself -----------------------------------
+
+def test_changed_cache_blob_is_not_linked(tmp_path, example_archives):
+    """A cached blob whose bytes changed while its size and mode did not
+    was once linked into the next prefix, which then failed `verify`."""
+    env = {"IREEPKG_CACHE_DIR": str(tmp_path / "cache")}
+    prefix = tmp_path / "p"
+    archive = example_archives["simple-mul"]
+    assert run("install", "--prefix", prefix, archive, env=env).code == 0
+    assert run("remove", "--prefix", prefix, "simple-mul", env=env).code == 0
+    blobs = sorted(p for p in (tmp_path / "cache" / "files").rglob("*")
+                   if p.is_file() and ".ok-" not in p.name)
+    assert blobs
+    victim = max(blobs, key=lambda p: p.stat().st_size)
+    mode = victim.stat().st_mode
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    os.chmod(victim, 0o644)
+    victim.write_bytes(bytes(data))
+    os.chmod(victim, mode)
+    assert victim.stat().st_size == len(data)
+    r = run("install", "--prefix", prefix, archive, env=env)
+    assert r.code == 0, r.err
+    v = run("verify", "--prefix", prefix, env=env)
+    assert v.code == 0 and v.out.rstrip().endswith(": ok"), v
+    # The cache holds the right bytes again, for the next install.
+    import hashlib
+    fixed = victim.read_bytes()
+    assert hashlib.sha256(fixed).hexdigest() == victim.name.split(".")[0]
+    assert run("remove", "--prefix", prefix, "simple-mul", env=env).code == 0
+    r = run("install", "--prefix", prefix, archive, env=env)
+    assert r.code == 0, r.err
+    assert run("verify", "--prefix", prefix, env=env).code == 0
