@@ -42,9 +42,19 @@ namespace ireepkg::net {
 struct FetchOptions {
   double connectTimeoutSeconds = 10;
   /// A transfer that moves less than `lowSpeedBytesPerSecond` for this
-  /// long is cut off (the read timeout).
+  /// long is cut off (the low-speed limit; then retry, then the next
+  /// mirror). A server that drips a byte now and then cannot keep a
+  /// command waiting.
   double readTimeoutSeconds = 30;
-  uint64_t lowSpeedBytesPerSecond = 1;
+  uint64_t lowSpeedBytesPerSecond = 1024;
+  /// One attempt at one file ends after this long, however fast it moves
+  /// (0: no deadline).
+  double fileDeadlineSeconds = 3600;
+  /// A 429 or 503 answer's Retry-After is honoured up to this long: the
+  /// same URL is tried again after the wait the server asks for. A longer
+  /// wait is not made: the next mirror is tried instead. Either way the
+  /// wait is reported.
+  double maxRetryAfterSeconds = 60;
   /// Further attempts on one URL after a retryable failure (connection
   /// error, timeout, 5xx, truncated body), before moving to the next mirror.
   int retries = 3;

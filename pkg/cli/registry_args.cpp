@@ -3,6 +3,8 @@
 
 #include "output.h"
 
+#include "ireepkg/environment.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -37,12 +39,46 @@ const OptionSpec kOptProject{
     "project", 0, "FILE",
     "the project file (default: the plugins.json found upward from here)"};
 
+bool networkSettingsFromEnvironment(net::FetchOptions &fetch) {
+  struct Setting {
+    const char *name;
+    double *value;
+    const char *what;
+  };
+  double lowSpeed = static_cast<double>(fetch.lowSpeedBytesPerSecond);
+  const Setting settings[] = {
+      {"IREEPKG_LOW_SPEED_LIMIT", &lowSpeed, "bytes per second"},
+      {"IREEPKG_LOW_SPEED_TIME", &fetch.readTimeoutSeconds, "seconds"},
+      {"IREEPKG_DOWNLOAD_TIMEOUT", &fetch.fileDeadlineSeconds,
+       "seconds (0: no deadline)"},
+      {"IREEPKG_RETRY_AFTER_MAX", &fetch.maxRetryAfterSeconds, "seconds"}};
+  for (const Setting &s : settings) {
+    const char *text = environmentOverride(s.name);
+    if (!text || !*text)
+      continue;
+    char *end = nullptr;
+    double v = std::strtod(text, &end);
+    if (*end || !(v >= 0) || v > 1e9) {
+      printError(std::string(s.name) + "=\"" + text +
+                     "\" is not a number of " + s.what,
+                 std::string("set it to a number such as ") +
+                     (s.value == &lowSpeed ? "1024" : "30") + ", or unset it");
+      return false;
+    }
+    *s.value = v;
+  }
+  fetch.lowSpeedBytesPerSecond = static_cast<uint64_t>(lowSpeed);
+  return true;
+}
+
 std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args) {
   workflow::Environment env;
-  const char *off = std::getenv("IREEPKG_OFFLINE");
+  const char *off = environmentOverride("IREEPKG_OFFLINE");
   env.client.offline =
       args.flag("offline") || (off && *off && std::string(off) != "0");
   env.client.fetch.offline = env.client.offline;
+  if (!networkSettingsFromEnvironment(env.client.fetch))
+    return std::nullopt;
   if (auto v = args.value("iree-version")) {
     auto parsed = workflow::parseIreeVersion(*v);
     if (!parsed) {

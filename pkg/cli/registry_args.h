@@ -25,6 +25,11 @@ extern const OptionSpec kOptIgnoreIreeVersion;
 extern const OptionSpec kOptProject;
 
 std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args);
+/// The network limits people may change through the environment
+/// (IREEPKG_LOW_SPEED_LIMIT, IREEPKG_LOW_SPEED_TIME, IREEPKG_DOWNLOAD_TIMEOUT,
+/// IREEPKG_RETRY_AFTER_MAX); prints an error and returns false for a value
+/// that is not a number.
+bool networkSettingsFromEnvironment(net::FetchOptions &fetch);
 
 /// --project FILE, else the plugins.json found upward from here.
 std::optional<workflow::Project> projectFrom(const ParsedArgs &args);

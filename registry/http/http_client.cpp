@@ -31,6 +31,7 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -383,6 +384,37 @@ size_t onData(char *data, size_t size, size_t count, void *user) noexcept {
   return n;
 }
 
+/// Removes what downloads of `destPath` killed before they could clean up
+/// left: `<destPath>.part-<pid>-<random>` whose process is gone. (Older
+/// `.part-<random>` names carry no process id: those an hour old go.)
+/// Partial files of live downloads, in this or another process, stay.
+void removeAbandonedParts(const std::string &destPath) {
+  std::filesystem::path dest(destPath);
+  std::string prefix = dest.filename().string() + ".part-";
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(
+           dest.parent_path().empty() ? "." : dest.parent_path(), ec)) {
+    std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix))
+      continue;
+    std::string rest = name.substr(prefix.size());
+    size_t dash = rest.find('-');
+    bool abandoned = false;
+    if (dash != std::string::npos && dash > 0 &&
+        rest.find_first_not_of("0123456789") == dash) {
+      long pid = std::strtol(rest.substr(0, dash).c_str(), nullptr, 10);
+      abandoned = pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 &&
+                  errno == ESRCH;
+    } else {
+      struct stat st;
+      abandoned = ::lstat(entry.path().c_str(), &st) == 0 &&
+                  S_ISREG(st.st_mode) && ::time(nullptr) - st.st_mtime > 3600;
+    }
+    if (abandoned)
+      ::unlink(entry.path().c_str());
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // The client
 //===----------------------------------------------------------------------===//
@@ -414,9 +446,16 @@ private:
   Status startAttempt(Job &job);
   void finishAttempt(Job &job, CURLcode rc);
   void retryOrMoveOn(Job &job, std::string what, Problem problem,
-                     bool retryable);
+                     bool retryable, double waitSeconds = -1);
   Error finalError(const Job &job) const;
+  /// Tells the user something they should know about a transfer (a wait
+  /// the server asked for), through the reporter of downloadAll.
+  void notice(const std::string &message) {
+    if (reporter_)
+      reporter_->warning(Diagnostic{Severity::Warning, {}, message, ""});
+  }
 
+  Reporter *reporter_ = nullptr;
   FetchOptions options_;
   std::string caFile_;
   MetadataCache cache_;
@@ -522,7 +561,9 @@ Status HttpClientImpl::startAttempt(Job &job) {
   } else {
     job.hasher = Sha256();
     if (job.fd < 0) {
-      job.tempPath = job.destPath + ".part-" + randomHex(8);
+      removeAbandonedParts(job.destPath);
+      job.tempPath = job.destPath + ".part-" + std::to_string(::getpid()) +
+                     "-" + randomHex(8);
       job.fd = ::open(job.tempPath.c_str(),
                       O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
       if (job.fd < 0) {
@@ -572,6 +613,10 @@ Status HttpClientImpl::startAttempt(Job &job) {
                      std::max(1L, static_cast<long>(
                                       std::ceil(options_.readTimeoutSeconds))));
   }
+  if (options_.fileDeadlineSeconds > 0)
+    curl_easy_setopt(
+        easy, CURLOPT_TIMEOUT_MS,
+        static_cast<long>(std::ceil(options_.fileDeadlineSeconds * 1000)));
   // A body announced larger than the limit fails before it starts; one
   // that does not announce its length is cut off by onData.
   curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
@@ -595,10 +640,13 @@ Status HttpClientImpl::startAttempt(Job &job) {
 }
 
 void HttpClientImpl::retryOrMoveOn(Job &job, std::string what, Problem problem,
-                                   bool retryable) {
+                                   bool retryable, double waitSeconds) {
   if (retryable && job.attemptsOnUrl <= options_.retries) {
-    double wait = options_.backoffSeconds *
-                  std::pow(2.0, static_cast<double>(job.attemptsOnUrl - 1));
+    double wait = waitSeconds >= 0
+                      ? waitSeconds
+                      : options_.backoffSeconds *
+                            std::pow(2.0,
+                                     static_cast<double>(job.attemptsOnUrl - 1));
     job.notBefore = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                        std::chrono::duration<double>(wait));
     job.state = Job::State::Waiting;
@@ -668,6 +716,9 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
         h && h->value)
       etag = h->value;
   }
+  curl_off_t retryAfter = 0;
+  if (rc == CURLE_HTTP_RETURNED_ERROR && (status == 429 || status == 503))
+    curl_easy_getinfo(job.easy, CURLINFO_RETRY_AFTER, &retryAfter);
   std::string detail = job.errbuf[0] ? job.errbuf : curl_easy_strerror(rc);
   job.endAttempt(multi_);
 
@@ -706,6 +757,34 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
     bool retryable = status >= 500 || status == 408 || status == 429;
     Problem p =
         (status == 404 || status == 410) ? Problem::NotFound : Problem::Http;
+    if (retryAfter > 0) {
+      // The server says when to come back: wait that long (reported), or,
+      // past the limit, leave this URL for the next mirror.
+      double asked = static_cast<double>(retryAfter);
+      bool honoured = asked <= options_.maxRetryAfterSeconds &&
+                      job.attemptsOnUrl <= options_.retries;
+      what += "; it asked to retry after " + std::to_string(retryAfter) +
+              " s" +
+              (asked <= options_.maxRetryAfterSeconds
+                   ? ""
+                   : ", more than the " +
+                         std::to_string(static_cast<long>(
+                             options_.maxRetryAfterSeconds)) +
+                         " s ireepkg waits");
+      notice(job.url() + ": HTTP " + std::to_string(status) +
+             (honoured ? ": waiting " + std::to_string(retryAfter) +
+                             " s before retrying, as the server asks "
+                             "(Retry-After)"
+                       : ": the server asks to retry after " +
+                             std::to_string(retryAfter) + " s" +
+                             (asked > options_.maxRetryAfterSeconds
+                                  ? ", longer than ireepkg waits (" +
+                                        std::to_string(static_cast<long>(
+                                            options_.maxRetryAfterSeconds)) +
+                                        " s); not retried"
+                                  : "")));
+      return retryOrMoveOn(job, what, p, honoured, asked);
+    }
     return retryOrMoveOn(job, what, p, retryable);
   }
   case CURLE_TOO_MANY_REDIRECTS:
@@ -723,6 +802,15 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
               " bytes/s for " +
               std::to_string(std::max(1L, static_cast<long>(std::ceil(
                                               options_.readTimeoutSeconds)))) +
+              " s" + got,
+          Problem::Network, true);
+    if (options_.fileDeadlineSeconds > 0 &&
+        detail.find("Operation timed out after") != std::string::npos)
+      return retryOrMoveOn(
+          job,
+          "took longer than " +
+              std::to_string(static_cast<long>(
+                  std::ceil(options_.fileDeadlineSeconds))) +
               " s" + got,
           Problem::Network, true);
     return retryOrMoveOn(job, "timed out: " + detail, Problem::Network, true);
@@ -804,6 +892,7 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
 
 Status HttpClientImpl::run(std::vector<std::unique_ptr<Job>> &jobs,
                            int parallel, Reporter *reporter) {
+  reporter_ = reporter;
   // Whatever happens, nothing is left in flight or half-written.
   struct Cleanup {
     CURLM *multi;

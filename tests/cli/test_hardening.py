@@ -105,3 +105,11 @@ def test_changed_cache_blob_is_not_linked(tmp_path, example_archives):
     r = run("install", "--prefix", prefix, archive, env=env)
     assert r.code == 0, r.err
     assert run("verify", "--prefix", prefix, env=env).code == 0
+
+
+def test_network_limits_from_the_environment_are_checked(tmp_path):
+    r = run("install", "foo", "--registry", tmp_path, "--prefix", tmp_path / "p",
+            env={"IREEPKG_LOW_SPEED_TIME": "soon"})
+    assert r.code == 2
+    assert r.err == ('ireepkg: error: IREEPKG_LOW_SPEED_TIME="soon" is not a number '
+                     'of seconds\n  hint: set it to a number such as 30, or unset it\n')

@@ -557,3 +557,76 @@ def test_faults_attached_through_the_control_url(fault_server_url, dest):
     server.reset()
     assert drive(request)["ok"]
     assert [r["status"] for r in server.log()] == [200]
+
+
+# --- downloads that never end, servers that ask to wait -------------------------
+
+def test_slow_drip_is_cut_off_by_the_low_speed_limit(www, server, dest):
+    """A server sending a byte every 0.5 s once kept a download going for
+    as long as it liked: the read timeout only fired below 1 byte/s. The
+    low-speed limit is 1 KiB/s by default."""
+    url = f"{server}/drip-500/a.bin"
+    request = download_request(www, [url], dest, retries=0, read_timeout=2)
+    assert "low_speed" not in request["options"]  # the default applies
+    start = time.monotonic()
+    out = drive(request)
+    took = time.monotonic() - start
+    err = out["error"]
+    assert err["message"].startswith(f"cannot download a.bin 1.0.0 from {url}: "
+                                      "read timeout: less than 1024 bytes/s for 2 s"), err
+    assert took < 10, took
+    assert listing(dest) == []
+
+
+def test_deadline_per_file(www, server, dest):
+    """However fast a transfer moves, one attempt ends at its deadline."""
+    url = f"{server}/rate-64/a.bin"  # 300 KiB at 64 KiB/s: about 5 s
+    out = drive(download_request(www, [url], dest, retries=0, deadline=1))
+    assert out["error"]["message"].startswith(
+        f"cannot download a.bin 1.0.0 from {url}: took longer than 1 s after "), out
+    assert listing(dest) == []
+
+
+def test_retry_after_is_honoured_and_reported(www, server, dest):
+    url = f"{server}/busy-2/a.bin"
+    out = drive(download_request(www, [url], dest, retries=2, backoff=0.01))
+    assert out["ok"], out
+    assert out["warnings"] == [f"{url}: HTTP 503: waiting 2 s before retrying, "
+                               "as the server asks (Retry-After)"]
+    log = server.requests_for("/busy-2/a.bin")
+    assert [r["status"] for r in log] == [503, 200]
+    assert log[1]["start"] - log[0]["end"] >= 1.9
+    assert (dest / "a.bin").read_bytes() == www[1]["a.bin"]
+
+
+def test_retry_after_past_the_limit_moves_to_the_next_mirror(www, server, dest):
+    """Retry-After: 3600 once meant 4 attempts in 1.8 s; now the wait is
+    not made (it is over the limit) and the next mirror is tried."""
+    busy, good = f"{server}/busy-3600/a.bin", f"{server}/a.bin"
+    out = drive(download_request(www, [busy, good], dest, retries=3,
+                                 retry_after_max=60))
+    assert out["ok"], out
+    assert out["warnings"] == [f"{busy}: HTTP 503: the server asks to retry after "
+                               "3600 s, longer than ireepkg waits (60 s); not retried"]
+    assert len(server.requests_for("/busy-3600/a.bin")) == 1
+    # Alone, the error says what the server asked for.
+    server.reset()
+    out = drive(download_request(www, [busy], dest, retries=3, retry_after_max=60))
+    assert out["error"]["message"] == (
+        f"cannot download a.bin 1.0.0 from {busy}: HTTP 503 (service unavailable); "
+        "it asked to retry after 3600 s, more than the 60 s ireepkg waits")
+
+
+def test_partial_files_of_killed_downloads_are_removed(www, server, dest):
+    """A download killed with SIGKILL cannot clean up; the next download of
+    the same file removes what a process that is gone left behind, and
+    keeps what a live one is still writing."""
+    gone = subprocess.Popen(["true"])  # its process id is soon free
+    gone.wait()
+    stale = dest / f"a.bin.part-{gone.pid}-deadbeef"
+    stale.write_bytes(b"partial")
+    live = dest / f"a.bin.part-{os.getpid()}-cafecafe"
+    live.write_bytes(b"someone else's")
+    out = drive(download_request(www, [f"{server}/a.bin"], dest))
+    assert out["ok"], out
+    assert listing(dest) == sorted(["a.bin", live.name])

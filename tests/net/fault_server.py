@@ -18,6 +18,8 @@ before the file is looked up, so one served file can be reached many ways:
     /fail-2/a.bin               the first 2 requests of this URL answer 500,
                                 later ones are served
     /status-404/a.bin           always answers 404 (any code)
+    /busy-3/a.bin               the first request of this URL answers 503
+                                with Retry-After: 3; later ones are served
     /truncate/a.bin             announces the full length, sends half, closes
     /corrupt/a.bin              the right length, one byte changed
     /reset/a.bin                sends half, then resets the connection
@@ -62,7 +64,7 @@ import time
 import urllib.parse
 
 FAULT_SEGMENT = re.compile(
-    r"^(delay-\d+|rate-\d+|fail-\d+|status-\d{3}|truncate|corrupt|reset|drip-\d+|"
+    r"^(delay-\d+|rate-\d+|fail-\d+|busy-\d+|status-\d{3}|truncate|corrupt|reset|drip-\d+|"
     r"oversize|endless|redirect|redirect-loop)$")
 
 # Endless and dripping bodies stop by themselves after this long.
@@ -234,6 +236,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.rate = max(1, int(arg)) * 1024
             elif name == "status":
                 return self.send_simple(int(arg), f"status {arg} on request\n")
+            elif name == "busy":
+                with self.state.lock:
+                    key = "busy:" + url.path
+                    seen = self.state.fail_counts.get(key, 0)
+                    self.state.fail_counts[key] = seen + 1
+                if seen == 0:
+                    return self.send_simple(503, "busy, come back later\n",
+                                            [("Retry-After", arg)])
             elif name == "fail":
                 with self.state.lock:
                     seen = self.state.fail_counts.get(url.path, 0)

@@ -8,6 +8,7 @@
 //
 // Request:
 //   {"options":   {"connect_timeout": s, "read_timeout": s, "low_speed": B/s,
+//                  "deadline": s, "retry_after_max": s,
 //                  "retries": n, "backoff": s, "max_redirects": n,
 //                  "parallel": n, "ca_file": path, "offline": bool,
 //                  "metadata_cache_dir": path},           every key optional
@@ -22,6 +23,7 @@
 //    "error": {"code", "message", "hint"},            when not ok
 //    "metadata": {"body", "url", "from_cache", "size"},
 //    "progress": {"calls", "last_done", "last_total", "max_done"},
+//    "warnings": [what the client told the user, ...],
 //    "open_ms", "metadata_ms", "downloads_ms"}        times of each step
 //
 //===----------------------------------------------------------------------===//
@@ -53,8 +55,10 @@ public:
     lastTotal = total;
     maxDone = std::max(maxDone, done);
   }
+  void warning(const Diagnostic &d) override { warnings.push_back(d.message); }
   uint64_t calls = 0, lastDone = 0, lastTotal = 0, maxDone = 0;
   std::set<std::string> labels;
+  std::vector<std::string> warnings;
 };
 
 double msSince(std::chrono::steady_clock::time_point start) {
@@ -105,6 +109,10 @@ int main(int argc, char **argv) {
         o.value("read_timeout", options.readTimeoutSeconds);
     options.lowSpeedBytesPerSecond =
         o.value("low_speed", options.lowSpeedBytesPerSecond);
+    options.fileDeadlineSeconds =
+        o.value("deadline", options.fileDeadlineSeconds);
+    options.maxRetryAfterSeconds =
+        o.value("retry_after_max", options.maxRetryAfterSeconds);
     options.retries = o.value("retries", options.retries);
     options.backoffSeconds = o.value("backoff", options.backoffSeconds);
     options.maxRedirects = o.value("max_redirects", options.maxRedirects);
@@ -170,6 +178,7 @@ int main(int argc, char **argv) {
                           {"last_done", reporter.lastDone},
                           {"last_total", reporter.lastTotal},
                           {"max_done", reporter.maxDone}};
+    result["warnings"] = reporter.warnings;
     if (!s) {
       result["ok"] = false;
       result["stage"] = "downloads";
