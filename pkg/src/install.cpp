@@ -11,6 +11,7 @@
 #include "file_util.h"
 #include "ireepkg/cache.h"
 #include "ireepkg/hash.h"
+#include "native_check.h"
 #include "pipeline_check.h"
 #include "state.h"
 #include "transaction.h"
@@ -78,14 +79,18 @@ bool supportsPlatform(const Manifest &m, const Platform &p,
 }
 
 /// Writes the state files for `state` into the transaction and commits it.
-Status commitWithState(Transaction &tx, const std::string &prefix,
-                       const InstalledState &state,
-                       const std::map<std::string, Manifest> &manifests,
-                       Reporter &reporter) {
+/// Packages in `staged` are read from their staging directories.
+Status commitWithState(
+    Transaction &tx, const std::string &prefix, const InstalledState &state,
+    const std::map<std::string, Manifest> &manifests, Reporter &reporter,
+    const std::map<std::string, StagedPackage> &staged = {}) {
   std::vector<ActivePackage> active;
-  for (const InstalledPackage &p : state.packages)
+  for (const InstalledPackage &p : state.packages) {
+    auto s = staged.find(p.name);
     active.push_back({&p, &manifests.at(p.name),
-                      packageDir(prefix, p.name, p.version)});
+                      packageDir(prefix, p.name, p.version),
+                      s == staged.end() ? std::string() : s->second.dir});
+  }
   GeneratedState gen =
       generateState(prefix, state.platform, active, state.project);
   for (const Diagnostic &d : gen.warnings)
@@ -281,6 +286,13 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     return Unexpected(tx.error());
   removeFromState(*tx, state, removing, report);
   std::map<std::string, StagedPackage> staged;
+  // Extracted packages go into the package cache only once they passed the
+  // checks below, so that a refused archive leaves nothing behind.
+  struct ToCache {
+    const Incoming *in;
+    std::string archiveSha, dest;
+  };
+  std::vector<ToCache> toCache;
   for (Incoming &in : incoming) {
     const Manifest &m = in.head.manifest;
     InstalledPackage *old = nullptr;
@@ -314,13 +326,7 @@ Expected<InstallReport> installArchives(const std::string &prefix,
         return Unexpected(result.error());
       archiveSha = result->archiveSha256;
       if (cache)
-        if (Status s = cache->store(in.archive, archiveSha, in.recordSha,
-                                    in.head.record, dest);
-            !s)
-          reporter.warning(Diagnostic{Severity::Warning, s.error().where,
-                                      "could not add to the package cache: " +
-                                          s.error().message,
-                                      ""});
+        toCache.push_back({&in, archiveSha, dest});
     }
     if (!linked) // a linked tree is read-only already
       if (Status s = fsutil::makeReadOnlyTree(dest); !s)
@@ -348,6 +354,23 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     }
   }
   reorder(state, options.preferredOrder);
+  // The incoming packages' native libraries against their manifests: the
+  // archive may not have been made by `pack`.
+  std::vector<NativeCheckPackage> native;
+  for (const Incoming &in : incoming)
+    if (auto s = staged.find(in.head.manifest.name); s != staged.end())
+      native.push_back({&in.head.manifest, &in.head.manifestText,
+                        &in.head.record, s->second.dir, in.archive});
+  if (Status s = checkStagedNativeLibraries(native, cache ? cache->root() : "");
+      !s)
+    return Unexpected(s.error());
+  for (const ToCache &c : toCache)
+    if (Status s = cache->store(c.in->archive, c.archiveSha, c.in->recordSha,
+                                c.in->head.record, c.dest);
+        !s)
+      reporter.warning(Diagnostic{
+          Severity::Warning, s.error().where,
+          "could not add to the package cache: " + s.error().message, ""});
   // The incoming hook pipelines, with MLIR's parser and the pass plugins of
   // the prefix as it will be.
   auto pipelineCheck = checkInstallPipelines(prefix, state.packages, manifests,
@@ -355,7 +378,9 @@ Expected<InstallReport> installArchives(const std::string &prefix,
   if (!pipelineCheck)
     return Unexpected(pipelineCheck.error());
   report.pipelineCheck = std::move(*pipelineCheck);
-  if (Status s = commitWithState(*tx, prefix, state, manifests, reporter); !s)
+  if (Status s =
+          commitWithState(*tx, prefix, state, manifests, reporter, staged);
+      !s)
     return Unexpected(s.error());
   return report;
 }
