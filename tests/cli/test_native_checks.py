@@ -336,3 +336,24 @@ def test_pack_refuses_a_fatelf_image_linked_against_glibc(elf, tmp_path):
         "  hint: embedded plugins are freestanding: build with -ffreestanding "
         "-nostdlib and link with ld.lld -static -shared\n")
     assert not (tmp_path / "out").exists()
+
+
+def test_sync_refuses_what_install_refuses(tmp_path, elf, monkeypatch):
+    """sync installs through the same path: a published archive whose
+    x86_64 library is an aarch64 ELF is refused, nothing is installed."""
+    from test_registry_workflow import Registry, project
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
+    reg = Registry(tmp_path)
+    m = embedded("wrong-arch", {"x86_64": "runtime/p.so"})
+    archive = forge(tmp_path / "wrong-arch-1.0.0.ireepkg",
+                    [file("runtime/p.so", elf["aarch64"])], manifest=m)
+    reg.publish_archive(archive)
+    d = project(tmp_path, reg, [{"name": "wrong-arch"}], platforms=["linux-x86_64"])
+    r = run("sync", cwd=d)
+    assert r.code == 1, r
+    assert ("package 'wrong-arch': member 'runtime/p.so': /runtime/plugins/0/library/x86_64: "
+            '"runtime/p.so" is declared for x86_64 but it is an aarch64 ELF\n') in r.err
+    prefix = d / ".iree-plugins"
+    assert not (prefix / "packages" / "wrong-arch").exists()
+    assert not (prefix / "state" / "installed.json").exists() or \
+        "wrong-arch" not in (prefix / "state" / "installed.json").read_text()
