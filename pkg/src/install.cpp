@@ -55,13 +55,26 @@ Expected<Session> openForChange(const std::string &prefix,
 }
 
 /// Which platforms a manifest has native builds for; empty = independent.
-bool supportsPlatform(const Manifest &m, const Platform &p,
-                      std::string &builds) {
+/// A FatELF ("fat") file counts for the architectures it holds once the
+/// package's files are at `filesDir`, for any before.
+bool supportsPlatform(const Manifest &m, const Platform &p, std::string &builds,
+                      const std::string &filesDir = {}) {
   std::set<std::string> have;
   bool any = false, supported = false;
   for (const RuntimePlugin &rp : m.runtimePlugins)
     for (const auto &[key, path] : rp.library) {
       any = true;
+      if (key == "fat" && rp.format == RuntimeFormat::EmbeddedElf &&
+          !filesDir.empty()) {
+        auto archs = fatElfArchitectures(filesDir + "/" + path);
+        std::string held;
+        for (Arch a : archs ? *archs : std::vector<Arch>{}) {
+          held += (held.empty() ? "" : ", ") + std::string(archName(a));
+          supported |= a == p.arch;
+        }
+        have.insert("fat (" + (held.empty() ? "no image" : held) + ")");
+        continue;
+      }
       have.insert(key);
       if (key == p.str() || key == archName(p.arch) || key == "fat")
         supported = true;
@@ -76,6 +89,17 @@ bool supportsPlatform(const Manifest &m, const Platform &p,
   for (const std::string &h : have)
     builds += (builds.empty() ? "" : ", ") + h;
   return !any || supported;
+}
+
+Unexpected noBuildError(const Manifest &m, const Platform &platform,
+                        const std::string &builds, const std::string &archive) {
+  return makeError(ErrorCode::Unsupported,
+                   "package \"" + m.name + "\" " + m.version.str() +
+                       " has no build for " + platform.str() +
+                       " (it has: " + builds + ")",
+                   Location{archive, 0, 0, "", m.name, ""},
+                   "install it into a prefix for a platform it supports "
+                   "(--platform)");
 }
 
 /// Writes the state files for `state` into the transaction and commits it.
@@ -181,13 +205,7 @@ Expected<InstallReport> installArchives(const std::string &prefix,
                        {}, "install one version of a package at a time");
     std::string builds;
     if (!supportsPlatform(head->manifest, platform, builds))
-      return makeError(ErrorCode::Unsupported,
-                       "package \"" + name + "\" " +
-                           head->manifest.version.str() + " has no build for " +
-                           platform.str() + " (it has: " + builds + ")",
-                       Location{a, 0, 0, "", name, ""},
-                       "install it into a prefix for a platform it supports "
-                       "(--platform)");
+      return noBuildError(head->manifest, platform, builds, a);
     byName[name] = incoming.size();
     std::string recordSha = Sha256::hex(serializeRecord(head->record));
     incoming.push_back({a, std::move(*head), recordSha, false});
@@ -364,6 +382,15 @@ Expected<InstallReport> installArchives(const std::string &prefix,
   if (Status s = checkStagedNativeLibraries(native, cache ? cache->root() : "");
       !s)
     return Unexpected(s.error());
+  // A package whose only build for the platform was a FatELF file: the
+  // file's table says whether it holds the platform's architecture.
+  for (const Incoming &in : incoming) {
+    auto s = staged.find(in.head.manifest.name);
+    std::string builds;
+    if (s != staged.end() &&
+        !supportsPlatform(in.head.manifest, platform, builds, s->second.dir))
+      return noBuildError(in.head.manifest, platform, builds, in.archive);
+  }
   for (const ToCache &c : toCache)
     if (Status s = cache->store(c.in->archive, c.archiveSha, c.in->recordSha,
                                 c.in->head.record, c.dest);

@@ -357,3 +357,43 @@ def test_sync_refuses_what_install_refuses(tmp_path, elf, monkeypatch):
     assert not (prefix / "packages" / "wrong-arch").exists()
     assert not (prefix / "state" / "installed.json").exists() or \
         "wrong-arch" not in (prefix / "state" / "installed.json").read_text()
+
+
+def test_fatelf_plugin_not_activated_where_it_has_no_image(tmp_path, elf):
+    """A riscv64 prefix: the plugin whose .sos holds x86_64 and aarch64 only
+    is not activated (install says why), the package's riscv64 plugin is."""
+    sos = fatelf(tmp_path, elf["x86_64"], elf["aarch64"])
+    m = dict(MANIFEST, name="mixed", runtime={"plugins": [
+        {"name": "fat_one", "format": "embedded-elf",
+         "library": {"fat": "runtime/fat_one.sos"}},
+        {"name": "rv_one", "format": "embedded-elf",
+         "library": {"riscv64": "runtime/rv_one.so"}}]})
+    archive = forge(tmp_path / "mixed.ireepkg", [
+        file("runtime/fat_one.sos", sos), file("runtime/rv_one.so", elf["riscv64"])],
+        manifest=m)
+    prefix = tmp_path / "rv"
+    r = run("install", "--prefix", prefix, "--platform", "linux-riscv64", archive,
+            env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.code == 0, r.err
+    assert r.err == (
+        "ireepkg: warning: package 'mixed': runtime plugin \"fat_one\" has no build "
+        "for linux-riscv64 (its FatELF file runtime/fat_one.sos holds x86_64, "
+        "aarch64); it is not activated\n")
+    pkg = prefix / "packages" / "mixed" / "1.0.0"
+    activation = json.loads((prefix / "state" / "activation.json").read_text())
+    assert [p["path"] for p in activation["runtime"]] == [f"{pkg}/runtime/rv_one.so"]
+    assert activation["skipped"] == [{
+        "package": "mixed", "plugin": "fat_one",
+        "reason": "no build for linux-riscv64 (its FatELF file runtime/fat_one.sos "
+                  "holds x86_64, aarch64)"}]
+    assert [l for l in (prefix / "state" / "runtime.flags").read_text().splitlines()
+            if not l.startswith("#")] == [f"--executable_plugin=embedded:{pkg}/runtime/rv_one.so"]
+    # flags for the prefix's platform agree, and say why on stderr.
+    r = run("flags", "runtime", "--prefix", prefix, "--platform", "linux-riscv64")
+    assert r.out == f"--executable_plugin=embedded:{pkg}/runtime/rv_one.so\n"
+    assert r.err == (
+        'ireepkg: note: mixed 1.0.0: runtime plugin "fat_one" is not activated: no '
+        "build for linux-riscv64 (its FatELF file runtime/fat_one.sos holds x86_64, "
+        "aarch64)\n")
+    v = run("verify", "--prefix", prefix)
+    assert v.code == 0, v.out + v.err
