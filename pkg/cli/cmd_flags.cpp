@@ -16,6 +16,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,7 +31,8 @@ namespace {
 /// target, e.g. "no build for linux-riscv64 (its FatELF file
 /// runtime/k.sos holds x86_64, aarch64)".
 std::string skipReason(const ireepkg_runtime_plugin_list_t &list,
-                       const ireepkg_runtime_plugin_t &p) {
+                       const ireepkg_runtime_plugin_t &p,
+                       std::map<std::string, std::optional<Manifest>> &read) {
   if (p.skip_reason == IREEPKG_RUNTIME_SKIP_UNKNOWN_FORMAT)
     return std::string("its format \"") + p.format +
            "\" is not supported by this ireepkg";
@@ -41,8 +44,14 @@ std::string skipReason(const ireepkg_runtime_plugin_list_t &list,
   InstalledPackage package;
   package.name = p.package;
   package.version = *version;
-  CliReporter quiet(true);
-  auto manifest = readInstalledManifest(list.prefix, package, quiet);
+  auto [it, fresh] =
+      read.try_emplace(package.name + " " + p.package_version, std::nullopt);
+  if (fresh) {
+    CliReporter quiet(true);
+    if (auto m = readInstalledManifest(list.prefix, package, quiet))
+      it->second = std::move(*m);
+  }
+  const std::optional<Manifest> &manifest = it->second;
   if (!manifest)
     return none;
   for (const RuntimePlugin &plugin : manifest->runtimePlugins)
@@ -105,9 +114,10 @@ int runtimeFlags(const ParsedArgs &args, const PrefixLocation &prefix,
       flagList.push_back(std::string("--executable_plugin=") +
                          list->plugins[i].spec);
     }
+    std::map<std::string, std::optional<Manifest>> manifests;
     for (size_t i = 0; i < list->skipped_count; ++i) {
       skipped.push_back(describe(list->skipped[i]));
-      skipped.back()["reason"] = skipReason(*list, list->skipped[i]);
+      skipped.back()["reason"] = skipReason(*list, list->skipped[i], manifests);
     }
     std::printf("%s\n", nlohmann::json({{"prefix", list->prefix},
                                         {"platform", list->target_platform},
@@ -117,13 +127,14 @@ int runtimeFlags(const ParsedArgs &args, const PrefixLocation &prefix,
                             .dump(2)
                             .c_str());
   } else {
+    std::map<std::string, std::optional<Manifest>> manifests;
     for (size_t i = 0; i < list->skipped_count; ++i) {
       const ireepkg_runtime_plugin_t &p = list->skipped[i];
       std::fprintf(stderr,
                    "ireepkg: note: %s %s: runtime plugin \"%s\" is not "
                    "activated: %s\n",
                    p.package, p.package_version, p.name,
-                   skipReason(*list, p).c_str());
+                   skipReason(*list, p, manifests).c_str());
     }
     char *text = nullptr;
     size_t size = 0;

@@ -243,6 +243,18 @@ Expected<PackResult> packDirectory(const std::string &dir,
       cleanup();
       return Unexpected(s.error());
     }
+    // The joined files as install will see them (each record comes from its
+    // image's own header, which the checks above did not all look at).
+    if (!generated.empty() && !options.skipBinaryChecks) {
+      if (Status s = checkPackNativeLibraries(m, *doc, sourceOf, diags); !s) {
+        cleanup();
+        return Unexpected(s.error());
+      }
+      if (diags.hasErrors()) {
+        cleanup();
+        return makeError(ErrorCode::Invalid, diags);
+      }
+    }
   }
 
   // Hook pipelines, with MLIR's own parser where it knows the passes (the

@@ -249,3 +249,21 @@ def test_pack_needs_a_package_directory(tmp_path):
     r = run("pack", tmp_path / "empty")
     assert r.code == 1
     assert "ireeplugin.json: cannot open: No such file or directory" in r.err
+
+
+def test_fatelf_checks_what_it_joined(tmp_path):
+    """The records of the joined file come from each image's own header:
+    an image with an OS ABI IREE never selects passes as a file of its own,
+    but its record in the .sos would never be loaded."""
+    pkg = copy_package(EXAMPLES / "simple-mul", tmp_path / "pkg")
+    so = pkg / "runtime" / "simple_mul.x86_64.so"
+    os.chmod(so, 0o644)
+    data = bytearray(so.read_bytes())
+    data[7] = 9  # EI_OSABI: FreeBSD
+    so.write_bytes(bytes(data))
+    assert run("pack", pkg, "-o", tmp_path / "plain").code == 0
+    r = run("pack", pkg, "-o", tmp_path / "fat", "--fatelf")
+    assert r.code == 1
+    assert ('"runtime/simple_mul.sos" image 1 (x86_64) has ELF OS ABI 9, which '
+            "IREE's loader never selects") in r.err
+    assert not (tmp_path / "fat").exists() or not any((tmp_path / "fat").iterdir())
