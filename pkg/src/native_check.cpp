@@ -2,7 +2,10 @@
 //
 // The checks of native_check.h, shared by `pack` and `install`, and the
 // inspection cache install uses: <cache>/inspect/v<N>/<aa>/<sha256>.json
-// holds what ireepkg-inspect said about a file with that content.
+// holds what ireepkg-inspect said about a file with that content. Entries
+// are written (atomically, not durably) only by an install whose checks all
+// passed, so a refused archive leaves nothing in the cache; a damaged entry
+// is ignored and replaced.
 //
 //===----------------------------------------------------------------------===//
 #include "native_check.h"

@@ -79,8 +79,9 @@ struct NativeCheckPackage {
 };
 
 /// Install: checks the native libraries of every package in `packages` (one
-/// ireepkg-inspect run for every file not in the cache). `cacheRoot` is the
-/// package cache's directory ("" for none). Problems name the archive's
+/// ireepkg-inspect run for every content not in the cache). `cacheRoot` is
+/// the package cache's directory ("" for none); new inspection results are
+/// added to it when every check passed. Problems name the archive's
 /// manifest (line:column), the package, the member and the manifest
 /// pointer; they come back as one Invalid Error.
 Status
