@@ -1,10 +1,11 @@
 //===- ireepkg/binary_info.h - What a native library is ---------*- C++ -*-===//
 //
-// Facts about native libraries (ELF, Mach-O, COFF) that `pack` and `verify`
-// check against a manifest: format, architecture, OS, dependencies, exported
-// symbols. They are read by the `ireepkg-inspect` tool (LLVM's Object
-// library) in a child process, so that the ireepkg binary links no LLVM and
-// a malformed file cannot take ireepkg down.
+// Facts about native libraries (ELF, Mach-O, COFF, FatELF) that `pack` and
+// `install` check against a manifest (see native_check.h): format,
+// architecture, OS, dependencies, exported symbols, and for a FatELF file
+// each record and what its image is. They are read by the `ireepkg-inspect`
+// tool (LLVM's Object library) in a child process, so that the ireepkg binary
+// links no LLVM and a malformed file cannot take ireepkg down.
 //
 //===----------------------------------------------------------------------===//
 #ifndef IREEPKG_BINARY_INFO_H
@@ -18,6 +19,8 @@
 #include <vector>
 
 namespace ireepkg {
+
+struct FatElfImage;
 
 struct BinaryInfo {
   std::string path;
@@ -39,10 +42,24 @@ struct BinaryInfo {
   std::vector<std::string> exports;
   /// For "fatelf": the architectures of its records, in table order.
   std::vector<Arch> fatArchs;
+  /// For "fatelf": every record, in table order, with its image.
+  std::vector<FatElfImage> fatImages;
   /// Non-empty when the file could not be read as a binary at all.
   std::string error;
 
   bool exportsSymbol(std::string_view name) const;
+};
+
+/// One record of a FatELF file and the ELF image it points at.
+struct FatElfImage {
+  size_t record = 0;        ///< index in the table
+  std::optional<Arch> arch; ///< the record's, empty when not one of ours
+  std::string machine;      ///< the record's machine, e.g. "EM_PPC64"
+  unsigned osabi = 0;       ///< the record's ELF OS ABI
+  bool is64 = false;        ///< the record's word size
+  bool littleEndian = true; ///< the record's byte order
+  /// The image itself as an ELF file (no path, fatArchs or fatImages).
+  BinaryInfo image;
 };
 
 /// Inspects every path in one child process running `ireepkg-inspect`.

@@ -59,6 +59,18 @@ bool isFatElf(std::string_view data);
 Expected<std::vector<Record>> parse(std::string_view data,
                                     const std::string &name);
 
+/// `parse` reading only the header and table of the file at `path` (the
+/// records' ranges are checked against the file's size).
+Expected<std::vector<Record>> readTable(const std::string &path);
+
+/// Whether IREE's loader selects records of this ELF OS ABI (NONE, LINUX,
+/// STANDALONE).
+bool loadableOsAbi(uint8_t osabi);
+
+/// The architectures `select` finds an image for, in table order, each
+/// once: what a FatELF file can be activated for.
+std::vector<Arch> loadableArchs(const std::vector<Record> &records);
+
 /// Joins ELF images into one FatELF file (bytes). Refuses duplicates of the
 /// same machine/word size/byte order, non-ELF input and more than 255 images.
 /// `names` name the inputs in errors.

@@ -26,7 +26,9 @@ struct RuntimeIndexPlugin {
   std::string packageVersion; ///< e.g. "1.2.0"
   std::string format;         ///< "embedded-elf" or "system-library"
   /// Every library the manifest declares, key -> absolute path. Keys are
-  /// architectures or "fat" (embedded-elf) or platforms (system-library).
+  /// architectures (embedded-elf) or platforms (system-library); a FatELF
+  /// ("fat") file is given once per architecture it holds an image for and
+  /// the plugin has no file of its own for (state.cpp reads its table).
   std::vector<std::pair<std::string, std::string>> libraries;
   std::vector<std::string> imports;
   std::vector<std::pair<std::string, std::string>> parameters;

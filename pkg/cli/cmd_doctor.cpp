@@ -713,7 +713,7 @@ int runDoctor(const Command &, const ParsedArgs &args) {
         if (!std::binary_search(c.declared.begin(), c.declared.end(), name))
           c.probed.push_back(name);
       bool embedded = false;
-      std::string rel = runtimeLibraryFor(plugin, platform, embedded);
+      std::string rel = runtimeLibraryFor(plugin, platform, embedded, dir);
       if (!rel.empty())
         c.path = dir + "/" + rel;
       if (platform != host) {

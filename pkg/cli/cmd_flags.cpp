@@ -2,17 +2,22 @@
 //
 // `flags runtime` goes through libireepkg_runtime, the discovery library
 // applications use (one mapped index, nothing parsed or scanned), so what
-// the CLI prints is what embedders get. `flags compiler` builds the
+// the CLI prints is what embedders get; plugins it does not activate for
+// the target are named on stderr with the reason (read from the package's
+// manifest and FatELF table, only for those). `flags compiler` builds the
 // compiler configuration from the installed manifests and plugins.json.
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
+#include "../src/state.h"
 #include "ireepkg/compiler_config.h"
 #include "ireepkg/runtime.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +26,43 @@ namespace ireepkg::cli {
 int printFailure(const Error &e, bool json);
 
 namespace {
+
+/// Why `p` (skipped by libireepkg_runtime) is not activated for the list's
+/// target, e.g. "no build for linux-riscv64 (its FatELF file
+/// runtime/k.sos holds x86_64, aarch64)".
+std::string skipReason(const ireepkg_runtime_plugin_list_t &list,
+                       const ireepkg_runtime_plugin_t &p,
+                       std::map<std::string, std::optional<Manifest>> &read) {
+  if (p.skip_reason == IREEPKG_RUNTIME_SKIP_UNKNOWN_FORMAT)
+    return std::string("its format \"") + p.format +
+           "\" is not supported by this ireepkg";
+  std::string none = std::string("no build for ") + list.target_platform;
+  auto platform = Platform::parse(list.target_platform);
+  auto version = Version::parse(p.package_version);
+  if (!platform || !version)
+    return none;
+  InstalledPackage package;
+  package.name = p.package;
+  package.version = *version;
+  auto [it, fresh] =
+      read.try_emplace(package.name + " " + p.package_version, std::nullopt);
+  if (fresh) {
+    CliReporter quiet(true);
+    if (auto m = readInstalledManifest(list.prefix, package, quiet))
+      it->second = std::move(*m);
+  }
+  const std::optional<Manifest> &manifest = it->second;
+  if (!manifest)
+    return none;
+  for (const RuntimePlugin &plugin : manifest->runtimePlugins)
+    if (plugin.name == p.name) {
+      RuntimeLibraryChoice choice = chooseRuntimeLibrary(
+          plugin, *platform,
+          packageDir(list.prefix, package.name, package.version));
+      return choice.rel.empty() ? choice.reason : none;
+    }
+  return none;
+}
 
 int runtimeFlags(const ParsedArgs &args, const PrefixLocation &prefix,
                  const std::string &format) {
@@ -72,8 +114,11 @@ int runtimeFlags(const ParsedArgs &args, const PrefixLocation &prefix,
       flagList.push_back(std::string("--executable_plugin=") +
                          list->plugins[i].spec);
     }
-    for (size_t i = 0; i < list->skipped_count; ++i)
+    std::map<std::string, std::optional<Manifest>> manifests;
+    for (size_t i = 0; i < list->skipped_count; ++i) {
       skipped.push_back(describe(list->skipped[i]));
+      skipped.back()["reason"] = skipReason(*list, list->skipped[i], manifests);
+    }
     std::printf("%s\n", nlohmann::json({{"prefix", list->prefix},
                                         {"platform", list->target_platform},
                                         {"flags", flagList},
@@ -82,6 +127,15 @@ int runtimeFlags(const ParsedArgs &args, const PrefixLocation &prefix,
                             .dump(2)
                             .c_str());
   } else {
+    std::map<std::string, std::optional<Manifest>> manifests;
+    for (size_t i = 0; i < list->skipped_count; ++i) {
+      const ireepkg_runtime_plugin_t &p = list->skipped[i];
+      std::fprintf(stderr,
+                   "ireepkg: note: %s %s: runtime plugin \"%s\" is not "
+                   "activated: %s\n",
+                   p.package, p.package_version, p.name,
+                   skipReason(*list, p, manifests).c_str());
+    }
     char *text = nullptr;
     size_t size = 0;
     if (ireepkg_runtime_format_flags(list,

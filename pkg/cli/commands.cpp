@@ -532,9 +532,12 @@ const std::vector<Command> &commandTable() {
           "`flags runtime` prints one --executable_plugin= per runtime plugin "
           "of the prefix, in activation order (IREE checks the last one "
           "first, so later packages override earlier ones), for the host or "
-          "for --platform. `flags compiler` prints the compiler flags of the "
+          "for --platform; plugins not activated for the target are named "
+          "on stderr, one line each with the reason (with --format json, in "
+          "\"skipped\"). `flags compiler` prints the compiler flags of the "
           "active compiler plugins and hooks. Read-only and fast: it reads "
-          "the prefix's precomputed activation index and nothing else.",
+          "the prefix's precomputed activation index, and only for skipped "
+          "plugins their manifest.",
           {{"format", 0, "FORMAT",
             "args (one flag per line, the default), flagfile (with a "
             "comment header, for --flagfile=) or json"},

@@ -4,7 +4,9 @@
 // object with the fields of ireepkg::BinaryInfo (include/ireepkg/
 // binary_info.h): format, architecture, OS, type, DT_NEEDED or imports, the
 // interpreter and the exported symbols. FatELF files are recognized by their
-// magic and described by their records' architectures.
+// magic and described by their records' architectures and, image by image,
+// like any ELF file ("fat_images"), so that each image can be checked
+// against its record.
 //
 // The input may be hostile: every llvm::Error is taken and reported as text,
 // every pointer derived from the file is checked against the buffer, and
@@ -29,6 +31,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +43,19 @@ using ojson = nlohmann::ordered_json;
 namespace ireepkg::inspect {
 
 namespace {
+
+struct Info;
+
+/// One record of a FatELF file and what its image is.
+struct FatImage {
+  size_t record = 0;
+  std::optional<std::string> arch; ///< the record's, if one of ours
+  std::string machine;             ///< the record's e_machine, named
+  unsigned osabi = 0;
+  bool is64 = false;
+  bool littleEndian = true;
+  std::shared_ptr<Info> image; ///< the image, inspected as an ELF file
+};
 
 /// What is learned about one file; turned into JSON at the end.
 struct Info {
@@ -55,6 +71,7 @@ struct Info {
   std::string interpreter;
   std::vector<std::string> exports;
   std::vector<std::optional<std::string>> fatArchs;
+  std::vector<FatImage> fatImages;
   std::string error;
 
   /// Keeps the first problem; later ones are usually its consequences.
@@ -64,26 +81,43 @@ struct Info {
   }
   void fail(Error e) { fail(toString(std::move(e))); }
 
-  ojson toJson() const {
-    ojson fat = ojson::array();
-    for (const auto &a : fatArchs)
-      fat.push_back(a ? ojson(*a) : ojson(nullptr));
+  /// The file's object. An image of a FatELF file (`image` true) has no
+  /// "path", "fat_archs" or "fat_images".
+  ojson toJson(bool image = false) const {
     std::vector<std::string> sorted = exports;
     std::sort(sorted.begin(), sorted.end());
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    return ojson{{"path", path},
-                 {"format", format},
-                 {"arch", arch ? ojson(*arch) : ojson(nullptr)},
-                 {"machine", machine},
-                 {"os", os},
-                 {"is64", is64},
-                 {"little_endian", littleEndian},
-                 {"type", type},
-                 {"needed", needed},
-                 {"interpreter", interpreter},
-                 {"exports", sorted},
-                 {"fat_archs", fat},
-                 {"error", error}};
+    ojson out = ojson::object();
+    if (!image)
+      out["path"] = path;
+    out["format"] = format;
+    out["arch"] = arch ? ojson(*arch) : ojson(nullptr);
+    out["machine"] = machine;
+    out["os"] = os;
+    out["is64"] = is64;
+    out["little_endian"] = littleEndian;
+    out["type"] = type;
+    out["needed"] = needed;
+    out["interpreter"] = interpreter;
+    out["exports"] = sorted;
+    if (!image) {
+      ojson fat = ojson::array();
+      for (const auto &a : fatArchs)
+        fat.push_back(a ? ojson(*a) : ojson(nullptr));
+      out["fat_archs"] = fat;
+      ojson images = ojson::array();
+      for (const FatImage &f : fatImages)
+        images.push_back({{"record", f.record},
+                          {"arch", f.arch ? ojson(*f.arch) : ojson(nullptr)},
+                          {"machine", f.machine},
+                          {"osabi", f.osabi},
+                          {"is64", f.is64},
+                          {"little_endian", f.littleEndian},
+                          {"image", f.image->toJson(true)}});
+      out["fat_images"] = images;
+    }
+    out["error"] = error;
+    return out;
   }
 };
 
@@ -248,6 +282,10 @@ bool isFatElf(StringRef data) {
   return data.size() >= 4 && readLE(data, 0, 4) == kFatElfMagic;
 }
 
+void inspectElfFile(StringRef data, Info &info);
+
+/// The table, and each image (whose range lies inside the file) inspected
+/// as an ELF file of its own.
 void inspectFatElf(StringRef data, Info &info) {
   info.format = "fatelf";
   info.type = "other";
@@ -262,17 +300,38 @@ void inspectFatElf(StringRef data, Info &info) {
   for (size_t i = 0; i < count; ++i) {
     size_t at = 8 + i * 24;
     uint16_t machine = static_cast<uint16_t>(readLE(data, at, 2));
+    uint8_t osabi = static_cast<uint8_t>(data[at + 2]);
     uint8_t wordSize = static_cast<uint8_t>(data[at + 4]);
     uint8_t byteOrder = static_cast<uint8_t>(data[at + 5]);
     uint64_t offset = readLE(data, at + 8, 8);
     uint64_t size = readLE(data, at + 16, 8);
-    if (offset > data.size() || size > data.size() - offset)
-      info.fail("FatELF record " + std::to_string(i) +
-                " points outside the file");
     std::optional<std::string> arch;
     if (byteOrder == 1 && (wordSize == 1 || wordSize == 2))
       arch = elfArch(machine, wordSize == 2);
     info.fatArchs.push_back(arch);
+    FatImage image;
+    image.record = i;
+    image.arch = arch;
+    image.machine = elfMachineName(machine);
+    image.osabi = osabi;
+    image.is64 = wordSize == 2;
+    image.littleEndian = byteOrder == 1;
+    image.image = std::make_shared<Info>();
+    if (offset > data.size() || size > data.size() - offset) {
+      info.fail("FatELF record " + std::to_string(i) +
+                " points outside the file");
+      image.image->fail("the record points outside the file");
+    } else {
+      StringRef bytes = data.substr(offset, size);
+      if (isFatElf(bytes))
+        image.image->fail("a FatELF file inside a FatELF file");
+      else if (!bytes.starts_with("\x7f"
+                                  "ELF"))
+        image.image->fail("not an ELF image");
+      else
+        inspectElfFile(bytes, *image.image);
+    }
+    info.fatImages.push_back(std::move(image));
   }
 }
 

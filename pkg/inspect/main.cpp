@@ -27,7 +27,8 @@ const char *const kUsage =
     "usage: ireepkg-inspect [--] <file>...\n"
     "Prints a JSON document {\"files\": [...]} describing each file: format,\n"
     "arch, machine, os, is64, little_endian, type, needed, interpreter,\n"
-    "exports, fat_archs and error.\n";
+    "exports, fat_archs, fat_images (each FatELF record and its image) and\n"
+    "error.\n";
 
 } // namespace
 

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 #include <span>
+#include <type_traits>
 #include <unistd.h>
 
 namespace ireepkg {
@@ -91,7 +92,8 @@ Expected<ChildResult> runTool(const std::string &tool,
 /// Reads one file's object; returns a problem, or "" if it is well formed.
 /// Fields other than "path" and "format" may be absent (defaults apply);
 /// present fields must have the right type; unknown fields are ignored.
-std::string readEntry(const json &j, BinaryInfo &info) {
+/// A FatELF image's object (`image`) has no "path".
+std::string readEntry(const json &j, BinaryInfo &info, bool image = false) {
   if (!j.is_object())
     return std::string("must be an object, not ") + describeJsonType(j);
   auto readString = [&](const char *key, std::string &out,
@@ -150,7 +152,7 @@ std::string readEntry(const json &j, BinaryInfo &info) {
     if (problem.empty())
       problem = std::move(p);
   };
-  check(readString("path", info.path, true));
+  check(readString("path", info.path, !image));
   check(readString("format", info.format, true));
   if (auto it = j.find("arch"); it != j.end())
     check(readArch(*it, info.arch, "/arch"));
@@ -171,6 +173,64 @@ std::string readEntry(const json &j, BinaryInfo &info) {
         check(readArch((*it)[i], a, "/fat_archs/" + std::to_string(i)));
         if (a) // records of other machines are not represented
           info.fatArchs.push_back(*a);
+      }
+    }
+  }
+  if (auto it = j.find("fat_images"); it != j.end() && !image) {
+    if (!it->is_array()) {
+      check(std::string("/fat_images: must be an array, not ") +
+            describeJsonType(*it));
+    } else {
+      for (size_t i = 0; i < it->size() && problem.empty(); ++i) {
+        const json &e = (*it)[i];
+        std::string where = "/fat_images/" + std::to_string(i);
+        if (!e.is_object()) {
+          check(where + ": must be an object, not " + describeJsonType(e));
+          break;
+        }
+        FatElfImage f;
+        auto number = [&](const char *key, auto &out) {
+          auto n = e.find(key);
+          if (n == e.end())
+            return;
+          if (!n->is_number_unsigned())
+            check(where + "/" + key + ": must be an unsigned integer, not " +
+                  describeJsonType(*n));
+          else
+            out = n->get<std::remove_reference_t<decltype(out)>>();
+        };
+        auto flag = [&](const char *key, bool &out) {
+          auto n = e.find(key);
+          if (n == e.end())
+            return;
+          if (!n->is_boolean())
+            check(where + "/" + key + ": must be a boolean, not " +
+                  describeJsonType(*n));
+          else
+            out = n->get<bool>();
+        };
+        number("record", f.record);
+        number("osabi", f.osabi);
+        flag("is64", f.is64);
+        flag("little_endian", f.littleEndian);
+        if (auto a = e.find("arch"); a != e.end())
+          check(readArch(*a, f.arch, where + "/arch"));
+        if (auto m = e.find("machine"); m != e.end()) {
+          if (m->is_string())
+            f.machine = m->get<std::string>();
+          else
+            check(where + "/machine: must be a string, not " +
+                  describeJsonType(*m));
+        }
+        auto img = e.find("image");
+        if (img == e.end()) {
+          check(where + "/image: missing");
+        } else {
+          std::string p = readEntry(*img, f.image, /*image=*/true);
+          if (!p.empty())
+            check(where + "/image" + (p[0] == '/' ? p : ": " + p));
+        }
+        info.fatImages.push_back(std::move(f));
       }
     }
   }

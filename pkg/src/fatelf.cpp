@@ -8,7 +8,12 @@
 #include "ireepkg/fatelf.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace ireepkg::fatelf {
 
@@ -180,8 +185,12 @@ bool isFatElf(std::string_view data) {
   return data.size() >= 4 && readLE(data, 0, 4) == kMagic;
 }
 
-Expected<std::vector<Record>> parse(std::string_view data,
-                                    const std::string &name) {
+namespace {
+
+/// `parse` of a file of `fileSize` bytes that starts with `data` (at least
+/// its header and table, when the file has them).
+Expected<std::vector<Record>>
+parseTable(std::string_view data, uint64_t fileSize, const std::string &name) {
   static constexpr char kMagicBytes[4] = {'\xFA', '\x70', '\x0E', '\x1F'};
   size_t prefix = std::min<size_t>(data.size(), 4);
   if (prefix == 0 ||
@@ -190,7 +199,7 @@ Expected<std::vector<Record>> parse(std::string_view data,
                    "a FatELF file starts with the bytes FA 70 0E 1F");
   if (data.size() < kHeaderSize)
     return invalid(name, "truncated FatELF header (" +
-                             std::to_string(data.size()) +
+                             std::to_string(fileSize) +
                              " bytes, the header needs " +
                              std::to_string(kHeaderSize) + ")");
   uint16_t version = static_cast<uint16_t>(readLE(data, 4, 2));
@@ -206,7 +215,7 @@ Expected<std::vector<Record>> parse(std::string_view data,
     return invalid(
         name, "truncated FatELF record table (" + std::to_string(count) +
                   " records need " + std::to_string(tableEnd) +
-                  " bytes, the file has " + std::to_string(data.size()) + ")");
+                  " bytes, the file has " + std::to_string(fileSize) + ")");
   std::vector<Record> records;
   records.reserve(count);
   for (size_t i = 0; i < count; ++i) {
@@ -219,19 +228,76 @@ Expected<std::vector<Record>> parse(std::string_view data,
     r.byteOrder = static_cast<uint8_t>(data[at + 5]);
     r.offset = readLE(data, at + 8, 8);
     r.size = readLE(data, at + 16, 8);
-    if (r.offset > data.size() || r.size > data.size() - r.offset)
+    if (r.offset > fileSize || r.size > fileSize - r.offset)
       return invalid(
           name,
           "record " + std::to_string(i) + " (" +
               describe(r.machine, r.wordSize, r.byteOrder) +
               ") points outside the file: offset " + std::to_string(r.offset) +
               ", size " + std::to_string(r.size) + ", but the file has " +
-              std::to_string(data.size()) + " bytes",
+              std::to_string(fileSize) + " bytes",
           "the file is truncated or corrupt; rebuild it with `ireepkg "
           "fatelf join`");
     records.push_back(r);
   }
   return records;
+}
+
+} // namespace
+
+Expected<std::vector<Record>> parse(std::string_view data,
+                                    const std::string &name) {
+  return parseTable(data, data.size(), name);
+}
+
+Expected<std::vector<Record>> readTable(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return makeError(ErrorCode::Io,
+                     std::string("cannot read: ") + std::strerror(errno),
+                     fileLocation(path));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int e = errno;
+    ::close(fd);
+    return makeError(ErrorCode::Io,
+                     S_ISREG(st.st_mode)
+                         ? std::string("cannot read: ") + std::strerror(e)
+                         : "not a regular file",
+                     fileLocation(path));
+  }
+  std::string head(std::min<uint64_t>(static_cast<uint64_t>(st.st_size),
+                                      kHeaderSize + kMaxRecords * kRecordSize),
+                   '\0');
+  size_t got = 0;
+  while (got < head.size()) {
+    ssize_t n = ::pread(fd, head.data() + got, head.size() - got,
+                        static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  head.resize(got);
+  return parseTable(head, static_cast<uint64_t>(st.st_size), path);
+}
+
+bool loadableOsAbi(uint8_t osabi) {
+  return osabi == kOsAbiNone || osabi == kOsAbiLinux ||
+         osabi == kOsAbiStandalone;
+}
+
+std::vector<Arch> loadableArchs(const std::vector<Record> &records) {
+  std::vector<Arch> out;
+  for (const Record &r : records) {
+    std::optional<Arch> arch = archOf(r.machine, r.wordSize);
+    if (arch && r.byteOrder == kLittleEndian && loadableOsAbi(r.osabi) &&
+        std::find(out.begin(), out.end(), *arch) == out.end())
+      out.push_back(*arch);
+  }
+  return out;
 }
 
 Expected<std::string> join(const std::vector<std::string_view> &images,
@@ -301,9 +367,7 @@ Expected<std::string> join(const std::vector<std::string_view> &images,
 Expected<Record> select(const std::vector<Record> &records, Arch arch,
                         const std::string &name) {
   for (const Record &r : records) {
-    bool osabiOk = r.osabi == kOsAbiNone || r.osabi == kOsAbiLinux ||
-                   r.osabi == kOsAbiStandalone;
-    if (r.machine == elfMachine(arch) && osabiOk &&
+    if (r.machine == elfMachine(arch) && loadableOsAbi(r.osabi) &&
         r.wordSize == wordSize(arch) && r.byteOrder == kLittleEndian)
       return r;
   }
@@ -311,8 +375,7 @@ Expected<Record> select(const std::vector<Record> &records, Arch arch,
   for (const Record &r : records) {
     held += held.empty() ? "" : "; ";
     held += describe(r.machine, r.wordSize, r.byteOrder);
-    if (r.osabi != kOsAbiNone && r.osabi != kOsAbiLinux &&
-        r.osabi != kOsAbiStandalone)
+    if (!loadableOsAbi(r.osabi))
       held += " (osabi " + std::to_string(r.osabi) + ")";
   }
   return makeError(

@@ -12,6 +12,7 @@
 #include "iree_requirement.h"
 #include "ireepkg/cache.h"
 #include "ireepkg/hash.h"
+#include "native_check.h"
 #include "pipeline_check.h"
 #include "state.h"
 #include "transaction.h"
@@ -55,13 +56,26 @@ Expected<Session> openForChange(const std::string &prefix,
 }
 
 /// Which platforms a manifest has native builds for; empty = independent.
-bool supportsPlatform(const Manifest &m, const Platform &p,
-                      std::string &builds) {
+/// A FatELF ("fat") file counts for the architectures it holds once the
+/// package's files are at `filesDir`, for any before.
+bool supportsPlatform(const Manifest &m, const Platform &p, std::string &builds,
+                      const std::string &filesDir = {}) {
   std::set<std::string> have;
   bool any = false, supported = false;
   for (const RuntimePlugin &rp : m.runtimePlugins)
     for (const auto &[key, path] : rp.library) {
       any = true;
+      if (key == "fat" && rp.format == RuntimeFormat::EmbeddedElf &&
+          !filesDir.empty()) {
+        auto archs = fatElfArchitectures(filesDir + "/" + path);
+        std::string held;
+        for (Arch a : archs ? *archs : std::vector<Arch>{}) {
+          held += (held.empty() ? "" : ", ") + std::string(archName(a));
+          supported |= a == p.arch;
+        }
+        have.insert("fat (" + (held.empty() ? "no image" : held) + ")");
+        continue;
+      }
       have.insert(key);
       if (key == p.str() || key == archName(p.arch) || key == "fat")
         supported = true;
@@ -78,15 +92,30 @@ bool supportsPlatform(const Manifest &m, const Platform &p,
   return !any || supported;
 }
 
+Unexpected noBuildError(const Manifest &m, const Platform &platform,
+                        const std::string &builds, const std::string &archive) {
+  return makeError(ErrorCode::Unsupported,
+                   "package \"" + m.name + "\" " + m.version.str() +
+                       " has no build for " + platform.str() +
+                       " (it has: " + builds + ")",
+                   Location{archive, 0, 0, "", m.name, ""},
+                   "install it into a prefix for a platform it supports "
+                   "(--platform)");
+}
+
 /// Writes the state files for `state` into the transaction and commits it.
-Status commitWithState(Transaction &tx, const std::string &prefix,
-                       const InstalledState &state,
-                       const std::map<std::string, Manifest> &manifests,
-                       Reporter &reporter) {
+/// Packages in `staged` are read from their staging directories.
+Status commitWithState(
+    Transaction &tx, const std::string &prefix, const InstalledState &state,
+    const std::map<std::string, Manifest> &manifests, Reporter &reporter,
+    const std::map<std::string, StagedPackage> &staged = {}) {
   std::vector<ActivePackage> active;
-  for (const InstalledPackage &p : state.packages)
+  for (const InstalledPackage &p : state.packages) {
+    auto s = staged.find(p.name);
     active.push_back({&p, &manifests.at(p.name),
-                      packageDir(prefix, p.name, p.version)});
+                      packageDir(prefix, p.name, p.version),
+                      s == staged.end() ? std::string() : s->second.dir});
+  }
   GeneratedState gen =
       generateState(prefix, state.platform, active, state.project);
   for (const Diagnostic &d : gen.warnings)
@@ -177,13 +206,7 @@ Expected<InstallReport> installArchives(const std::string &prefix,
                        {}, "install one version of a package at a time");
     std::string builds;
     if (!supportsPlatform(head->manifest, platform, builds))
-      return makeError(ErrorCode::Unsupported,
-                       "package \"" + name + "\" " +
-                           head->manifest.version.str() + " has no build for " +
-                           platform.str() + " (it has: " + builds + ")",
-                       Location{a, 0, 0, "", name, ""},
-                       "install it into a prefix for a platform it supports "
-                       "(--platform)");
+      return noBuildError(head->manifest, platform, builds, a);
     byName[name] = incoming.size();
     std::string recordSha = Sha256::hex(serializeRecord(head->record));
     incoming.push_back({a, std::move(*head), recordSha, false});
@@ -292,6 +315,13 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     return Unexpected(tx.error());
   removeFromState(*tx, state, removing, report);
   std::map<std::string, StagedPackage> staged;
+  // Extracted packages go into the package cache only once they passed the
+  // checks below, so that a refused archive leaves nothing behind.
+  struct ToCache {
+    const Incoming *in;
+    std::string archiveSha, dest;
+  };
+  std::vector<ToCache> toCache;
   for (Incoming &in : incoming) {
     const Manifest &m = in.head.manifest;
     InstalledPackage *old = nullptr;
@@ -325,13 +355,7 @@ Expected<InstallReport> installArchives(const std::string &prefix,
         return Unexpected(result.error());
       archiveSha = result->archiveSha256;
       if (cache)
-        if (Status s = cache->store(in.archive, archiveSha, in.recordSha,
-                                    in.head.record, dest);
-            !s)
-          reporter.warning(Diagnostic{Severity::Warning, s.error().where,
-                                      "could not add to the package cache: " +
-                                          s.error().message,
-                                      ""});
+        toCache.push_back({&in, archiveSha, dest});
     }
     if (!linked) // a linked tree is read-only already
       if (Status s = fsutil::makeReadOnlyTree(dest); !s)
@@ -359,6 +383,32 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     }
   }
   reorder(state, options.preferredOrder);
+  // The incoming packages' native libraries against their manifests: the
+  // archive may not have been made by `pack`.
+  std::vector<NativeCheckPackage> native;
+  for (const Incoming &in : incoming)
+    if (auto s = staged.find(in.head.manifest.name); s != staged.end())
+      native.push_back({&in.head.manifest, &in.head.manifestText,
+                        &in.head.record, s->second.dir, in.archive});
+  if (Status s = checkStagedNativeLibraries(native, cache ? cache->root() : "");
+      !s)
+    return Unexpected(s.error());
+  // A package whose only build for the platform was a FatELF file: the
+  // file's table says whether it holds the platform's architecture.
+  for (const Incoming &in : incoming) {
+    auto s = staged.find(in.head.manifest.name);
+    std::string builds;
+    if (s != staged.end() &&
+        !supportsPlatform(in.head.manifest, platform, builds, s->second.dir))
+      return noBuildError(in.head.manifest, platform, builds, in.archive);
+  }
+  for (const ToCache &c : toCache)
+    if (Status s = cache->store(c.in->archive, c.archiveSha, c.in->recordSha,
+                                c.in->head.record, c.dest);
+        !s)
+      reporter.warning(Diagnostic{
+          Severity::Warning, s.error().where,
+          "could not add to the package cache: " + s.error().message, ""});
   // The incoming hook pipelines, with MLIR's parser and the pass plugins of
   // the prefix as it will be.
   auto pipelineCheck = checkInstallPipelines(prefix, state.packages, manifests,
@@ -366,7 +416,9 @@ Expected<InstallReport> installArchives(const std::string &prefix,
   if (!pipelineCheck)
     return Unexpected(pipelineCheck.error());
   report.pipelineCheck = std::move(*pipelineCheck);
-  if (Status s = commitWithState(*tx, prefix, state, manifests, reporter); !s)
+  if (Status s =
+          commitWithState(*tx, prefix, state, manifests, reporter, staged);
+      !s)
     return Unexpected(s.error());
   report.shadowedImports = shadowedImports(prefix);
   return report;

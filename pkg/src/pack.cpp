@@ -1,8 +1,9 @@
 //===- pack.cpp - Checking a package directory and writing its archive ---===//
 //
 // `ireepkg pack`: the manifest (strict), the files it names, the native
-// libraries (inspected in a child process by ireepkg-inspect), optionally a
-// FatELF of each embedded-elf plugin, then a reproducible archive.
+// libraries (native_check.h: inspected in a child process by
+// ireepkg-inspect), optionally a FatELF of each embedded-elf plugin, then a
+// reproducible archive.
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/package.h"
@@ -12,6 +13,7 @@
 #include "ireepkg/binary_info.h"
 #include "ireepkg/fatelf.h"
 #include "ireepkg/hash.h"
+#include "native_check.h"
 #include "pipeline_check.h"
 
 #include <nlohmann/json.hpp>
@@ -27,141 +29,6 @@ namespace fs = std::filesystem;
 namespace ireepkg {
 
 namespace {
-
-inline constexpr const char *kQuerySymbol = "iree_hal_executable_plugin_query";
-
-/// A native library the manifest declares, and what it must be.
-struct DeclaredLibrary {
-  std::string path;    ///< relative to the package
-  std::string pointer; ///< where the manifest declares it
-  std::optional<Arch> arch;
-  std::optional<OS> os;   ///< empty: freestanding (embedded ELF)
-  bool fat = false;       ///< a FatELF file
-  std::string mustExport; ///< symbol that must be exported
-  std::string what;       ///< "embedded-elf runtime plugin", ...
-};
-
-std::string expectedFormat(std::optional<OS> os) {
-  if (!os)
-    return "elf";
-  switch (*os) {
-  case OS::MacOS:
-    return "macho";
-  case OS::Windows:
-    return "coff";
-  default:
-    return "elf";
-  }
-}
-
-std::string describe(const BinaryInfo &info) {
-  std::string arch = info.arch ? std::string(archName(*info.arch))
-                               : (info.machine.empty() ? "unknown-architecture"
-                                                       : info.machine);
-  std::string fmt = info.format == "elf"     ? "ELF"
-                    : info.format == "macho" ? "Mach-O"
-                    : info.format == "coff"  ? "COFF"
-                                             : info.format;
-  return "an " + arch + " " + fmt;
-}
-
-/// Checks one inspected library against its declaration.
-void checkLibrary(const DeclaredLibrary &decl, const BinaryInfo &info,
-                  const JsonDocument &doc, DiagnosticList &diags) {
-  Location where = doc.locate(decl.pointer);
-  auto bad = [&](const std::string &msg, const std::string &hint = {}) {
-    diags.error(where, "\"" + decl.path + "\" " + msg, hint);
-  };
-  if (!info.error.empty()) {
-    bad("is not a native library: " + info.error);
-    return;
-  }
-  if (decl.fat) {
-    if (info.format != "fatelf")
-      bad("is declared as a FatELF (\"fat\") file but is " + describe(info));
-    return;
-  }
-  std::string want = expectedFormat(decl.os);
-  if (info.format != want) {
-    std::string wantName = want == "elf"     ? "ELF"
-                           : want == "macho" ? "Mach-O"
-                                             : "COFF";
-    bad("is declared for " +
-        (decl.os ? std::string(osName(*decl.os)) + "-" : std::string()) +
-        std::string(archName(*decl.arch)) + " (a " + wantName +
-        " file) but it is " +
-        (info.format == "fatelf" ? std::string("a FatELF file")
-                                 : describe(info)));
-    return;
-  }
-  if (info.arch != decl.arch) {
-    bad("is declared for " + std::string(archName(*decl.arch)) +
-        " but it is " + describe(info));
-    return;
-  }
-  if (!decl.os) {
-    if (!info.needed.empty())
-      bad("is an embedded ELF but needs shared libraries (" +
-              info.needed.front() +
-              (info.needed.size() > 1 ? ", ..." : "") + ")",
-          "embedded plugins are freestanding: build with -ffreestanding "
-          "-nostdlib and link with ld.lld -static -shared");
-    if (!info.interpreter.empty())
-      bad("is an embedded ELF but has a program interpreter (" +
-              info.interpreter + ")",
-          "embedded plugins are freestanding shared objects");
-  } else if (decl.os == OS::Linux && info.os != "linux" && info.os != "none") {
-    bad("is declared for linux but is built for " + info.os);
-  }
-  if (!decl.mustExport.empty() && !info.exportsSymbol(decl.mustExport))
-    bad("does not export " + decl.mustExport + " (required of a " + decl.what +
-            ")",
-        "export it with default visibility, e.g. "
-        "__attribute__((visibility(\"default\")))");
-}
-
-std::vector<DeclaredLibrary> declaredLibraries(const Manifest &m) {
-  std::vector<DeclaredLibrary> out;
-  for (size_t i = 0; i < m.compilerPlugins.size(); ++i) {
-    const CompilerPlugin &p = m.compilerPlugins[i];
-    for (const auto &[platform, path] : p.library) {
-      auto plat = Platform::parse(platform);
-      DeclaredLibrary d;
-      d.path = path;
-      d.pointer = "/compiler/plugins/" + std::to_string(i) + "/library/" +
-                  jsonPointerEscape(platform);
-      d.arch = plat->arch;
-      d.os = plat->os;
-      d.mustExport = p.entryPoint;
-      d.what = std::string(compilerPluginKindName(p.kind)) + " plugin";
-      out.push_back(d);
-    }
-  }
-  for (size_t i = 0; i < m.runtimePlugins.size(); ++i) {
-    const RuntimePlugin &p = m.runtimePlugins[i];
-    for (const auto &[key, path] : p.library) {
-      DeclaredLibrary d;
-      d.path = path;
-      d.pointer = "/runtime/plugins/" + std::to_string(i) + "/library/" +
-                  jsonPointerEscape(key);
-      d.mustExport = kQuerySymbol;
-      if (p.format == RuntimeFormat::EmbeddedElf) {
-        d.what = "embedded-elf runtime plugin";
-        if (key == "fat")
-          d.fat = true;
-        else
-          d.arch = parseArch(key);
-      } else {
-        auto plat = Platform::parse(key);
-        d.what = "system-library runtime plugin";
-        d.arch = plat->arch;
-        d.os = plat->os;
-      }
-      out.push_back(d);
-    }
-  }
-  return out;
-}
 
 /// Every regular file under `dir` (relative paths, sorted), refusing links
 /// and special files.
@@ -212,16 +79,38 @@ Status collectFiles(const std::string &dir, std::vector<std::string> &out,
   return ok();
 }
 
-/// Writes `<plugin>.sos` beside each embedded-elf plugin's per-arch files and
-/// adds it to the manifest text as library key "fat".
+/// Whether the manifest still names `rel`: a declared library, a hook's
+/// file or tool, or a file under a hook's object directory.
+bool stillNamed(const Manifest &m, const std::string &rel) {
+  for (const DeclaredLibrary &d : declaredLibraries(m))
+    if (d.path == rel)
+      return true;
+  for (const Hook &h : m.hooks) {
+    if (h.file == rel || h.tool == rel)
+      return true;
+    for (const auto &[arch, dir] : h.paths)
+      if (rel.starts_with(dir + "/"))
+        return true;
+  }
+  return false;
+}
+
+/// Joins the per-architecture files of each embedded-elf plugin that has no
+/// "fat" file into `<plugin>.sos` (beside the first of them), which becomes
+/// the plugin's only library: {"fat": "<dir>/<plugin>.sos"}. The joined
+/// files leave the archive (the .sos holds them byte for byte; `ireepkg
+/// fatelf split` gives them back) unless the manifest names them elsewhere.
+/// The manifest text is rewritten only when something was joined.
 Status joinFatElfs(const std::string &dir, const std::string &workDir,
                    Manifest &manifest, std::string &manifestText,
                    std::vector<std::string> &files,
                    std::map<std::string, std::string> &generated) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(manifestText);
+  nlohmann::ordered_json j;
+  std::vector<std::string> joined;
   for (size_t i = 0; i < manifest.runtimePlugins.size(); ++i) {
     RuntimePlugin &p = manifest.runtimePlugins[i];
-    if (p.format != RuntimeFormat::EmbeddedElf || p.library.count("fat"))
+    if (p.format != RuntimeFormat::EmbeddedElf || p.library.count("fat") ||
+        p.library.empty())
       continue;
     std::vector<std::string> images, names;
     for (const auto &[arch, path] : p.library) {
@@ -231,25 +120,33 @@ Status joinFatElfs(const std::string &dir, const std::string &workDir,
       images.push_back(std::move(*data));
       names.push_back(path);
     }
-    if (images.empty())
-      continue;
     std::vector<std::string_view> views(images.begin(), images.end());
     auto fat = fatelf::join(views, names);
     if (!fat)
       return Unexpected(fat.error());
     std::string first = p.library.begin()->second;
     size_t slash = first.rfind('/');
-    std::string rel = (slash == std::string::npos ? "" : first.substr(0, slash + 1)) +
-                      p.name + ".sos";
+    std::string rel =
+        (slash == std::string::npos ? "" : first.substr(0, slash + 1)) +
+        p.name + ".sos";
     std::string full = (fs::path(workDir) / (p.name + ".sos")).string();
     if (Status s = fsutil::writeFileAtomic(full, *fat, 0644); !s)
       return s;
     generated[rel] = full;
-    p.library["fat"] = rel;
-    j["runtime"]["plugins"][i]["library"]["fat"] = rel;
+    joined.insert(joined.end(), names.begin(), names.end());
+    p.library = {{"fat", rel}};
+    if (j.is_null())
+      j = nlohmann::ordered_json::parse(manifestText);
+    j["runtime"]["plugins"][i]["library"] = {{"fat", rel}};
     if (std::find(files.begin(), files.end(), rel) == files.end())
       files.push_back(rel);
   }
+  if (j.is_null())
+    return ok(); // nothing joined: the manifest stays as written
+  std::erase_if(files, [&](const std::string &f) {
+    return std::find(joined.begin(), joined.end(), f) != joined.end() &&
+           !stillNamed(manifest, f);
+  });
   std::sort(files.begin(), files.end());
   manifestText = j.dump(2) + "\n";
   return ok();
@@ -328,6 +225,15 @@ Expected<PackResult> packDirectory(const std::string &dir,
     return it != generated.end() ? it->second
                                  : (fs::path(dir) / rel).string();
   };
+  // The native libraries as the manifest declares them (before any join,
+  // so that problems point at what the author wrote).
+  if (!options.skipBinaryChecks) {
+    if (Status s = checkPackNativeLibraries(m, *doc, sourceOf, diags); !s)
+      return Unexpected(s.error());
+    if (diags.hasErrors())
+      return makeError(ErrorCode::Invalid, diags);
+  }
+
   if (options.fatelf) {
     char tmpl[] = "/tmp/ireepkg-pack-XXXXXX";
     if (!::mkdtemp(tmpl))
@@ -338,25 +244,17 @@ Expected<PackResult> packDirectory(const std::string &dir,
       cleanup();
       return Unexpected(s.error());
     }
-  }
-
-  if (!options.skipBinaryChecks) {
-    std::vector<DeclaredLibrary> libs = declaredLibraries(m);
-    std::vector<std::string> paths;
-    for (const DeclaredLibrary &d : libs)
-      paths.push_back(sourceOf(d.path));
-    if (!paths.empty()) {
-      auto infos = inspectBinaries(paths);
-      if (!infos) {
+    // The joined files as install will see them (each record comes from its
+    // image's own header, which the checks above did not all look at).
+    if (!generated.empty() && !options.skipBinaryChecks) {
+      if (Status s = checkPackNativeLibraries(m, *doc, sourceOf, diags); !s) {
         cleanup();
-        return Unexpected(infos.error());
+        return Unexpected(s.error());
       }
-      for (size_t i = 0; i < libs.size(); ++i)
-        checkLibrary(libs[i], (*infos)[i], *doc, diags);
-    }
-    if (diags.hasErrors()) {
-      cleanup();
-      return makeError(ErrorCode::Invalid, diags);
+      if (diags.hasErrors()) {
+        cleanup();
+        return makeError(ErrorCode::Invalid, diags);
+      }
     }
   }
 

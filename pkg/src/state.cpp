@@ -2,8 +2,9 @@
 #include "state.h"
 
 #include "ireepkg/compiler_config.h"
-#include "ireepkg/runtime_index.h"
 #include "ireepkg/compiler_index.h"
+#include "ireepkg/fatelf.h"
+#include "ireepkg/runtime_index.h"
 
 #include <nlohmann/json.hpp>
 
@@ -171,18 +172,72 @@ activationOrder(const std::vector<InstalledPackage> &packages,
   return out;
 }
 
-std::string runtimeLibraryFor(const RuntimePlugin &plugin,
-                              const Platform &platform, bool &embedded) {
-  embedded = plugin.format == RuntimeFormat::EmbeddedElf;
-  if (embedded) {
-    auto it = plugin.library.find(std::string(archName(platform.arch)));
+Expected<std::vector<Arch>> fatElfArchitectures(const std::string &path) {
+  auto records = fatelf::readTable(path);
+  if (!records)
+    return Unexpected(records.error());
+  return fatelf::loadableArchs(*records);
+}
+
+namespace {
+
+std::string archList(const std::vector<Arch> &archs) {
+  std::string out;
+  for (Arch a : archs)
+    out += (out.empty() ? "" : ", ") + std::string(archName(a));
+  return out;
+}
+
+} // namespace
+
+RuntimeLibraryChoice chooseRuntimeLibrary(const RuntimePlugin &plugin,
+                                          const Platform &platform,
+                                          const std::string &filesDir) {
+  RuntimeLibraryChoice out;
+  out.embedded = plugin.format == RuntimeFormat::EmbeddedElf;
+  std::string none = "no build for " + platform.str();
+  if (!out.embedded) {
+    auto it = plugin.library.find(platform.str());
     if (it != plugin.library.end())
-      return it->second;
-    auto fat = plugin.library.find("fat");
-    return fat != plugin.library.end() ? fat->second : std::string();
+      out.rel = it->second;
+    else
+      out.reason = none;
+    return out;
   }
-  auto it = plugin.library.find(platform.str());
-  return it != plugin.library.end() ? it->second : std::string();
+  if (auto it = plugin.library.find(std::string(archName(platform.arch)));
+      it != plugin.library.end()) {
+    out.rel = it->second;
+    return out;
+  }
+  auto fat = plugin.library.find("fat");
+  if (fat == plugin.library.end()) {
+    out.reason = none;
+    return out;
+  }
+  auto archs = fatElfArchitectures(filesDir + "/" + fat->second);
+  if (!archs) {
+    out.reason = none + " (its FatELF file " + fat->second +
+                 " cannot be read: " + archs.error().message + ")";
+    return out;
+  }
+  if (std::find(archs->begin(), archs->end(), platform.arch) != archs->end()) {
+    out.rel = fat->second;
+    return out;
+  }
+  out.reason = none + " (its FatELF file " + fat->second + " holds " +
+               (archs->empty() ? std::string("no image IREE can load")
+                               : archList(*archs)) +
+               ")";
+  return out;
+}
+
+std::string runtimeLibraryFor(const RuntimePlugin &plugin,
+                              const Platform &platform, bool &embedded,
+                              const std::string &filesDir) {
+  RuntimeLibraryChoice choice =
+      chooseRuntimeLibrary(plugin, platform, filesDir);
+  embedded = choice.embedded;
+  return choice.rel;
 }
 
 std::string responseFileQuote(const std::string &arg) {
@@ -227,22 +282,22 @@ GeneratedState generateState(const std::string &prefix,
                              {"reason", a.package->explicitlyInstalled
                                             ? "explicit"
                                             : "dependency"}});
+    const std::string &filesDir = a.filesDir.empty() ? a.dir : a.filesDir;
     for (const RuntimePlugin &p : m.runtimePlugins) {
-      bool embedded = false;
-      std::string rel = runtimeLibraryFor(p, platform, embedded);
-      if (rel.empty()) {
+      RuntimeLibraryChoice choice = chooseRuntimeLibrary(p, platform, filesDir);
+      if (choice.rel.empty()) {
         skipped.push_back({{"package", m.name},
                            {"plugin", p.name},
-                           {"reason", "no build for " + platform.str()}});
-        out.warnings.push_back(Diagnostic{
-            Severity::Warning, Location{"", 0, 0, "", m.name, ""},
-            "runtime plugin \"" + p.name + "\" has no build for " +
-                platform.str() + "; it is not activated",
-            ""});
+                           {"reason", choice.reason}});
+        out.warnings.push_back(
+            Diagnostic{Severity::Warning, Location{"", 0, 0, "", m.name, ""},
+                       "runtime plugin \"" + p.name + "\" has " +
+                           choice.reason + "; it is not activated",
+                       ""});
         continue;
       }
-      std::string path = a.dir + "/" + rel;
-      std::string spec = embedded ? "embedded:" + path : path;
+      std::string path = a.dir + "/" + choice.rel;
+      std::string spec = choice.embedded ? "embedded:" + path : path;
       ojson params = ojson::object();
       for (const auto &[k, v] : p.parameters)
         params[k] = v;
@@ -313,7 +368,9 @@ GeneratedState generateState(const std::string &prefix,
   out.runtimeFlags = runtimeFlags;
 
   // The binary index discovery maps: every declared library (not only the
-  // prefix platform's), so that other targets can be listed too.
+  // prefix platform's), so that other targets can be listed too. A FatELF
+  // file is listed under each architecture it holds an image for that the
+  // plugin has no file of its own for (see index_format.h).
   RuntimeIndexInput index;
   index.prefix = prefix;
   index.platform = platform.str();
@@ -324,8 +381,21 @@ GeneratedState generateState(const std::string &prefix,
       e.package = a.manifest->name;
       e.packageVersion = a.package->version.str();
       e.format = std::string(runtimeFormatName(p.format));
-      for (const auto &[key, rel] : p.library)
-        e.libraries.emplace_back(key, a.dir + "/" + rel);
+      const std::string *fat = nullptr;
+      for (const auto &[key, rel] : p.library) {
+        if (p.format == RuntimeFormat::EmbeddedElf && key == "fat")
+          fat = &rel;
+        else
+          e.libraries.emplace_back(key, a.dir + "/" + rel);
+      }
+      if (fat) {
+        const std::string &filesDir = a.filesDir.empty() ? a.dir : a.filesDir;
+        if (auto archs = fatElfArchitectures(filesDir + "/" + *fat))
+          for (Arch arch : *archs)
+            if (!p.library.count(std::string(archName(arch))))
+              e.libraries.emplace_back(std::string(archName(arch)),
+                                       a.dir + "/" + *fat);
+      }
       e.imports = p.imports;
       e.parameters.assign(p.parameters.begin(), p.parameters.end());
       index.plugins.push_back(std::move(e));

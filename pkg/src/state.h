@@ -45,6 +45,9 @@ struct ActivePackage {
   const InstalledPackage *package;
   const Manifest *manifest;
   std::string dir; ///< absolute final directory
+  /// Where its files are while the state is generated, when not at `dir`
+  /// yet (a package staged by the transaction in progress); "" = `dir`.
+  std::string filesDir = {};
 };
 
 struct GeneratedState {
@@ -65,10 +68,33 @@ GeneratedState generateState(const std::string &prefix,
 /// One argument as LLVM's GNU-style response file tokenizer reads it.
 std::string responseFileQuote(const std::string &arg);
 
+/// The runtime library a plugin uses on a platform.
+struct RuntimeLibraryChoice {
+  std::string rel;       ///< relative to the package; "" when none
+  bool embedded = false; ///< an embedded ELF (the IREE spec needs `embedded:`)
+  /// When `rel` is "": why, e.g. "no build for linux-riscv64 (its FatELF
+  /// file runtime/k.sos holds x86_64, aarch64)".
+  std::string reason;
+};
+
+/// The rule every reader of the prefix applies: an embedded-elf plugin uses
+/// the architecture's own file, else its "fat" FatELF file if that holds an
+/// image IREE loads on the architecture (the file's table is read from
+/// `filesDir`, the package's files); a system-library plugin uses the
+/// platform's file.
+RuntimeLibraryChoice chooseRuntimeLibrary(const RuntimePlugin &plugin,
+                                          const Platform &platform,
+                                          const std::string &filesDir);
+
+/// The architectures IREE can load from the FatELF file at `path` (see
+/// fatelf::loadableArchs), or the reason it cannot be read.
+Expected<std::vector<Arch>> fatElfArchitectures(const std::string &path);
+
 /// The runtime library path a plugin uses on `platform` ("" if none), and
-/// whether it is an embedded ELF (needs `embedded:`).
+/// whether it is an embedded ELF (needs `embedded:`); `filesDir` as above.
 std::string runtimeLibraryFor(const RuntimePlugin &plugin,
-                              const Platform &platform, bool &embedded);
+                              const Platform &platform, bool &embedded,
+                              const std::string &filesDir);
 
 } // namespace ireepkg
 

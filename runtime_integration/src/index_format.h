@@ -26,13 +26,19 @@
  *                 inside the table (the reader hands out pointers into the
  *                 mapping).
  *
- * Library keys are what the manifest declares: an architecture (`x86_64`) or
- * `fat` for embedded-elf plugins, a platform (`linux-x86_64`) for
- * system-library plugins. Paths are absolute. The path of an embedded-elf
- * library is stored preceded by the 9 bytes `embedded:`, so that the IREE
- * spec (`--executable_plugin=embedded:<path>`) is the string that starts 9
- * bytes before the path. (Readers check that those 9 bytes lie inside the
- * string table; their content is covered by the checksum.) Sections start
+ * Library keys are an architecture (`x86_64`) for embedded-elf plugins and
+ * a platform (`linux-x86_64`) for system-library plugins. Since version 1.1
+ * a FatELF file (the manifest's `fat` key) is listed once per architecture
+ * that it holds an image for and that the plugin has no file of its own for
+ * (the writer reads the FatELF table), so that selecting a target is a key
+ * comparison and a FatELF file is never selected for an architecture it
+ * lacks. Version 1.0 writers stored the key `fat` instead, without knowing
+ * the file's architectures; readers fall back to it for any architecture,
+ * as before, only in 1.0 indexes. Paths are absolute. The path of an
+ *embedded-elf library is stored preceded by the 9 bytes `embedded:`, so that
+ *the IREE spec (`--executable_plugin=embedded:<path>`) is the string that
+ *starts 9 bytes before the path. (Readers check that those 9 bytes lie inside
+ *the string table; their content is covered by the checksum.) Sections start
  * after the header and end inside the file.
  *
  * Versioning. Bytes 0..11 (magic, major, minor) keep their meaning in every
@@ -79,7 +85,7 @@ extern "C" {
 
 /** The version this header describes; readers accept any minor. */
 #define IREEPKG_INDEX_VERSION_MAJOR 1
-#define IREEPKG_INDEX_VERSION_MINOR 0
+#define IREEPKG_INDEX_VERSION_MINOR 1
 
 /** Sizes of the version 1.0 records: the least a reader accepts. */
 #define IREEPKG_INDEX_HEADER_SIZE_V1 96u
@@ -146,8 +152,9 @@ typedef struct ireepkg_index_entry_v1_t {
   uint32_t parameters_first; /* 40 */
   uint32_t parameter_count;  /* 44: records of IREEPKG_INDEX_PARAMETER_REFS */
   /* 48: the library the writer selected for header.platform (the same rule
-   * as the reader's: embedded-elf takes the platform's architecture, else
-   * "fat"; system-library takes the platform), or IREEPKG_INDEX_NO_LIBRARY.
+   * as the reader's: embedded-elf takes the platform's architecture (in 1.0
+   * indexes, else "fat"); system-library takes the platform), or
+   * IREEPKG_INDEX_NO_LIBRARY.
    * Lets the reader skip key comparisons for the common target. */
   uint32_t platform_library;
   uint32_t reserved; /* 52: zero */

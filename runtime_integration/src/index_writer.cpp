@@ -5,6 +5,8 @@
 // equal inputs give equal bytes), embedded-elf paths are stored behind
 // "embedded:" so that readers hand out the IREE spec without copying, and
 // each entry records the library that the prefix's own platform selects.
+// Library keys are written as given: the caller (state.cpp) lists a FatELF
+// file under each architecture it holds, never under "fat".
 //
 // Limits: counts and string offsets are 32-bit, so an index holds less than
 // 4 GiB of strings; prefixes come nowhere near (manifests are read with a
@@ -73,8 +75,8 @@ uint32_t formatKind(std::string_view format) {
 }
 
 /// The library `platform` ("<os>-<arch>") selects, by the rule readers use
-/// too: embedded-elf takes the architecture's own file, else "fat";
-/// system-library takes the platform's.
+/// too: embedded-elf takes the architecture's key (the writer lists a FatELF
+/// file under each architecture it holds), system-library the platform's.
 uint32_t selectLibrary(const RuntimeIndexPlugin &plugin, uint32_t kind,
                        std::string_view platform) {
   auto find = [&](std::string_view key) {
@@ -87,8 +89,7 @@ uint32_t selectLibrary(const RuntimeIndexPlugin &plugin, uint32_t kind,
     size_t dash = platform.find('-');
     std::string_view arch =
         dash == std::string_view::npos ? platform : platform.substr(dash + 1);
-    uint32_t own = find(arch);
-    return own != IREEPKG_INDEX_NO_LIBRARY ? own : find("fat");
+    return find(arch);
   }
   if (kind == IREEPKG_INDEX_FORMAT_SYSTEM_LIBRARY)
     return find(platform);

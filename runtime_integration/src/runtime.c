@@ -1274,7 +1274,10 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
           selected = l;
           break;
         }
-        if (fat == IREEPKG_INDEX_NO_LIBRARY &&
+        /* Only 1.0 writers stored "fat" (not knowing the file's
+         * architectures); later ones list it under each architecture. */
+        if (fat == IREEPKG_INDEX_NO_LIBRARY && index->version_minor == 0 &&
+            index->version_major == 1 &&
             kind == IREEPKG_INDEX_FORMAT_EMBEDDED_ELF &&
             strcmp(key, "fat") == 0)
           fat = l;

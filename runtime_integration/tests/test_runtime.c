@@ -3,7 +3,9 @@
  * C tests of ireepkg/runtime.h, compiled as C: fixture prefixes whose
  * runtime.index comes from the real encoder (index_fixture.h), then
  *  - listing for the host, an architecture and platforms, with every
- *    library-selection rule (own architecture, "fat", platform, no build,
+ *    library-selection rule (own architecture, a FatELF file listed under
+ *    the architectures it holds, platform, no build, a "fat" key only in
+ *    1.0 indexes,
  *    unknown format) and the skipped list;
  *  - the flag text in every style, argv and a written flagfile;
  *  - every error: no prefix, missing index, truncated, bad magic, newer
@@ -184,9 +186,11 @@ static void copy_file(const char *from, const char *to) {
  * The good fixture
  *
  *   common-ukernels 1.0.3  ukernels           embedded-elf  x86_64, aarch64
- *   simple-mul 1.2.0       simple_mul         embedded-elf  x86_64, fat
+ *   simple-mul 1.2.0       simple_mul         embedded-elf  x86_64, aarch64
+ *                                              (.sos holding x86_64, aarch64)
  *                          simple_mul_system  system-library linux-x86_64
- *   fat-only 0.1.0         fatty              embedded-elf  fat
+ *   fat-only 0.1.0         fatty              embedded-elf  x86_64, aarch64,
+ *                                              riscv64 (one .sos)
  *   future 2.0.0           wasm_thing         wasm-module (unknown)
  *===----------------------------------------------------------------------===*/
 
@@ -198,10 +202,13 @@ static void write_good_index(const char *file) {
   const fixture_pair_t ukLibs[] = {{"x86_64", gUkX86}, {"aarch64", gUkArm}};
   const char *const ukImports[] = {"uk_a", "uk_b"};
   const fixture_pair_t ukParams[] = {{"verbose", "0"}, {"tile", "8"}};
-  const fixture_pair_t mulLibs[] = {{"x86_64", gMulX86}, {"fat", gMulFat}};
+  /* The writer's input as state.cpp makes it: a FatELF file under each
+   * architecture it holds that has no file of its own. */
+  const fixture_pair_t mulLibs[] = {{"x86_64", gMulX86}, {"aarch64", gMulFat}};
   const fixture_pair_t sysLibs[] = {{"linux-x86_64", gMulSys}};
   const char *const mulImports[] = {"simple_mul_workgroup"};
-  const fixture_pair_t fatLibs[] = {{"fat", gFat}};
+  const fixture_pair_t fatLibs[] = {
+      {"x86_64", gFat}, {"aarch64", gFat}, {"riscv64", gFat}};
   const fixture_pair_t wasmLibs[] = {{"wasm32", gWasm}};
   const fixture_plugin_t plugins[] = {
       {"ukernels", "common-ukernels", "1.0.3", "embedded-elf", ukLibs, 2,
@@ -210,7 +217,7 @@ static void write_good_index(const char *file) {
        mulImports, 1, NULL, 0},
       {"simple_mul_system", "simple-mul", "1.2.0", "system-library", sysLibs, 1,
        mulImports, 1, NULL, 0},
-      {"fatty", "fat-only", "0.1.0", "embedded-elf", fatLibs, 1, NULL, 0, NULL,
+      {"fatty", "fat-only", "0.1.0", "embedded-elf", fatLibs, 3, NULL, 0, NULL,
        0},
       {"wasm_thing", "future", "2.0.0", "wasm-module", wasmLibs, 1, NULL, 0,
        NULL, 0},
@@ -296,7 +303,7 @@ static void test_open_and_accessors(void) {
   CHECK_STR(ireepkg_runtime_index_path(index), gIndex);
   uint32_t major = 9, minor = 9;
   ireepkg_runtime_index_format_version(index, &major, &minor);
-  CHECK(major == 1 && minor == 0);
+  CHECK(major == 1 && minor == 1);
   ireepkg_runtime_close(index);
 
   /* The same index through its own path. */
@@ -319,7 +326,7 @@ static void test_list_prefix_platform(void) {
   char text[1024];
   describe(list, text, sizeof(text));
   CHECK_STR(text, "ukernels=x86_64 simple_mul=x86_64 "
-                  "simple_mul_system=linux-x86_64 fatty=fat wasm_thing!2");
+                  "simple_mul_system=linux-x86_64 fatty=x86_64 wasm_thing!2");
 
   const ireepkg_runtime_plugin_t *uk = &list->plugins[0];
   CHECK_STR(uk->name, "ukernels");
@@ -366,7 +373,7 @@ static void test_list_prefix_platform(void) {
   CHECK_STR(list->target_platform, "linux-x86_64");
   describe(list, text, sizeof(text));
   CHECK_STR(text, "ukernels=x86_64 simple_mul=x86_64 "
-                  "simple_mul_system=linux-x86_64 fatty=fat wasm_thing!2");
+                  "simple_mul_system=linux-x86_64 fatty=x86_64 wasm_thing!2");
   ireepkg_runtime_free_plugin_list(list);
   ireepkg_runtime_close(index);
 }
@@ -377,7 +384,7 @@ static void test_list_other_targets(void) {
 
   ireepkg_runtime_plugin_list_t *list = list_for(index, "linux-aarch64");
   describe(list, text, sizeof(text));
-  CHECK_STR(text, "ukernels=aarch64 simple_mul=fat fatty=fat "
+  CHECK_STR(text, "ukernels=aarch64 simple_mul=aarch64 fatty=aarch64 "
                   "simple_mul_system!1 wasm_thing!2");
   CHECK_STR(list->plugins[0].path, gUkArm);
   CHECK_STR(list->plugins[1].path, gMulFat);
@@ -390,14 +397,15 @@ static void test_list_other_targets(void) {
    * writer's preselection; embedded ELF does not depend on the OS. */
   list = list_for(index, "android-x86_64");
   describe(list, text, sizeof(text));
-  CHECK_STR(text, "ukernels=x86_64 simple_mul=x86_64 fatty=fat "
+  CHECK_STR(text, "ukernels=x86_64 simple_mul=x86_64 fatty=x86_64 "
                   "simple_mul_system!1 wasm_thing!2");
   ireepkg_runtime_free_plugin_list(list);
 
   list = list_for(index, "riscv64");
   CHECK_STR(list->target_platform, "linux-riscv64");
   describe(list, text, sizeof(text));
-  CHECK_STR(text, "simple_mul=fat fatty=fat ukernels!1 simple_mul_system!1 "
+  /* simple_mul's FatELF file holds no riscv64 image: not listed. */
+  CHECK_STR(text, "fatty=riscv64 ukernels!1 simple_mul!1 simple_mul_system!1 "
                   "wasm_thing!2");
   ireepkg_runtime_free_plugin_list(list);
 
@@ -432,7 +440,7 @@ static void test_selection_agrees_with_writer(void) {
    * embedded ELF. */
   char file[4096];
   at(file, sizeof(file), "aarch64.index");
-  const fixture_pair_t mulLibs[] = {{"x86_64", gMulX86}, {"fat", gMulFat}};
+  const fixture_pair_t mulLibs[] = {{"x86_64", gMulX86}, {"aarch64", gMulFat}};
   const fixture_pair_t ukLibs[] = {{"x86_64", gUkX86}, {"aarch64", gUkArm}};
   const fixture_plugin_t plugins[] = {
       {"simple_mul", "simple-mul", "1.2.0", "embedded-elf", mulLibs, 2, NULL, 0,
@@ -450,8 +458,56 @@ static void test_selection_agrees_with_writer(void) {
   list = list_for(index, "android-aarch64");
   describe(list, b, sizeof(b));
   ireepkg_runtime_free_plugin_list(list);
-  CHECK_STR(a, "simple_mul=fat ukernels=aarch64");
+  CHECK_STR(a, "simple_mul=aarch64 ukernels=aarch64");
   CHECK_STR(a, b);
+  ireepkg_runtime_close(index);
+}
+
+static void set_minor(uint8_t **d, size_t *size) {
+  (void)size;
+  ireepkg_index_store16(*d + IREEPKG_INDEX_HEADER_FIELD(version_minor), 0);
+}
+
+static void test_fat_key(void) {
+  /* Index format 1.0 stored a FatELF file under "fat", without knowing its
+   * architectures; readers still fall back to it for such indexes, and only
+   * for them. */
+  char file[4096];
+  at(file, sizeof(file), "fat_key.index");
+  const fixture_pair_t fatLibs[] = {{"fat", gFat}};
+  const fixture_plugin_t plugins[] = {
+      {"fatty", "fat-only", "0.1.0", "embedded-elf", fatLibs, 1, NULL, 0, NULL,
+       0},
+  };
+  CHECK(fixture_write_index(file, gPrefix, "linux-x86_64", plugins, 1) == 0);
+  char text[512];
+  ireepkg_runtime_index_t *index = NULL;
+  CHECK(ireepkg_runtime_open_file(file, 0, &index, NULL) == IREEPKG_RUNTIME_OK);
+  ireepkg_runtime_plugin_list_t *list = list_for(index, "linux-riscv64");
+  describe(list, text, sizeof(text));
+  CHECK_STR(text, "fatty!1");
+  ireepkg_runtime_free_plugin_list(list);
+  list = list_for(index, "linux-x86_64"); /* the writer's preselection */
+  describe(list, text, sizeof(text));
+  CHECK_STR(text, "fatty!1");
+  ireepkg_runtime_free_plugin_list(list);
+  ireepkg_runtime_close(index);
+
+  size_t size = 0;
+  uint8_t *data = read_file(file, &size);
+  set_minor(&data, &size);
+  ireepkg_index_store64(
+      data + IREEPKG_INDEX_HEADER_FIELD(checksum),
+      ireepkg_index_checksum(data + IREEPKG_INDEX_CHECKSUM_START,
+                             size - IREEPKG_INDEX_CHECKSUM_START));
+  write_file(file, data, size);
+  free(data);
+  index = NULL;
+  CHECK(ireepkg_runtime_open_file(file, 0, &index, NULL) == IREEPKG_RUNTIME_OK);
+  list = list_for(index, "linux-riscv64");
+  describe(list, text, sizeof(text));
+  CHECK_STR(text, "fatty=fat");
+  ireepkg_runtime_free_plugin_list(list);
   ireepkg_runtime_close(index);
 }
 
@@ -707,6 +763,7 @@ static void bad_magic(uint8_t **d, size_t *size) {
 static void newer_major(uint8_t **d, size_t *size) {
   (void)size;
   ireepkg_index_store16(*d + IREEPKG_INDEX_HEADER_FIELD(version_major), 2);
+  ireepkg_index_store16(*d + IREEPKG_INDEX_HEADER_FIELD(version_minor), 0);
 }
 static void newer_major_short(uint8_t **d, size_t *size) {
   newer_major(d, size);
@@ -715,6 +772,7 @@ static void newer_major_short(uint8_t **d, size_t *size) {
 static void zero_major(uint8_t **d, size_t *size) {
   (void)size;
   ireepkg_index_store16(*d + IREEPKG_INDEX_HEADER_FIELD(version_major), 0);
+  ireepkg_index_store16(*d + IREEPKG_INDEX_HEADER_FIELD(version_minor), 0);
 }
 static void flip_string_byte(uint8_t **d, size_t *size) {
   (*d)[*size - 3] ^= 0x01;
@@ -768,8 +826,8 @@ static void small_entry_size(uint8_t **d, size_t *size) {
   ireepkg_index_store32(*d + IREEPKG_INDEX_HEADER_FIELD(entry_size), 40);
 }
 
-/* Rewrites the index as a hypothetical version 1.1: a header and entries
- * with more fields, and a new section at the end. */
+/* Rewrites the index as a hypothetical newer minor version: a header and
+ * entries with more fields, and a new section at the end. */
 static void newer_minor(uint8_t **d, size_t *size) {
   const uint8_t *old = *d;
   const uint32_t count =
@@ -803,7 +861,8 @@ static void newer_minor(uint8_t **d, size_t *size) {
   memcpy(out + refs, old + oldRefs, 4ull * refCount);
   memcpy(out + strings, old + oldStrings, stringsSize);
   memset(out + strings + stringsSize, 0xEF, 24);
-  ireepkg_index_store16(out + IREEPKG_INDEX_HEADER_FIELD(version_minor), 1);
+  ireepkg_index_store16(out + IREEPKG_INDEX_HEADER_FIELD(version_minor),
+                        IREEPKG_INDEX_VERSION_MINOR + 1);
   ireepkg_index_store32(out + IREEPKG_INDEX_HEADER_FIELD(header_size),
                         headerSize);
   ireepkg_index_store32(out + IREEPKG_INDEX_HEADER_FIELD(entry_size),
@@ -918,7 +977,7 @@ static void test_corrupt_indexes(void) {
   if (status == IREEPKG_RUNTIME_OK) {
     uint32_t major = 0, minor = 0;
     ireepkg_runtime_index_format_version(index, &major, &minor);
-    CHECK(major == 1 && minor == 1);
+    CHECK(major == 1 && minor == IREEPKG_INDEX_VERSION_MINOR + 1);
     char a[1024], b[1024];
     ireepkg_runtime_plugin_list_t *list = list_for(index, "linux-aarch64");
     describe(list, a, sizeof(a));
@@ -1362,6 +1421,7 @@ int main(int argc, char **argv) {
   test_list_prefix_platform();
   test_list_other_targets();
   test_selection_agrees_with_writer();
+  test_fat_key();
   test_check_files();
   test_flags();
   test_flags_refuse_line_breaks();

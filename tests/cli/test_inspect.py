@@ -13,7 +13,9 @@ import pytest
 from conftest import ireepkg_path, run
 
 FIELDS = ["path", "format", "arch", "machine", "os", "is64", "little_endian",
-          "type", "needed", "interpreter", "exports", "fat_archs", "error"]
+          "type", "needed", "interpreter", "exports", "fat_archs", "fat_images",
+          "error"]
+IMAGE_FIELDS = [f for f in FIELDS if f not in ("path", "fat_archs", "fat_images")]
 
 QUERY = "iree_hal_executable_plugin_query"
 
@@ -59,6 +61,10 @@ def inspect(*paths, cwd=None):
     assert len(doc["files"]) == len(paths)
     for f in doc["files"]:
         assert list(f) == FIELDS
+        for image in f["fat_images"]:
+            assert list(image) == ["record", "arch", "machine", "osabi", "is64",
+                                   "little_endian", "image"]
+            assert list(image["image"]) == IMAGE_FIELDS
     return doc["files"]
 
 
@@ -103,7 +109,7 @@ def test_freestanding_plugins(built):
             "machine": machine, "os": "none", "is64": True,
             "little_endian": True, "type": "shared", "needed": [],
             "interpreter": "", "exports": [QUERY], "fat_archs": [],
-            "error": ""}
+            "fat_images": [], "error": ""}
 
 
 @pytest.mark.parametrize("name,arch,machine,is64,little", [
@@ -158,7 +164,7 @@ def test_text_file(tmp_path):
                  "machine": "", "os": "", "is64": False,
                  "little_endian": True, "type": "other", "needed": [],
                  "interpreter": "", "exports": [], "fat_archs": [],
-                 "error": "not an object file"}
+                 "fat_images": [], "error": "not an object file"}
 
 
 def test_empty_file(tmp_path):
@@ -196,6 +202,16 @@ def test_fatelf(tmp_path, built):
     assert f["format"] == "fatelf"
     assert f["fat_archs"] == ["x86_64", "aarch64"]
     assert f["arch"] is None and f["exports"] == [] and f["error"] == ""
+    # Each record, and its image read like a file of its own.
+    [single_x86, single_arm] = inspect(tmp_path / "k.x86_64.so",
+                                       tmp_path / "k.aarch64.so")
+    assert [i["record"] for i in f["fat_images"]] == [0, 1]
+    for image, single, arch, machine in zip(
+            f["fat_images"], [single_x86, single_arm], ["x86_64", "aarch64"],
+            ["EM_X86_64", "EM_AARCH64"]):
+        assert (image["arch"], image["machine"], image["osabi"], image["is64"],
+                image["little_endian"]) == (arch, machine, 0, True, True)
+        assert image["image"] == {k: single[k] for k in IMAGE_FIELDS}
     # A FatELF whose record points past the end is reported.
     data = bytearray((tmp_path / "k.sos").read_bytes())
     data[8 + 8:8 + 16] = (1 << 30).to_bytes(8, "little")
@@ -203,6 +219,45 @@ def test_fatelf(tmp_path, built):
     [f] = inspect(tmp_path / "bad.sos")
     assert f["format"] == "fatelf"
     assert f["error"] == "FatELF record 0 points outside the file"
+    assert f["fat_images"][0]["image"]["error"] == \
+        "the record points outside the file"
+    assert f["fat_images"][1]["image"]["error"] == ""
+
+
+def test_fatelf_images_that_are_not_plugins(tmp_path, built):
+    """The image of a record is described as it is, whatever the record says:
+    a Linux library, an image of another machine than its record's, bytes
+    that are not ELF, a FatELF inside the FatELF."""
+    shutil.copy(built["linux.so"], tmp_path / "a.so")
+    shutil.copy(built["aarch64.so"], tmp_path / "b.so")
+    assert run("fatelf", "join", "a.so", "b.so", "-o", "k.sos",
+               cwd=tmp_path).code == 0
+    data = bytearray((tmp_path / "k.sos").read_bytes())
+    [f] = inspect(tmp_path / "k.sos")
+    linux = f["fat_images"][0]["image"]
+    assert linux["arch"] == "x86_64" and linux["os"] == "linux"
+    assert any(n.startswith("libc.so") for n in linux["needed"])
+    # Record 1 claims riscv64; its image is still aarch64.
+    data[8 + 24:8 + 24 + 2] = (0xF3).to_bytes(2, "little")
+    (tmp_path / "lie.sos").write_bytes(data)
+    [f] = inspect(tmp_path / "lie.sos")
+    assert f["fat_archs"] == ["x86_64", "riscv64"]
+    assert f["fat_images"][1]["arch"] == "riscv64"
+    assert f["fat_images"][1]["image"]["arch"] == "aarch64"
+    # Not ELF, and a FatELF image.
+    offset = int.from_bytes(data[8 + 24 + 8:8 + 24 + 16], "little")
+    junk = bytearray(data)
+    junk[offset:offset + 4] = b"junk"
+    (tmp_path / "junk.sos").write_bytes(junk)
+    [f] = inspect(tmp_path / "junk.sos")
+    assert f["error"] == ""
+    assert f["fat_images"][1]["image"]["error"] == "not an ELF image"
+    nested = bytearray(data)
+    nested[offset:offset + 4] = bytes([0xFA, 0x70, 0x0E, 0x1F])
+    (tmp_path / "nested.sos").write_bytes(nested)
+    [f] = inspect(tmp_path / "nested.sos")
+    assert f["fat_images"][1]["image"]["error"] == \
+        "a FatELF file inside a FatELF file"
 
 
 def test_macho_object(built):

@@ -178,6 +178,11 @@ def test_invalid_manifest_is_refused_with_positions(tmp_path):
     assert '/extra_field: unknown field "extra_field"' in r.err
 
 
+def archive_member(archive, name):
+    return subprocess.run(f"zstd -dc {archive} | tar -xO {name}", shell=True,
+                          capture_output=True, check=True).stdout
+
+
 def test_fatelf_joins_embedded_plugins(tmp_path):
     before = sorted(p.name for p in (EXAMPLES / "simple-mul" / "runtime").iterdir())
     r = run("pack", EXAMPLES / "simple-mul", "-o", tmp_path, "--fatelf", "--json")
@@ -185,16 +190,60 @@ def test_fatelf_joins_embedded_plugins(tmp_path):
     assert sorted(p.name for p in (EXAMPLES / "simple-mul" / "runtime").iterdir()) == before
     archive = tmp_path / "simple-mul-1.2.0.ireepkg"
     info = json.loads(run("info", archive, "--json").out)
-    assert info["runtime_plugins"][0]["library"]["fat"] == "runtime/simple_mul.sos"
-    sos = subprocess.run(f"zstd -dc {archive} | tar -xO runtime/simple_mul.sos", shell=True,
-                         capture_output=True, check=True).stdout
-    (tmp_path / "x.sos").write_bytes(sos)
+    # The .sos is the plugin's library for every architecture it holds.
+    assert info["runtime_plugins"][0]["library"] == {"fat": "runtime/simple_mul.sos"}
+    manifest = json.loads(archive_member(archive, "ireeplugin.json"))
+    assert manifest["runtime"]["plugins"][0]["library"] == {"fat": "runtime/simple_mul.sos"}
+    assert manifest["runtime"]["plugins"][1]["library"] == {
+        "linux-x86_64": "runtime/linux-x86_64/libsimple_mul.so"}
+    # The joined files are inside the .sos, not beside it.
+    assert [f["path"] for f in json.loads(r.out)["files"]] == [
+        "ireeplugin.json",
+        "runtime/linux-x86_64/libsimple_mul.so", "runtime/simple_mul.sos"]
+    (tmp_path / "x.sos").write_bytes(archive_member(archive, "runtime/simple_mul.sos"))
     dump = json.loads(run("fatelf", "dump", tmp_path / "x.sos", "--json").out)
-    assert sorted(rec["arch"] for rec in dump["records"]) == ["aarch64", "x86_64"]
+    assert [rec["arch"] for rec in dump["records"]] == ["aarch64", "x86_64"]
+    assert run("fatelf", "split", tmp_path / "x.sos", "-o", tmp_path / "split").code == 0
+    for arch in ("x86_64", "aarch64"):
+        assert (tmp_path / "split" / f"x.{arch}.so").read_bytes() == \
+            (EXAMPLES / "simple-mul" / "runtime" / f"simple_mul.{arch}.so").read_bytes()
     # Reproducible too.
     r2 = run("pack", EXAMPLES / "simple-mul", "-o", tmp_path / "again", "--fatelf")
     assert r2.code == 0
     assert (tmp_path / "again" / archive.name).read_bytes() == archive.read_bytes()
+
+
+def test_fatelf_with_nothing_to_join_keeps_the_manifest(tmp_path):
+    """No embedded-elf plugin without a .sos: the manifest is packed as
+    written, byte for byte, and the archive is the one plain pack makes."""
+    pkg = tmp_path / "pkg"
+    (pkg / "data").mkdir(parents=True)
+    text = ('{"schema_version": 1, "name": "plain", "version": "1.0.0",\n'
+            '   "summary": "kept as written"}\n')
+    (pkg / "ireeplugin.json").write_text(text)
+    (pkg / "data" / "a.txt").write_text("a\n")
+    r = run("pack", pkg, "-o", tmp_path / "fat", "--fatelf")
+    assert r.code == 0, r.err
+    archive = tmp_path / "fat" / "plain-1.0.0.ireepkg"
+    assert archive_member(archive, "ireeplugin.json").decode() == text
+    assert run("pack", pkg, "-o", tmp_path / "plain").code == 0
+    assert (tmp_path / "plain" / archive.name).read_bytes() == archive.read_bytes()
+
+
+def test_fatelf_keeps_a_plugin_that_has_one(tmp_path):
+    """A plugin that already names a .sos is packed as it is."""
+    pkg = copy_package(EXAMPLES / "simple-mul", tmp_path / "pkg")
+    rt = pkg / "runtime"
+    assert run("fatelf", "join", "-o", rt / "own.sos", rt / "simple_mul.x86_64.so").code == 0
+    m = json.loads((pkg / "ireeplugin.json").read_text())
+    m["runtime"]["plugins"][0]["library"]["fat"] = "runtime/own.sos"
+    text = json.dumps(m, indent=4) + "\n"
+    (pkg / "ireeplugin.json").write_text(text)
+    r = run("pack", pkg, "-o", tmp_path / "out", "--fatelf", "--json")
+    assert r.code == 0, r.err
+    archive = tmp_path / "out" / "simple-mul-1.2.0.ireepkg"
+    assert archive_member(archive, "ireeplugin.json").decode() == text
+    assert "runtime/simple_mul.sos" not in [f["path"] for f in json.loads(r.out)["files"]]
 
 
 def test_pack_needs_a_package_directory(tmp_path):
@@ -260,3 +309,19 @@ def test_declared_imports_are_checked_in_the_fatelf_image(tmp_path):
     (pkg / "ireeplugin.json").write_text(json.dumps(m, indent=2) + "\n")
     r = pack_err(pkg, tmp_path)
     assert r.code == 0, r
+def test_fatelf_checks_what_it_joined(tmp_path):
+    """The records of the joined file come from each image's own header:
+    an image with an OS ABI IREE never selects passes as a file of its own,
+    but its record in the .sos would never be loaded."""
+    pkg = copy_package(EXAMPLES / "simple-mul", tmp_path / "pkg")
+    so = pkg / "runtime" / "simple_mul.x86_64.so"
+    os.chmod(so, 0o644)
+    data = bytearray(so.read_bytes())
+    data[7] = 9  # EI_OSABI: FreeBSD
+    so.write_bytes(bytes(data))
+    assert run("pack", pkg, "-o", tmp_path / "plain").code == 0
+    r = run("pack", pkg, "-o", tmp_path / "fat", "--fatelf")
+    assert r.code == 1
+    assert ('"runtime/simple_mul.sos" image 1 (x86_64) has ELF OS ABI 9, which '
+            "IREE's loader never selects") in r.err
+    assert not (tmp_path / "fat").exists() or not any((tmp_path / "fat").iterdir())

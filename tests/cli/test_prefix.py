@@ -328,8 +328,13 @@ def test_cache_links_a_reinstalled_version(tmp_path, prefix, example_archives):
     env = {"IREEPKG_CACHE_DIR": str(cache)}
     sm = example_archives["simple-mul"]
     assert run("install", sm, "--prefix", prefix, env=env).code == 0
-    blobs = sorted(p for p in (cache / "files").rglob("*") if p.is_file())
+    files = sorted(p for p in (cache / "files").rglob("*") if p.is_file())
+    blobs = [p for p in files if ".ok-" not in p.name]
     assert len(blobs) == 4  # manifest + three libraries
+    # Each blob was written from verified bytes, and says so (the marker
+    # spares hashing it again when it is linked).
+    markers = [p for p in files if ".ok-" in p.name]
+    assert sorted(m.name.split(".ok-")[0] for m in markers) == [b.name for b in blobs]
     for b in blobs:
         assert stat.S_IMODE(b.stat().st_mode) & 0o222 == 0
     assert run("remove", "simple-mul", "--prefix", prefix, env=env).code == 0

@@ -16,7 +16,8 @@ import threading
 
 import pytest
 
-from conftest import BUILD, EXAMPLES, REPO, ireepkg_path, make_writable, run
+from conftest import (BUILD, EXAMPLES, REPO, copy_package, ireepkg_path,
+                      make_writable, pack, run)
 
 LIB_PATH = BUILD / "lib" / "libireepkg_runtime.so"
 HEADER = REPO / "runtime_integration" / "include" / "ireepkg" / "runtime.h"
@@ -277,20 +278,103 @@ def test_targets(lib, tmp_path):
         lib.ireepkg_runtime_close(index)
 
 
+def library_keys(lib, index, target):
+    """{plugin name: (library key, path)} of what `target` lists."""
+    lst = ctypes.POINTER(PluginList)()
+    assert lib.ireepkg_runtime_list_plugins(index, b(target), 0, ctypes.byref(lst),
+                                            None) == OK
+    try:
+        L = lst.contents
+        return {L.plugins[i].name.decode(): (L.plugins[i].library_key.decode(),
+                                             L.plugins[i].path.decode())
+                for i in range(L.count)}
+    finally:
+        lib.ireepkg_runtime_free_plugin_list(lst)
+
+
 def test_fatelf_for_other_architectures(lib, tmp_path):
+    """`pack --fatelf` makes the .sos the plugin's library for every
+    architecture it holds (x86_64, aarch64), and for no other."""
     prefix = install(tmp_path / "prefix", FAT_ARCHIVE)
     pkg = prefix / "packages" / "simple-mul" / "1.2.0"
+    sos = f"{pkg}/runtime/simple_mul.sos"
     index = open_prefix(lib, prefix)
     try:
-        # The architecture's own file wins over the FatELF file...
-        plugins, _, _ = list_plugins(lib, index, "aarch64")
-        assert plugins[0]["spec"] == f"embedded:{pkg}/runtime/simple_mul.aarch64.so"
-        # ...which serves the others.
-        plugins, _, lines = list_plugins(lib, index, "riscv64")
-        assert [p["spec"] for p in plugins] == [f"embedded:{pkg}/runtime/simple_mul.sos"]
-        assert lines == f"--executable_plugin=embedded:{pkg}/runtime/simple_mul.sos\n"
+        for arch in ("x86_64", "aarch64"):
+            plugins, _, lines = list_plugins(lib, index, f"linux-{arch}")
+            assert plugins[0]["spec"] == f"embedded:{sos}"
+            assert library_keys(lib, index, f"linux-{arch}")["simple_mul"] == (arch, sos)
+        # No riscv64 image in the .sos: nothing to load there.
+        plugins, skipped, lines = list_plugins(lib, index, "riscv64")
+        assert plugins == [] and lines == ""
+        assert [p["name"] for p in skipped] == ["simple_mul", "simple_mul_system"]
     finally:
         lib.ireepkg_runtime_close(index)
+    # `flags runtime` says why, one line per plugin, on stderr.
+    r = run("flags", "runtime", "--prefix", prefix, "--platform", "linux-riscv64")
+    assert r.code == 0, r.err
+    assert r.out == ""
+    assert r.err == (
+        'ireepkg: note: simple-mul 1.2.0: runtime plugin "simple_mul" is not '
+        "activated: no build for linux-riscv64 (its FatELF file "
+        "runtime/simple_mul.sos holds aarch64, x86_64)\n"
+        'ireepkg: note: simple-mul 1.2.0: runtime plugin "simple_mul_system" '
+        "is not activated: no build for linux-riscv64\n")
+    r = run("flags", "runtime", "--prefix", prefix, "--platform", "linux-riscv64",
+            "--format", "json")
+    assert r.code == 0 and r.err == ""
+    assert [(s["name"], s["reason"]) for s in json.loads(r.out)["skipped"]] == [
+        ("simple_mul", "no build for linux-riscv64 (its FatELF file "
+                       "runtime/simple_mul.sos holds aarch64, x86_64)"),
+        ("simple_mul_system", "no build for linux-riscv64")]
+    # Nothing skipped, nothing said.
+    r = run("flags", "runtime", "--prefix", prefix, "--platform", "linux-x86_64")
+    assert r.code == 0 and r.err == ""
+    assert r.out == (f"--executable_plugin=embedded:{sos}\n"
+                     f"--executable_plugin={pkg}/runtime/linux-x86_64/libsimple_mul.so\n")
+
+
+def test_own_file_first_then_the_fatelf_images(lib, tmp_path):
+    """A manifest with an architecture's own file and a .sos: the own file
+    for its architecture, the .sos for the others it holds, nothing for the
+    rest."""
+    pkg = copy_package(EXAMPLES / "simple-mul", tmp_path / "pkg")
+    rt = pkg / "runtime"
+    r = run("fatelf", "join", "-o", rt / "simple_mul.sos",
+            rt / "simple_mul.x86_64.so", rt / "simple_mul.aarch64.so")
+    assert r.code == 0, r.err
+    m = json.loads((pkg / "ireeplugin.json").read_text())
+    m["runtime"]["plugins"][0]["library"] = {
+        "aarch64": "runtime/simple_mul.aarch64.so", "fat": "runtime/simple_mul.sos"}
+    (pkg / "ireeplugin.json").write_text(json.dumps(m, indent=2))
+    prefix = install(tmp_path / "prefix", pack(pkg, tmp_path / "out"))
+    root = prefix / "packages" / "simple-mul" / "1.2.0" / "runtime"
+    activation = json.loads((prefix / "state" / "activation.json").read_text())
+    assert activation["runtime"][0]["path"] == f"{root}/simple_mul.sos"
+    index = open_prefix(lib, prefix)
+    try:
+        assert library_keys(lib, index, "x86_64")["simple_mul"] == (
+            "x86_64", f"{root}/simple_mul.sos")
+        assert library_keys(lib, index, "aarch64")["simple_mul"] == (
+            "aarch64", f"{root}/simple_mul.aarch64.so")
+        assert library_keys(lib, index, "riscv64") == {}
+    finally:
+        lib.ireepkg_runtime_close(index)
+
+
+def test_fatelf_prefix_for_an_architecture_it_lacks(tmp_path):
+    """A prefix for riscv64: the package's only embedded build is a .sos
+    without a riscv64 image, so it has no build there at all, like the
+    package with per-architecture files."""
+    prefix = tmp_path / "rv"
+    for archive in (FAT_ARCHIVE, ARCHIVE):
+        r = run("install", "--prefix", prefix, "--platform", "linux-riscv64", archive)
+        assert r.code == 1
+        has = ("fat (aarch64, x86_64), linux-x86_64" if archive == FAT_ARCHIVE
+               else "aarch64, linux-x86_64, x86_64")
+        assert (f'package "simple-mul" 1.2.0 has no build for linux-riscv64 '
+                f"(it has: {has})") in r.err
+        assert not (prefix / "packages" / "simple-mul").exists()
 
 
 def test_missing_plugin_file(lib, tmp_path):
@@ -332,7 +416,7 @@ def test_damaged_index(lib, tmp_path):
     with pytest.raises(RuntimeError_) as e:
         open_prefix(lib, prefix)
     assert e.value.status == CORRUPT_INDEX and e.value.message.endswith("checksum mismatch")
-    data[8] = 2  # major version 2
+    data[8:12] = bytes([2, 0, 0, 0])  # version 2.0
     index_file.write_bytes(bytes(data))
     with pytest.raises(RuntimeError_) as e:
         open_prefix(lib, prefix)

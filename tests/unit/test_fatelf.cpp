@@ -2,7 +2,8 @@
 //
 // FatELF join/parse/select/split round trips on minimal ELF images built in
 // memory (several machines, word sizes and byte orders), every refusal with
-// its message, and the parsing of ireepkg-inspect's JSON output.
+// its message, the architectures a file can be activated for, and the
+// parsing of ireepkg-inspect's JSON output.
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/binary_info.h"
@@ -434,6 +435,64 @@ TEST_CASE("fatelf: select follows IREE's rule") {
   CHECK(r.error().message == "no image for arm (the file holds: nothing)");
 }
 
+TEST_CASE("fatelf: the architectures a file can be activated for") {
+  Sample s;
+  auto records = parse(s.fat, "a.sos");
+  REQUIRE(records);
+  CHECK(loadableArchs(*records) ==
+        std::vector<Arch>{Arch::X86_64, Arch::AArch64, Arch::RiscV64});
+  // What select never finds is not listed; an architecture is listed once.
+  std::vector<Record> recs = {
+      {kAArch64, 97, 0, 2, 1, 4096, 10}, // ELFOSABI_ARM
+      {kAArch64, 0, 0, 2, 0, 8192, 10},  // big-endian
+      {kRiscV, 0, 0, 1, 1, 12288, 10},   // riscv32
+      {kPpc64, 0, 0, 2, 1, 16384, 10},   // not ours
+      {kRiscV, 3, 0, 1, 1, 20480, 10},   // riscv32 again
+  };
+  CHECK(loadableArchs(recs) == std::vector<Arch>{Arch::RiscV32});
+  CHECK(loadableArchs({}).empty());
+  CHECK(loadableOsAbi(0));
+  CHECK(loadableOsAbi(3));
+  CHECK(loadableOsAbi(255));
+  CHECK_FALSE(loadableOsAbi(97));
+}
+
+TEST_CASE("fatelf: reading only the table of a file") {
+  Sample s;
+  auto dir = std::filesystem::temp_directory_path() /
+             ("ireepkg-test-table-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto write = [&](const std::string &name, const std::string &bytes) {
+    std::ofstream((dir / name).string(), std::ios::binary) << bytes;
+    return (dir / name).string();
+  };
+  auto table = readTable(write("a.sos", s.fat));
+  REQUIRE(table);
+  auto whole = parse(s.fat, "a.sos");
+  REQUIRE(whole);
+  REQUIRE(table->size() == whole->size());
+  for (size_t i = 0; i < table->size(); ++i) {
+    CHECK((*table)[i].machine == (*whole)[i].machine);
+    CHECK((*table)[i].offset == (*whole)[i].offset);
+    CHECK((*table)[i].size == (*whole)[i].size);
+  }
+  // The records' ranges are checked against the file's size, and the
+  // messages are parse's.
+  size_t intoLastImage = static_cast<size_t>(whole->back().offset) + 10;
+  for (size_t cut : {size_t(5), size_t(50), intoLastImage}) {
+    std::string path = write("cut.sos", s.fat.substr(0, cut));
+    auto a = readTable(path);
+    auto b = parse(s.fat.substr(0, cut), path);
+    REQUIRE_FALSE(a);
+    REQUIRE_FALSE(b);
+    CHECK(a.error().message == b.error().message);
+  }
+  auto missing = readTable((dir / "nope.sos").string());
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message == "cannot read: No such file or directory");
+  std::filesystem::remove_all(dir);
+}
+
 //===----------------------------------------------------------------------===//
 // The ireepkg-inspect client
 //===----------------------------------------------------------------------===//
@@ -541,6 +600,21 @@ TEST_CASE("inspect: malformed tool output is an error") {
         "ireepkg-inspect output: /files/0/fat_archs: must be an array, not "
         "a string");
   CHECK(parseInspectOutput(R"({"files":[]})"));
+  CHECK(message(
+            R"({"files":[{"path":"a","format":"fatelf","fat_images":[7]}]})") ==
+        "ireepkg-inspect output: /files/0/fat_images/0: must be an object, "
+        "not an integer");
+  CHECK(message(R"({"files":[{"path":"a","format":"fatelf","fat_images":)"
+                R"([{"record":0}]}]})") ==
+        "ireepkg-inspect output: /files/0/fat_images/0/image: missing");
+  CHECK(message(R"({"files":[{"path":"a","format":"fatelf","fat_images":)"
+                R"([{"record":-1,"image":{"format":"elf"}}]}]})") ==
+        "ireepkg-inspect output: /files/0/fat_images/0/record: must be an "
+        "unsigned integer, not an integer");
+  CHECK(message(R"({"files":[{"path":"a","format":"fatelf","fat_images":)"
+                R"([{"image":{"format":"elf","needed":[1]}}]}]})") ==
+        "ireepkg-inspect output: /files/0/fat_images/0/image/needed/0: must "
+        "be a string, not an integer");
 }
 
 namespace {

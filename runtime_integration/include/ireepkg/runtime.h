@@ -265,8 +265,10 @@ typedef struct ireepkg_runtime_plugin_t {
   const char *format;          /**< "embedded-elf", "system-library", ... */
   ireepkg_runtime_format_t format_kind;
   ireepkg_runtime_skip_reason_t skip_reason;
-  /** The library key chosen: an architecture or "fat" (embedded-elf), a
-   * platform (system-library). NULL for skipped plugins. */
+  /** The library key chosen: an architecture (embedded-elf; a FatELF .sos
+   * is listed under each architecture it holds an image for), a platform
+   * (system-library). "fat" only from an index written by ireepkg before
+   * index format 1.1. NULL for skipped plugins. */
   const char *library_key;
   /** The absolute path of the file to load. NULL for skipped plugins. */
   const char *path;
@@ -305,7 +307,8 @@ typedef struct ireepkg_runtime_plugin_list_t {
  *  - an architecture such as "x86_64": on the prefix's operating system;
  *  - a platform such as "linux-aarch64".
  * embedded-elf plugins use the architecture's own file if the package has
- * one, else its "fat" FatELF file; system-library plugins use the
+ * one, else its FatELF file if that holds an image for the architecture
+ * (the index records which it holds); system-library plugins use the
  * platform's file. Errors: INVALID_ARGUMENT (unknown architecture or
  * operating system, unknown flag bits), FILE_MISSING, IO, OUT_OF_MEMORY,
  * CORRUPT_INDEX (an embedded-elf path the index stores without its
