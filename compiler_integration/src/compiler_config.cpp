@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_config.h"
+#include "ireepkg/environment.h"
 #include "ireepkg/iree_version.h"
 
 #include "ireepkg/hash.h"
@@ -112,14 +113,14 @@ Expected<std::string> capture(const std::vector<std::string> &argv) {
 }
 
 std::string cachePath() {
-  const char *dir = std::getenv("IREEPKG_CACHE_DIR");
+  const char *dir = environmentOverride("IREEPKG_CACHE_DIR");
   std::string root;
   if (dir && *dir)
     root = dir;
-  else if (const char *x = std::getenv("XDG_CACHE_HOME"); x && x[0] == '/')
+  else if (const char *x = environmentOverride("XDG_CACHE_HOME"); x && x[0] == '/')
     root = std::string(x) + "/ireepkg";
-  else if (const char *h = std::getenv("HOME"); h && *h)
-    root = std::string(h) + "/.cache/ireepkg";
+  else if (auto home = homeDirectory())
+    root = *home + "/.cache/ireepkg";
   return root.empty() ? root : root + "/compilers.json";
 }
 

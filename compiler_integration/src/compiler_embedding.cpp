@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_embedding.h"
+#include "ireepkg/environment.h"
 
 #include "child_process.h"
 
@@ -168,7 +169,7 @@ Location packageLocation(const CompilerFlag &f) {
 }
 
 std::string findOnPath(const std::string &name) {
-  const char *path = std::getenv("PATH");
+  const char *path = environmentOverride("PATH");
   if (!path)
     return {};
   std::string p = path;
@@ -198,13 +199,13 @@ Expected<CompilerLibraryLocation>
 findCompilerLibrary(const std::string &explicitPath) {
   if (!explicitPath.empty())
     return CompilerLibraryLocation{explicitPath, "explicit"};
-  if (const char *env = std::getenv("IREE_COMPILER_LIB"); env && *env)
+  if (const char *env = environmentOverride("IREE_COMPILER_LIB"); env && *env)
     return CompilerLibraryLocation{env, "IREE_COMPILER_LIB"};
 
   std::vector<std::string> pythons;
   if (std::string p = findOnPath("python3"); !p.empty())
     pythons.push_back(p);
-  if (const char *venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
+  if (const char *venv = environmentOverride("VIRTUAL_ENV"); venv && *venv) {
     std::string p = std::string(venv) + "/bin/python";
     if (std::find(pythons.begin(), pythons.end(), p) == pythons.end())
       pythons.push_back(p);
@@ -937,7 +938,7 @@ CompilerLibrary::applyConfig(const CompilerConfig &config) {
     if (f.name == "iree-load-plugin") {
       // Loaded only at initialization, from IREE_LOAD_PLUGINS (either
       // spelling: <path> or <id>=<path>).
-      const char *env = std::getenv("IREE_LOAD_PLUGINS");
+      const char *env = environmentOverride("IREE_LOAD_PLUGINS");
       bool listed = false;
       if (env) {
         std::string list = env;

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "add_lookup.h"
+#include "ireepkg/environment.h"
 
 #include "registry_args.h"
 
@@ -25,7 +26,7 @@ Expected<std::string> newestVersionConstraint(const ProjectFile &project,
   p.dir = std::filesystem::path(p.file).parent_path().string();
   p.parsed = project;
   workflow::Environment env;
-  const char *off = std::getenv("IREEPKG_OFFLINE");
+  const char *off = environmentOverride("IREEPKG_OFFLINE");
   env.client.offline = off && *off && std::string(off) != "0";
   env.client.fetch.offline = env.client.offline;
   env.ignoreIree = true;

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "ireepkg/environment.h"
 
 #include "../src/child_process.h"
 #include "../src/compiler_doctor.h"
@@ -390,7 +391,7 @@ std::optional<std::string> readWholeFile(const std::string &path) {
 
 /// Writes `bytes` to a new temporary file; "" on failure.
 std::string writeTempFile(std::string_view bytes, std::string &error) {
-  const char *tmp = std::getenv("TMPDIR");
+  const char *tmp = environmentOverride("TMPDIR");
   std::string pattern =
       std::string(tmp && *tmp ? tmp : "/tmp") + "/ireepkg-doctor-XXXXXX.so";
   std::vector<char> name(pattern.begin(), pattern.end());
@@ -514,7 +515,7 @@ void probePlugin(PluginCheck &check, const RuntimePlugin &plugin,
 
 /// The probe binary: $IREEPKG_PROBE, else beside this executable.
 std::string findProbe() {
-  if (const char *env = std::getenv("IREEPKG_PROBE"); env && *env)
+  if (const char *env = environmentOverride("IREEPKG_PROBE"); env && *env)
     return absolutePath(env);
   char self[4096];
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
@@ -526,7 +527,7 @@ std::string findProbe() {
 
 /// IREEPKG_DOCTOR_TIMEOUT, seconds per plugin.
 double pluginTimeout() {
-  const char *env = std::getenv("IREEPKG_DOCTOR_TIMEOUT");
+  const char *env = environmentOverride("IREEPKG_DOCTOR_TIMEOUT");
   if (!env || !*env)
     return kDefaultPluginTimeoutSeconds;
   char *end = nullptr;

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "ireepkg/environment.h"
 
 #include "../src/child_process.h"
 #include "ireepkg/compiler_config.h"
@@ -164,7 +165,7 @@ int runExec(const Command &, const ParsedArgs &args) {
   std::string resolved = findTool(tool).path;
   if (resolved.empty()) {
     printError("cannot find '" + tool + "' on PATH" +
-                   (std::getenv("VIRTUAL_ENV") ? " or in $VIRTUAL_ENV/bin"
+                   (environmentOverride("VIRTUAL_ENV") ? " or in $VIRTUAL_ENV/bin"
                                                : ""),
                "install IREE's tools (pip install iree-base-runtime "
                "iree-base-compiler) or activate their virtual environment");

@@ -1,5 +1,6 @@
 //===- cmd_install.cpp - `ireepkg install` -------------------------------===//
 #include "output.h"
+#include "ireepkg/environment.h"
 #include "registry_args.h"
 
 #include "ireepkg/prefix.h"
@@ -162,7 +163,7 @@ int runInstall(const Command &, const ParsedArgs &args) {
       spec.name = "bundle";
       spec.publicKeys = args.all("registry-key");
       if (spec.publicKeys.empty())
-        if (const char *k = std::getenv("IREEPKG_REGISTRY_KEY"); k && *k)
+        if (const char *k = environmentOverride("IREEPKG_REGISTRY_KEY"); k && *k)
           spec.publicKeys.push_back(k);
       request.registries.push_back(spec);
     }

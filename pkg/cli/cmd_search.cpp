@@ -1,5 +1,6 @@
 //===- cmd_search.cpp - `ireepkg search` ----------------------------------===//
 #include "output.h"
+#include "ireepkg/environment.h"
 #include "registry_args.h"
 
 #include "ireepkg/prefix.h"
@@ -17,7 +18,7 @@ int runSearch(const Command &, const ParsedArgs &args) {
   if (!env)
     return kExitUsage;
   std::optional<workflow::Project> project;
-  if (!args.value("registry") && !std::getenv("IREEPKG_REGISTRY")) {
+  if (!args.value("registry") && !environmentOverride("IREEPKG_REGISTRY")) {
     std::string file = args.value("project").value_or(
         findProjectFile(std::filesystem::current_path().string()));
     if (!file.empty()) {

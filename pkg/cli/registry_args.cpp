@@ -100,6 +100,12 @@ std::optional<workflow::Project> projectFrom(const ParsedArgs &args) {
     file = *p;
   } else {
     file = findProjectFile(fs::current_path().string());
+    if (file.empty() && runningPrivileged()) {
+      printError("running with elevated privileges, ireepkg does not look "
+                 "for a plugins.json in the current directory",
+                 "pass --project with the project file");
+      return std::nullopt;
+    }
     if (file.empty()) {
       printError("no plugins.json here or in any directory above",
                  "run `ireepkg init` to start a project, or pass --project");
@@ -126,7 +132,7 @@ std::optional<ProjectContext> projectContext(const ParsedArgs &args) {
 
 std::optional<std::string> projectPrefix(const ParsedArgs &args,
                                          const workflow::Project &project) {
-  const char *env = std::getenv("IREEPKG_PREFIX");
+  const char *env = environmentOverride("IREEPKG_PREFIX");
   if (args.value("prefix") || (env && *env)) {
     auto p = choosePrefix(args);
     if (!p)
@@ -140,12 +146,12 @@ std::vector<registry::RegistrySpec>
 registriesFrom(const ParsedArgs &args, const workflow::Project *project) {
   std::vector<std::string> keys = args.all("registry-key");
   if (keys.empty())
-    if (const char *k = std::getenv("IREEPKG_REGISTRY_KEY"); k && *k)
+    if (const char *k = environmentOverride("IREEPKG_REGISTRY_KEY"); k && *k)
       keys.push_back(k);
   std::string url;
   if (auto r = args.value("registry"))
     url = *r;
-  else if (const char *r = std::getenv("IREEPKG_REGISTRY"); r && *r)
+  else if (const char *r = environmentOverride("IREEPKG_REGISTRY"); r && *r)
     url = r;
   if (!url.empty()) {
     registry::RegistrySpec spec;

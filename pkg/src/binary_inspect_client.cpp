@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/binary_info.h"
+#include "ireepkg/environment.h"
 #include "ireepkg/json_document.h"
 
 #include "child_process.h"
@@ -42,7 +43,7 @@ bool isExecutableFile(const std::string &path) {
 }
 
 Expected<std::string> findTool() {
-  if (const char *env = std::getenv("IREEPKG_INSPECT"); env && *env) {
+  if (const char *env = environmentOverride("IREEPKG_INSPECT"); env && *env) {
     if (!isExecutableFile(env))
       return makeError(ErrorCode::NotFound,
                        std::string("IREEPKG_INSPECT names '") + env +

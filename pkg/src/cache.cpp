@@ -1,5 +1,6 @@
 //===- cache.cpp - The package cache -------------------------------------===//
 #include "ireepkg/cache.h"
+#include "ireepkg/environment.h"
 
 #include "file_util.h"
 #include "ireepkg/hash.h"
@@ -27,12 +28,12 @@ static std::atomic<const char *> gLastPlacement{""};
 const char *PackageCache::lastPlacement() { return gLastPlacement; }
 
 std::optional<PackageCache> PackageCache::openDefault() {
-  if (const char *d = std::getenv("IREEPKG_CACHE_DIR"); d && *d)
+  if (const char *d = environmentOverride("IREEPKG_CACHE_DIR"); d && *d)
     return PackageCache(fsutil::absolutePath(d));
-  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && x[0] == '/')
+  if (const char *x = environmentOverride("XDG_CACHE_HOME"); x && x[0] == '/')
     return PackageCache(std::string(x) + "/ireepkg");
-  if (const char *h = std::getenv("HOME"); h && *h)
-    return PackageCache(std::string(h) + "/.cache/ireepkg");
+  if (auto home = homeDirectory())
+    return PackageCache(*home + "/.cache/ireepkg");
   return std::nullopt;
 }
 

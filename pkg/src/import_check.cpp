@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "import_check.h"
+#include "ireepkg/environment.h"
 
 #include "child_process.h"
 #include "file_util.h"
@@ -34,7 +35,7 @@ constexpr double kProbeTimeoutSeconds = 30;
 /// $IREEPKG_PROBE, else ireepkg-plugin-probe beside this executable; "" if
 /// neither is an executable file.
 std::string findProbe() {
-  if (const char *env = std::getenv("IREEPKG_PROBE"); env && *env)
+  if (const char *env = environmentOverride("IREEPKG_PROBE"); env && *env)
     return ::access(env, X_OK) == 0 ? std::string(env) : std::string();
   std::string self(4096, '\0');
   ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
@@ -82,7 +83,7 @@ std::string extractHostImage(const std::string &file, const Platform &host,
     why = record.error().message;
     return "";
   }
-  const char *tmp = std::getenv("TMPDIR");
+  const char *tmp = environmentOverride("TMPDIR");
   std::string pattern =
       std::string(tmp && *tmp ? tmp : "/tmp") + "/ireepkg-imports-XXXXXX.so";
   std::vector<char> name(pattern.begin(), pattern.end());

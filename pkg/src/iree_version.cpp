@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/iree_version.h"
+#include "ireepkg/environment.h"
 
 #include "child_process.h"
 #include "iree_requirement.h"
@@ -155,7 +156,7 @@ LocatedTool locateTool(const std::string &name) {
   if (name.find('/') != std::string::npos)
     return isExecutableFile(name) ? LocatedTool{normalized(name), "path"}
                                   : LocatedTool{};
-  if (const char *path = std::getenv("PATH")) {
+  if (const char *path = environmentOverride("PATH")) {
     std::string dirs = path;
     for (size_t start = 0; start <= dirs.size();) {
       size_t end = dirs.find(':', start);
@@ -168,7 +169,7 @@ LocatedTool locateTool(const std::string &name) {
       start = end + 1;
     }
   }
-  if (const char *venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
+  if (const char *venv = environmentOverride("VIRTUAL_ENV"); venv && *venv) {
     std::string candidate = std::string(venv) + "/bin/" + name;
     if (isExecutableFile(candidate))
       return {normalized(candidate), "VIRTUAL_ENV"};

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/mlir_check.h"
+#include "ireepkg/environment.h"
 
 #include "ireepkg/pipeline.h"
 
@@ -134,7 +135,7 @@ struct Checker {
 
 Expected<Checker> findChecker() {
   Checker c;
-  if (const char *env = std::getenv("IREEPKG_MLIR_CHECK"); env && *env) {
+  if (const char *env = environmentOverride("IREEPKG_MLIR_CHECK"); env && *env) {
     std::string v = env;
     if (v == "off" || v == "0" || v == "no") {
       c.skipped = "disabled by IREEPKG_MLIR_CHECK=" + v;
@@ -177,7 +178,7 @@ Expected<Checker> findChecker() {
 }
 
 double stepSeconds(DiagnosticList &diags) {
-  const char *env = std::getenv("IREEPKG_MLIR_CHECK_TIMEOUT");
+  const char *env = environmentOverride("IREEPKG_MLIR_CHECK_TIMEOUT");
   if (!env || !*env)
     return kDefaultStepSeconds;
   char *end = nullptr;

@@ -1,5 +1,6 @@
 //===- prefix.cpp - Finding and reading prefixes -------------------------===//
 #include "ireepkg/prefix.h"
+#include "ireepkg/environment.h"
 
 #include "file_util.h"
 #include "state.h"
@@ -40,22 +41,26 @@ locatePrefix(const std::optional<std::string> &explicitPrefix,
       return makeError(ErrorCode::Usage, "--prefix is empty");
     return check({normal(*explicitPrefix), "--prefix", ""});
   }
-  if (const char *env = std::getenv("IREEPKG_PREFIX"); env && *env)
+  if (const char *env = environmentOverride("IREEPKG_PREFIX"); env && *env)
     return check({normal(env), "IREEPKG_PREFIX", ""});
   if (std::string project = findProjectFile(cwd); !project.empty())
     return check({(fs::path(project).parent_path() / ".iree-plugins").string(),
                   "project", project});
-  if (const char *xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg && xdg[0] == '/')
+  if (const char *xdg = environmentOverride("XDG_DATA_HOME"); xdg && *xdg && xdg[0] == '/')
     return check({normal(std::string(xdg) + "/ireepkg"), "XDG_DATA_HOME", ""});
-  const char *home = std::getenv("HOME");
-  if (!home || !*home)
+  auto home = homeDirectory();
+  if (!home)
     return makeError(ErrorCode::NotFound, "cannot choose a prefix: HOME is not set",
                      {}, "pass --prefix or set IREEPKG_PREFIX");
-  return check({normal(std::string(home) + "/.local/share/ireepkg"), "default",
-                ""});
+  return check({normal(*home + "/.local/share/ireepkg"), "default", ""});
 }
 
 std::string findProjectFile(const std::string &cwd) {
+  // A privileged process takes no project from where it was started: the
+  // caller chooses the current directory, and with it what would be
+  // installed where (as the Vulkan loader ignores its search-path variables).
+  if (runningPrivileged())
+    return "";
   for (fs::path dir = normal(cwd);; dir = dir.parent_path()) {
     std::error_code ec;
     if (fs::is_regular_file(dir / "plugins.json", ec))

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "transaction.h"
+#include "ireepkg/environment.h"
 
 #include "file_util.h"
 
@@ -27,7 +28,7 @@ namespace fs = std::filesystem;
 namespace ireepkg {
 
 void faultPoint(const char *point) {
-  static const char *fault = std::getenv("IREEPKG_FAULT");
+  static const char *fault = environmentOverride("IREEPKG_FAULT");
   if (fault && std::strcmp(fault, point) == 0)
     ::kill(::getpid(), SIGKILL);
 }

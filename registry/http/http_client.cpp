@@ -1045,7 +1045,7 @@ ireepkg_http_create_client(const HttpModuleAbi *abi,
     std::string caFile = options->caFile;
     std::string caSource = "the CA file";
     if (caFile.empty())
-      if (const char *env = std::getenv("IREEPKG_CA_FILE"); env && *env) {
+      if (const char *env = ::secure_getenv("IREEPKG_CA_FILE"); env && *env) {
         caFile = env;
         caSource = "IREEPKG_CA_FILE";
       }

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "http_module.h"
+#include "ireepkg/environment.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -63,7 +64,7 @@ struct LoadedModule {
 
 /// Where the module may be, in order, and why.
 std::vector<std::string> candidatePaths(bool &fromEnvironment) {
-  if (const char *env = std::getenv("IREEPKG_HTTP_MODULE"); env && *env) {
+  if (const char *env = environmentOverride("IREEPKG_HTTP_MODULE"); env && *env) {
     fromEnvironment = true;
     return {env};
   }

@@ -26,6 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -341,16 +344,24 @@ static const char *lookup_name(const char *const *names, size_t count,
  * Paths and the environment
  *===----------------------------------------------------------------------===*/
 
-/* getenv that ignores the environment in set-user-ID/set-group-ID
- * processes (as the Vulkan loader does). */
-static const char *trusted_getenv(const char *name) {
-#if defined(__GLIBC__)
-  return secure_getenv(name);
-#else
+/* True in a process that runs with privileges its caller does not have:
+ * set-user-ID or set-group-ID, or file capabilities (AT_SECURE). */
+static bool running_privileged(void) {
   if (getuid() != geteuid() || getgid() != getegid())
+    return true;
+#if defined(__linux__)
+  return getauxval(AT_SECURE) != 0;
+#else
+  return false;
+#endif
+}
+
+/* getenv that ignores the environment in privileged processes (as the
+ * Vulkan loader does). */
+static const char *trusted_getenv(const char *name) {
+  if (running_privileged())
     return NULL;
   return getenv(name);
-#endif
 }
 
 /* The absolute, lexically normal form of `path` (like the CLI's
@@ -504,9 +515,13 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_locate_prefix(
                          out_location, out_error);
   }
 
-  /* The nearest plugins.json at or above the start directory. */
+  /* The nearest plugins.json at or above the start directory. A privileged
+   * process does not take a project from the current directory its caller
+   * chose (an application may still name a start directory itself). */
   if (start_dir && !*start_dir)
     return invalid(out_error, "the start directory is empty");
+  if (!start_dir && running_privileged())
+    goto user_prefix;
   char *dir = normal_path(start_dir ? start_dir : ".", &status, out_error);
   if (!dir)
     return status;
@@ -544,6 +559,7 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_locate_prefix(
   if (failed)
     return out_of_memory(out_error);
 
+user_prefix:;
   const char *xdg = trusted_getenv("XDG_DATA_HOME");
   if (xdg && xdg[0] == '/') {
     char *path = normal_concat(xdg, "/ireepkg", &status, out_error);

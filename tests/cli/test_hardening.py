@@ -113,3 +113,130 @@ def test_network_limits_from_the_environment_are_checked(tmp_path):
     assert r.code == 2
     assert r.err == ('ireepkg: error: IREEPKG_LOW_SPEED_TIME="soon" is not a number '
                      'of seconds\n  hint: set it to a number such as 30, or unset it\n')
+
+
+# --- privileged copies trust nothing from their caller ---------------------------
+
+EVIL_MODULE = r"""
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+__attribute__((constructor)) static void pwn(void) {
+  const char *m = getenv("EVIL_MARKER");
+  int fd = open(m ? m : "/tmp/ireepkg-evil-marker", O_WRONLY | O_CREAT, 0666);
+  if (fd >= 0) close(fd);
+}
+"""
+
+UNPRIVILEGED = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.fixture
+def setuid_copy(tmp_path):
+    """A set-user-ID root copy of ireepkg, and a hostile HTTP module."""
+    import shutil
+    import subprocess
+    if os.geteuid() != 0:
+        pytest.skip("making a set-user-ID root copy needs root; the root run "
+                    "of this file does it")
+    import tempfile
+    # pytest's own temporary directories are root's alone (0700).
+    d = pathlib.Path(tempfile.mkdtemp(prefix="ireepkg-setuid-"))
+    (d / "bin").mkdir(parents=True)
+    os.chmod(d, 0o777)
+    binary = d / "bin" / "ireepkg"
+    shutil.copy2(os.environ.get("IREEPKG_BIN", "build/bin/ireepkg"), binary)
+    os.chmod(binary, 0o4755)
+    src = d / "evil.c"
+    src.write_text(EVIL_MODULE)
+    subprocess.run(["clang-22", "-shared", "-fPIC", "-o", d / "evil.so", src],
+                   check=True)
+    os.chmod(d / "evil.so", 0o755)
+    yield d
+    shutil.rmtree(d)
+
+
+def run_as_nobody(binary, *args, env, cwd):
+    import subprocess
+    full = {"PATH": os.environ["PATH"], **env}
+    return subprocess.run([*UNPRIVILEGED, str(binary), *map(str, args)], env=full,
+                          cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def test_setuid_copy_ignores_the_callers_environment(setuid_copy):
+    d = setuid_copy
+    marker = d / "loaded"
+    hostile = {"IREEPKG_HTTP_MODULE": str(d / "evil.so"),
+               "EVIL_MARKER": str(marker),
+               "IREEPKG_PREFIX": str(d / "chosen-by-caller"),
+               "HOME": str(d)}
+    cmd = ["install", "foo", "--registry", "http://127.0.0.1:9/reg",
+           "--registry-key", "RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3",
+           "--prefix", d / "p"]
+    # The hostile module works: an ordinary copy loads it.
+    plain = d / "bin" / "ireepkg-plain"
+    import shutil
+    shutil.copy(d / "bin" / "ireepkg", plain)
+    os.chmod(plain, 0o755)
+    run_as_nobody(plain, *cmd, env=hostile, cwd=d)
+    assert marker.exists(), "the control run did not load the module"
+    marker.unlink()
+    # The set-user-ID copy does not.
+    r = run_as_nobody(d / "bin" / "ireepkg", *cmd, env=hostile, cwd=d)
+    assert r.returncode != 0
+    assert not marker.exists(), r
+    # It looked for the module beside itself only.
+    assert f"{d}/bin/../lib/libireepkg_http.so (not found)" in r.stderr, r.stderr
+    # Nor a prefix from the environment or the current directory's project.
+    (d / "plugins.json").write_text(json.dumps(
+        {"schema_version": 1, "registries": [], "plugins": []}) + "\n")
+    r = run_as_nobody(d / "bin" / "ireepkg", "lock", env=hostile, cwd=d)
+    assert r.returncode != 0
+    assert r.stderr.startswith("ireepkg: error: running with elevated privileges, "
+                               "ireepkg does not look for a plugins.json in the "
+                               "current directory\n"), r.stderr
+    r = run_as_nobody(d / "bin" / "ireepkg", "list", "--json", env=hostile, cwd=d)
+    assert "chosen-by-caller" not in r.stdout + r.stderr
+    assert not (d / "chosen-by-caller").exists()
+
+
+LOCATE_PROGRAM = r"""
+#include <ireepkg/runtime.h>
+#include <stdio.h>
+int main(void) {
+  ireepkg_runtime_prefix_location_t *loc = NULL;
+  ireepkg_runtime_error_t *err = NULL;
+  if (ireepkg_runtime_locate_prefix(NULL, NULL, &loc, &err) != IREEPKG_RUNTIME_OK) {
+    printf("error: %s\n", ireepkg_runtime_error_message(err));
+    return 1;
+  }
+  printf("%s %s\n", loc->source_name, loc->path);
+  return 0;
+}
+"""
+
+
+def test_setuid_program_using_the_runtime_library(setuid_copy):
+    """libireepkg_runtime in a privileged program: neither IREEPKG_PREFIX
+    nor a plugins.json in the directory it was started from chooses the
+    prefix."""
+    import subprocess
+    from conftest import BUILD, REPO
+    d = setuid_copy
+    src = d / "locate.c"
+    src.write_text(LOCATE_PROGRAM)
+    exe = d / "bin" / "locate"
+    subprocess.run(["clang-22", "-o", exe, src, "-I", REPO / "runtime_integration" / "include",
+                    BUILD / "lib" / "libireepkg_runtime.a"], check=True)
+    (d / "plugins.json").write_text("{}\n")
+    hostile = {"IREEPKG_PREFIX": str(d / "chosen-by-caller"), "HOME": str(d)}
+    os.chmod(exe, 0o755)
+    r = run_as_nobody(exe, env=hostile, cwd=d)
+    assert r.stdout == f"IREEPKG_PREFIX {d}/chosen-by-caller\n"  # the control
+    hostile.pop("IREEPKG_PREFIX")
+    r = run_as_nobody(exe, env=hostile, cwd=d)
+    assert r.stdout == f"project {d}/.iree-plugins\n"  # the control
+    os.chmod(exe, 0o4755)
+    hostile["IREEPKG_PREFIX"] = str(d / "chosen-by-caller")
+    r = run_as_nobody(exe, env=hostile, cwd=d)
+    assert "chosen-by-caller" not in r.stdout and ".iree-plugins" not in r.stdout, r

@@ -170,8 +170,9 @@ typedef struct ireepkg_runtime_prefix_location_t {
  * set and not empty; else `<dir>/.iree-plugins` for the nearest directory at
  * or above `start_dir` (NULL: the current directory) holding a plugins.json
  * file; else $XDG_DATA_HOME/ireepkg if XDG_DATA_HOME is an absolute path;
- * else $HOME/.local/share/ireepkg. Environment variables are read with
- * secure_getenv: a set-user-ID or set-group-ID process ignores them.
+ * else $HOME/.local/share/ireepkg. A privileged process (set-user-ID,
+ * set-group-ID, or file capabilities) ignores every environment variable
+ * and, when `start_dir` is NULL, the current directory's project.
  * Relative paths are taken relative to the current directory. Does not
  * check that the prefix exists. Errors: INVALID_ARGUMENT (empty explicit
  * prefix, a path with a line break), NO_PREFIX (HOME not usable), IO
