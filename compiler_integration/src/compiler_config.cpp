@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_config.h"
+#include "ireepkg/json_document.h"
 #include "ireepkg/environment.h"
 #include "ireepkg/iree_version.h"
 
@@ -157,7 +158,7 @@ Expected<CompilerCapabilities> probeCompilerTool(const std::string &toolPath) {
     std::ifstream in(cache);
     std::string text((std::istreambuf_iterator<char>(in)),
                      std::istreambuf_iterator<char>());
-    cached = json::parse(text, nullptr, false);
+    cached = parseJsonOrDiscarded(text);
     if (!cached.is_object())
       cached = json::object();
     if (auto it = cached.find(key); it != cached.end() && it->is_object()) {

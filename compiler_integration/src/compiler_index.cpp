@@ -1,5 +1,6 @@
 //===- compiler_index.cpp - The stored compiler inputs -------------------===//
 #include "ireepkg/compiler_index.h"
+#include "ireepkg/json_document.h"
 
 #include <nlohmann/json.hpp>
 
@@ -64,7 +65,7 @@ Expected<CompilerIndex> decodeCompilerIndex(std::string_view text,
                      Location{path, 0, 0, "", "", ""},
                      "run `ireepkg verify`; reinstalling a package rewrites it");
   };
-  json j = json::parse(text, nullptr, false);
+  json j = parseJsonOrDiscarded(text);
   if (!j.is_object())
     return bad("not valid JSON");
   if (j.value("schema_version", 0) != 1)

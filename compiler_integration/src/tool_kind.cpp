@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/tool_kind.h"
+#include "ireepkg/json_document.h"
 
 #include "ireepkg/cache.h"
 
@@ -86,7 +87,7 @@ Expected<ToolKind> probeToolKind(const std::string &toolPath,
     std::ifstream in(file);
     std::string text((std::istreambuf_iterator<char>(in)),
                      std::istreambuf_iterator<char>());
-    cached = nlohmann::json::parse(text, nullptr, false);
+    cached = parseJsonOrDiscarded(text);
     if (!cached.is_object())
       cached = nlohmann::json::object();
     if (auto it = cached.find(key); it != cached.end() && it->is_string())

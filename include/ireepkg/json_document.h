@@ -90,6 +90,11 @@ Expected<nlohmann::json> parseJson(std::string_view text,
                                    const std::string &file,
                                    const JsonParseOptions &options = {});
 
+/// parseJson for callers that only need to know whether the text was good
+/// JSON: the value, or a discarded value (is_discarded()) on any error.
+nlohmann::json parseJsonOrDiscarded(std::string_view text,
+                                    const JsonParseOptions &options = {});
+
 /// `in` as it may appear in a message: control and non-ASCII bytes escaped
 /// (\xNN), cut to `maxBytes` with "..." so that a message never carries an
 /// untrusted input whole.

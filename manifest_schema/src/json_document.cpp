@@ -379,6 +379,14 @@ Expected<json> parseJson(std::string_view text, const std::string &file,
   return std::move(doc->impl_->root);
 }
 
+json parseJsonOrDiscarded(std::string_view text,
+                          const JsonParseOptions &options) {
+  auto parsed = parseJson(text, "", options);
+  if (!parsed)
+    return json(json::value_t::discarded);
+  return std::move(*parsed);
+}
+
 Expected<JsonDocument> JsonDocument::load(const std::string &path,
                                           const JsonParseOptions &options) {
   std::ifstream in(path, std::ios::binary);

@@ -25,7 +25,7 @@ namespace {
 /// VALUE of --option FLAG=VALUE: JSON when it is a number, a boolean, a
 /// quoted string or an array; otherwise the text itself.
 nlohmann::json optionValue(const std::string &text) {
-  nlohmann::json v = nlohmann::json::parse(text, nullptr, false);
+  nlohmann::json v = parseJsonOrDiscarded(text);
   if (v.is_discarded())
     return text;
   if (v.is_number_float() && !std::isfinite(v.get<double>()))

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "ireepkg/json_document.h"
 #include "ireepkg/environment.h"
 
 #include "../src/child_process.h"
@@ -501,7 +502,7 @@ void probePlugin(PluginCheck &check, const RuntimePlugin &plugin,
   }
   check.process["end"] = "exited";
   check.process["exit_code"] = r.exitCode;
-  json report = json::parse(r.out, nullptr, false);
+  json report = parseJsonOrDiscarded(r.out);
   bool finished = stage == "done" || stage == "report";
   if (!finished || report.is_discarded() || !report.is_object()) {
     check.problems.push_back("the probe exited with status " +

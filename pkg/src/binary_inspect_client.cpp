@@ -248,7 +248,7 @@ Expected<std::vector<BinaryInfo>> parseInspectOutput(std::string_view text) {
   const std::string hint = std::string("is ") + kToolName +
                            " from the same build as ireepkg? (check "
                            "IREEPKG_INSPECT)";
-  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  json doc = parseJsonOrDiscarded(text);
   if (doc.is_discarded())
     return makeError(ErrorCode::Internal,
                      std::string(kToolName) + " printed malformed JSON", {},

@@ -1,5 +1,6 @@
 //===- cache.cpp - The package cache -------------------------------------===//
 #include "ireepkg/cache.h"
+#include "ireepkg/json_document.h"
 #include "ireepkg/environment.h"
 
 #include "file_util.h"
@@ -65,7 +66,7 @@ PackageCache::lookup(const std::string &archivePath,
   auto text = fsutil::readFile(root_ + "/archives/" + key + ".json", 1 << 20);
   if (!text)
     return std::nullopt;
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  nlohmann::json j = parseJsonOrDiscarded(*text);
   if (!j.is_object() || j.value("record_sha256", "") != recordSha256)
     return std::nullopt;
   Hit hit;

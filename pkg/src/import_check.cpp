@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "import_check.h"
+#include "ireepkg/json_document.h"
 #include "ireepkg/environment.h"
 
 #include "child_process.h"
@@ -175,7 +176,7 @@ void checkDeclaredImports(
                                     std::to_string(r->exitCode));
       continue;
     }
-    nlohmann::json report = nlohmann::json::parse(r->out, nullptr, false);
+    nlohmann::json report = parseJsonOrDiscarded(r->out);
     if (!report.is_object()) {
       cannotCheck("the probe wrote no report");
       continue;

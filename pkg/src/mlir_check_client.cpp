@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/mlir_check.h"
+#include "ireepkg/json_document.h"
 #include "ireepkg/environment.h"
 
 #include "ireepkg/pipeline.h"
@@ -333,7 +334,7 @@ Status readMlirCheckOutput(std::string_view output,
                            const std::vector<PipelineSource> &pipelines,
                            const std::vector<PassPluginSource> &plugins,
                            MlirCheckReport &report, DiagnosticList &diags) {
-  json doc = json::parse(output.begin(), output.end(), nullptr, false);
+  json doc = parseJsonOrDiscarded(output);
   if (doc.is_discarded())
     return badOutput("malformed JSON");
   if (!doc.is_object())

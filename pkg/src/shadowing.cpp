@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/prefix.h"
+#include "ireepkg/json_document.h"
 
 #include "file_util.h"
 #include "state.h"
@@ -26,7 +27,7 @@ std::vector<ShadowedImport> shadowedImports(const std::string &prefix) {
   auto text = fsutil::readFile(file, 64ull << 20);
   if (!text)
     return out;
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  nlohmann::json j = parseJsonOrDiscarded(*text);
   if (!j.is_object() || !j.contains("runtime") || !j["runtime"].is_array())
     return out;
   // import -> the packages declaring it, in registration order, each with

@@ -1,5 +1,6 @@
 //===- state.cpp - A prefix's state files --------------------------------===//
 #include "state.h"
+#include "ireepkg/json_document.h"
 
 #include "ireepkg/compiler_config.h"
 #include "ireepkg/compiler_index.h"
@@ -62,7 +63,7 @@ Expected<InstalledState> parseInstalled(std::string_view text,
                      "run `ireepkg verify`; reinstall the packages into a "
                      "fresh prefix if it cannot be repaired");
   };
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  nlohmann::json j = parseJsonOrDiscarded(text);
   if (j.is_discarded() || !j.is_object())
     return bad("not valid JSON");
   InstalledState st;

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "transaction.h"
+#include "ireepkg/json_document.h"
 #include "ireepkg/environment.h"
 
 #include "file_util.h"
@@ -147,7 +148,7 @@ std::string serializeJournal(const Journal &j) {
 
 Expected<Journal> parseJournal(const std::string &text,
                                const std::string &path) {
-  nlohmann::json o = nlohmann::json::parse(text, nullptr, false);
+  nlohmann::json o = parseJsonOrDiscarded(text);
   auto bad = [&] {
     return makeError(ErrorCode::Integrity,
                      "the transaction journal is corrupted",

@@ -345,10 +345,11 @@ Expected<void> RegistryClient::Impl::checkAndRecord(const Loaded &loaded) {
     auto text = fsutil::readFile(trustFile(), 1 << 20);
     if (!text)
       return Unexpected(text.error());
-    try {
-      nlohmann::json j = nlohmann::json::parse(*text);
-      seen = j.at("snapshot_version").get<int64_t>();
-    } catch (const std::exception &) {
+    nlohmann::json j = parseJsonOrDiscarded(*text);
+    auto v = j.is_object() ? j.find("snapshot_version") : j.end();
+    if (j.is_object() && v != j.end() && v->is_number_integer()) {
+      seen = v->get<int64_t>();
+    } else {
       return makeError(ErrorCode::Parse,
                        "this machine's record of the registry is unreadable",
                        at(trustFile()),
