@@ -75,9 +75,33 @@ struct ArchiveHead {
   std::vector<Diagnostic> warnings; ///< lenient-mode manifest warnings
 };
 
+/// An archive file opened once. Install reads an archive's head, checks
+/// it, then extracts it: both reads go through this one open file, so that
+/// an archive replaced on disk in between (renamed over, or another file
+/// put at its path) cannot mix one archive's manifest with another's files.
+class ArchiveFile {
+public:
+  static Expected<ArchiveFile> open(const std::string &path);
+  ArchiveFile(ArchiveFile &&other) noexcept;
+  ArchiveFile &operator=(ArchiveFile &&other) noexcept;
+  ArchiveFile(const ArchiveFile &) = delete;
+  ArchiveFile &operator=(const ArchiveFile &) = delete;
+  ~ArchiveFile();
+  const std::string &path() const { return path_; }
+  /// A new descriptor for the file, positioned at its start; the caller
+  /// closes it.
+  Expected<int> reopen() const;
+
+private:
+  ArchiveFile() = default;
+  std::string path_;
+  int fd_ = -1;
+};
+
 /// Reads and checks ireeplugin.json and RECORD.json from the start of an
 /// archive (reading only as far as they go).
 Expected<ArchiveHead> readArchiveHead(const std::string &archivePath);
+Expected<ArchiveHead> readArchiveHead(const ArchiveFile &archive);
 
 struct ExtractResult {
   ArchiveHead head;
@@ -97,6 +121,14 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
                                        const std::string &destDir,
                                        const ArchiveLimits &limits = {},
                                        const ExtractProgress &progress = {});
+/// The same from an archive opened once; when `expected` is given, the head
+/// read now must be the one read before (else Integrity: the file was
+/// rewritten in place meanwhile).
+Expected<ExtractResult> extractArchive(const ArchiveFile &archive,
+                                       const std::string &destDir,
+                                       const ArchiveLimits &limits,
+                                       const ExtractProgress &progress,
+                                       const ArchiveHead *expected);
 
 /// Extracts a plain zstd tar (an offline bundle) into `destDir` (which must
 /// not exist) under the same member rules (regular files and directories,

@@ -77,10 +77,23 @@ public:
   }
 
   Status open(const std::string &path) {
-    path_ = path;
     src_.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (src_.fd < 0)
       return Unexpected(fsutil::ioError("cannot open", path, errno));
+    return openDescriptor(path);
+  }
+
+  Status open(const ArchiveFile &file) {
+    auto fd = file.reopen();
+    if (!fd)
+      return Unexpected(fd.error());
+    src_.fd = *fd;
+    return openDescriptor(file.path());
+  }
+
+private:
+  Status openDescriptor(const std::string &path) {
+    path_ = path;
     struct stat st;
     if (::fstat(src_.fd, &st) != 0)
       return Unexpected(fsutil::ioError("cannot stat", path, errno));
@@ -97,6 +110,7 @@ public:
     return ok();
   }
 
+public:
   /// After the first header: libarchive also passes uncompressed tars
   /// through, which are not ireepkg archives.
   Status requireZstd() {
@@ -538,6 +552,66 @@ private:
 
 } // namespace
 
+Expected<ArchiveFile> ArchiveFile::open(const std::string &path) {
+  ArchiveFile f;
+  f.path_ = path;
+  f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd_ < 0)
+    return Unexpected(fsutil::ioError("cannot open", path, errno));
+  return f;
+}
+
+ArchiveFile::ArchiveFile(ArchiveFile &&other) noexcept
+    : path_(std::move(other.path_)), fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+ArchiveFile &ArchiveFile::operator=(ArchiveFile &&other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0)
+      ::close(fd_);
+    path_ = std::move(other.path_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+ArchiveFile::~ArchiveFile() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+Expected<int> ArchiveFile::reopen() const {
+  // Through /proc, a descriptor of its own (its own offset) for the same
+  // open file, whatever is at the path now.
+  std::string self = "/proc/self/fd/" + std::to_string(fd_);
+  int fd = ::open(self.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    // No /proc: a duplicate, rewound (its offset is shared, which is fine
+    // for reads that follow one another).
+    fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0 || ::lseek(fd, 0, SEEK_SET) != 0) {
+      int e = errno;
+      if (fd >= 0)
+        ::close(fd);
+      return Unexpected(fsutil::ioError("cannot read", path_, e));
+    }
+  }
+  return fd;
+}
+
+Expected<ArchiveHead> readArchiveHead(const ArchiveFile &archive) {
+  Reader reader;
+  if (Status s = reader.open(archive); !s)
+    return Unexpected(s.error());
+  ArchiveLimits limits;
+  HeadReader head{reader, limits, {}, {}};
+  if (Status s = head.run(); !s)
+    return Unexpected(s.error());
+  return std::move(head.head);
+}
+
 Expected<ArchiveHead> readArchiveHead(const std::string &archivePath) {
   Reader reader;
   if (Status s = reader.open(archivePath); !s)
@@ -549,6 +623,13 @@ Expected<ArchiveHead> readArchiveHead(const std::string &archivePath) {
   return std::move(head.head);
 }
 
+namespace {
+Expected<ExtractResult> extractFrom(Reader &reader, const std::string &destDir,
+                                    const ArchiveLimits &limits,
+                                    const ExtractProgress &progress,
+                                    const ArchiveHead *expected);
+} // namespace
+
 Expected<ExtractResult> extractArchive(const std::string &archivePath,
                                        const std::string &destDir,
                                        const ArchiveLimits &limits,
@@ -556,9 +637,37 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
   Reader reader;
   if (Status s = reader.open(archivePath); !s)
     return Unexpected(s.error());
+  return extractFrom(reader, destDir, limits, progress, nullptr);
+}
+
+Expected<ExtractResult> extractArchive(const ArchiveFile &archive,
+                                       const std::string &destDir,
+                                       const ArchiveLimits &limits,
+                                       const ExtractProgress &progress,
+                                       const ArchiveHead *expected) {
+  Reader reader;
+  if (Status s = reader.open(archive); !s)
+    return Unexpected(s.error());
+  return extractFrom(reader, destDir, limits, progress, expected);
+}
+
+namespace {
+Expected<ExtractResult> extractFrom(Reader &reader, const std::string &destDir,
+                                    const ArchiveLimits &limits,
+                                    const ExtractProgress &progress,
+                                    const ArchiveHead *expected) {
+  const std::string archivePath = reader.path();
   HeadReader head{reader, limits, {}, {}};
   if (Status s = head.run(); !s)
     return Unexpected(s.error());
+  if (expected && (expected->manifestText != head.head.manifestText ||
+                   serializeRecord(expected->record) !=
+                       serializeRecord(head.head.record)))
+    return makeError(ErrorCode::Integrity,
+                     "the archive changed while it was being installed",
+                     Location{archivePath, 0, 0, "", "", ""},
+                     "do not rewrite an archive while ireepkg installs it; "
+                     "run the command again");
 
   auto target = ExtractionDir::create(destDir, ".ireepkg");
   if (!target)
@@ -660,6 +769,7 @@ Expected<ExtractResult> extractArchive(const std::string &archivePath,
   result.unpackedSize = result.head.record.totalSize();
   return result;
 }
+} // namespace
 
 /// A plain archive (an offline bundle): regular files and directories
 /// under the same member rules as a package, without manifest or RECORD

@@ -184,8 +184,11 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     state.project = *options.project;
 
   // Read every archive's manifest and RECORD before changing anything.
+  // Each archive is opened once: its head and its files are read from the
+  // same open file, whatever happens at its path meanwhile.
   struct Incoming {
     std::string archive;
+    ArchiveFile file;
     ArchiveHead head;
     std::string recordSha;
     bool unchanged = false;
@@ -193,7 +196,10 @@ Expected<InstallReport> installArchives(const std::string &prefix,
   std::vector<Incoming> incoming;
   std::map<std::string, size_t> byName;
   for (const std::string &a : archives) {
-    auto head = readArchiveHead(a);
+    auto file = ArchiveFile::open(a);
+    if (!file)
+      return Unexpected(file.error());
+    auto head = readArchiveHead(*file);
     if (!head)
       return Unexpected(head.error());
     for (const Diagnostic &d : head->warnings)
@@ -209,8 +215,10 @@ Expected<InstallReport> installArchives(const std::string &prefix,
       return noBuildError(head->manifest, platform, builds, a);
     byName[name] = incoming.size();
     std::string recordSha = Sha256::hex(serializeRecord(head->record));
-    incoming.push_back({a, std::move(*head), recordSha, false});
+    incoming.push_back(
+        {a, std::move(*file), std::move(*head), recordSha, false});
   }
+  faultPoint("heads-read");
   // requires.iree against the IREE in use (install of archives, sync).
   if (options.iree) {
     std::vector<std::pair<const Manifest *, std::string>> checked;
@@ -348,9 +356,11 @@ Expected<InstallReport> installArchives(const std::string &prefix,
       archiveSha = hit->archiveSha256;
     } else {
       auto result = extractArchive(
-          in.archive, dest, options.limits, [&](uint64_t done) {
+          in.file, dest, options.limits,
+          [&](uint64_t done) {
             reporter.progress(m.name + " " + m.version.str(), done, total);
-          });
+          },
+          &in.head);
       if (!result)
         return Unexpected(result.error());
       archiveSha = result->archiveSha256;

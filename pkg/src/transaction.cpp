@@ -29,9 +29,18 @@ namespace fs = std::filesystem;
 namespace ireepkg {
 
 void faultPoint(const char *point) {
+  // IREEPKG_FAULT=<point> kills the process there; <point>:stop stops it
+  // (SIGSTOP) until a test has changed the world and sends SIGCONT.
   static const char *fault = environmentOverride("IREEPKG_FAULT");
-  if (fault && std::strcmp(fault, point) == 0)
+  if (!fault)
+    return;
+  size_t n = std::strlen(point);
+  if (std::strncmp(fault, point, n) != 0)
+    return;
+  if (fault[n] == 0)
     ::kill(::getpid(), SIGKILL);
+  else if (std::strcmp(fault + n, ":stop") == 0)
+    ::kill(::getpid(), SIGSTOP);
 }
 
 //===----------------------------------------------------------------------===//

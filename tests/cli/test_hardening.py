@@ -240,3 +240,70 @@ def test_setuid_program_using_the_runtime_library(setuid_copy):
     hostile["IREEPKG_PREFIX"] = str(d / "chosen-by-caller")
     r = run_as_nobody(exe, env=hostile, cwd=d)
     assert "chosen-by-caller" not in r.stdout and ".iree-plugins" not in r.stdout, r
+
+
+# --- install reads what it checked -----------------------------------------------
+
+def wait_stopped(pid, timeout=30):
+    import time
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        time.sleep(0.01)
+    raise AssertionError("ireepkg did not stop at the fault point")
+
+
+def install_with_swap(tmp_path, swap):
+    """Starts `install` of a.ireepkg, stops it once the heads are read,
+    calls swap(path), lets it go on; returns (result, prefix)."""
+    import signal
+    import subprocess
+    from conftest import ireepkg_path
+    from archive_forge import file as member
+    a = forge(tmp_path / "a.ireepkg", [member("data/who.txt", "a")],
+              manifest={**MANIFEST, "name": "alpha"})
+    b = forge(tmp_path / "b.ireepkg", [member("data/who.txt", "b")],
+              manifest={**MANIFEST, "name": "bravo"})
+    prefix = tmp_path / "p"
+    env = dict(os.environ, IREEPKG_FAULT="heads-read:stop",
+               IREEPKG_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.Popen([str(ireepkg_path()), "install", "--prefix", prefix, a],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        wait_stopped(proc.pid)
+        swap(a, b)
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    out, err = proc.communicate(timeout=60)
+    return proc.returncode, out, err, prefix
+
+
+def installed_names(prefix):
+    r = run("list", "--json", "--prefix", prefix)
+    return [p["name"] for p in json.loads(r.out)["packages"]] if r.code == 0 else None
+
+
+def test_archive_renamed_over_during_install(tmp_path):
+    """Another archive renamed over the path between the check and the
+    extraction once gave a prefix whose installed.json named one package
+    and whose files were the other's (and install exited 0)."""
+    code, out, err, prefix = install_with_swap(tmp_path, lambda a, b: os.replace(b, a))
+    assert code == 0, err
+    assert installed_names(prefix) == ["alpha"]
+    assert (prefix / "packages/alpha/1.0.0/data/who.txt").read_text() == "a"
+    assert run("verify", "--prefix", prefix).code == 0
+
+
+def test_archive_rewritten_in_place_during_install(tmp_path):
+    def rewrite(a, b):
+        data = b.read_bytes()
+        with open(a, "r+b") as f:
+            f.write(data)
+            f.truncate()
+    code, out, err, prefix = install_with_swap(tmp_path, rewrite)
+    assert code == 1
+    assert "the archive changed while it was being installed" in err, err
+    assert installed_names(prefix) in (None, [])
