@@ -558,18 +558,28 @@ const std::vector<Command> &commandTable() {
       },
       {
           "env",
-          "[--shell sh|fish|pwsh]",
+          "[sh|bash|zsh|fish|pwsh] [--shell SHELL] [--json]",
           "print shell commands that point IREE at the prefix's plugins",
-          "Prints exports for the current prefix: IREEPKG_PREFIX, and "
-          "IREE_PY_RUNTIME_FLAGS holding the runtime flags, so that Python's "
-          "iree.runtime picks the plugins up when it is imported. Apply them "
-          "with `eval \"$(ireepkg env)\"` (sh, bash, zsh), `ireepkg env "
-          "--shell fish | source`, or `ireepkg env --shell pwsh | "
-          "Invoke-Expression`.",
-          {{"shell", 0, "SHELL", "sh (default), fish or pwsh"}, kPrefix},
-          {"eval \"$(ireepkg env)\""},
+          "Prints exports for the current prefix, for Python's iree.runtime "
+          "and iree.compiler: IREEPKG_PREFIX; IREE_PY_RUNTIME_FLAGS holding "
+          "the runtime flags, which iree.runtime parses when it is imported; "
+          "and IREE_TOOL_PATH naming ireepkg's iree-compile wrapper, which "
+          "iree.compiler runs instead of its own iree-compile so that "
+          "compile_file and compile_str get the prefix's compiler plugins, "
+          "options and hooks (through `ireepkg exec`), with "
+          "IREEPKG_IREE_TOOL_PATH (the previous IREE_TOOL_PATH) and "
+          "IREEPKG_EXECUTABLE. Apply them with `eval \"$(ireepkg env)\"` "
+          "(sh, bash, zsh), `ireepkg env fish | source`, or `ireepkg env pwsh "
+          "| Invoke-Expression`; --json (or `env json`) prints them as a JSON "
+          "object instead.",
+          {{"shell", 0, "SHELL",
+            "sh (default), bash, zsh, dash, ksh, fish, pwsh or powershell"},
+           kJson,
+           kPrefix},
+          {"eval \"$(ireepkg env)\"", "ireepkg env fish | source",
+           "ireepkg env --json"},
           0,
-          0,
+          1,
           false,
           runEnv,
       },
