@@ -104,28 +104,29 @@ def _environment() -> dict[str, str]:
 def _error_from(
     cmd: Sequence[str], code: int, stdout: str, stderr: str
 ) -> Error:
-    """The Error for a failed run: from the JSON report if there is one,
-    else from ``ireepkg: error:`` / ``hint:`` lines of stderr."""
+    """The Error for a failed run: the message and hint the command printed
+    (``ireepkg: error: ...`` and ``hint: ...`` on stderr), with the code and
+    diagnostics of its JSON report when it printed one."""
+    message, hint = "", ""
+    for line in stderr.splitlines():
+        if line.startswith("ireepkg: error: ") and not message:
+            message = line[len("ireepkg: error: ") :]
+        elif line.startswith("  hint: ") and message and not hint:
+            hint = line[len("  hint: ") :]
     try:
         report = json.loads(stdout) if stdout.strip() else None
     except ValueError:
         report = None
-    if isinstance(report, dict) and isinstance(report.get("error"), dict):
-        e = report["error"]
+    e = report.get("error") if isinstance(report, dict) else None
+    if isinstance(e, dict):
         return Error(
-            str(e.get("message", "")),
-            str(e.get("hint", "")),
+            message or str(e.get("message", "")),
+            hint or str(e.get("hint", "")),
             code=str(e.get("code", "")),
             diagnostics=e.get("diagnostics") or (),
             exit_code=code,
             command=cmd,
         )
-    message, hint = "", ""
-    for line in stderr.splitlines():
-        if line.startswith("ireepkg: error: ") and not message:
-            message = line[len("ireepkg: error: ") :]
-        elif line.strip().startswith("hint: ") and message and not hint:
-            hint = line.strip()[len("hint: ") :]
     if not message:
         message = stderr.strip() or f"ireepkg exited with status {code}"
     return Error(message, hint, exit_code=code, command=cmd)
