@@ -16,6 +16,7 @@ See docs/python.md.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shlex
 from dataclasses import dataclass, field
@@ -23,6 +24,13 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence, Union
 
 from ._cli import Error, executable, run, run_json
+
+try:
+    from importlib.metadata import version as _dist_version
+
+    __version__ = _dist_version("ireepkg")
+except Exception:  # not installed as a distribution (a source checkout)
+    __version__ = "0+unknown"
 
 __all__ = [
     "Error",
@@ -37,6 +45,7 @@ __all__ = [
     "remove",
     "sync",
     "version",
+    "__version__",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -231,7 +240,7 @@ def install(
     ``platform=``, ...). Returns the command's ``--json`` report
     (``changes``, ``prefix``, ...)."""
     args = ["install", "--json", *_common_args(prefix, options)]
-    return dict(run_json([*args, *map(os.fspath, packages)]))
+    return dict(run_json([*args, *(os.fspath(p) for p in packages)]))
 
 
 def remove(
@@ -265,6 +274,18 @@ def lock(project: PathLike | None = None, **options: Any) -> dict[str, Any]:
     return dict(run_json(args, cwd=project))
 
 
+def _iree(module: str) -> Any:
+    """An IREE module (IREE's Python packages ship no type information)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        wheel = "iree-base-compiler" if "compiler" in module else "iree-base-runtime"
+        raise Error(
+            f"cannot import {module}: {e}",
+            f"install IREE in this environment: pip install {wheel}",
+        ) from e
+
+
 # What activate() gave iree.runtime in this process.
 _activated: Prefix | None = None
 _activated_flags: list[str] = []
@@ -293,16 +314,8 @@ def activate(prefix: Prefix | PathLike | None = None) -> Prefix:
             "IREE's runtime flags are process-wide: activate one prefix per "
             "process (run another process for another prefix)",
         )
-    try:
-        import iree.runtime  # noqa: F401
-        from iree.runtime import flags as runtime_flags
-        from iree.runtime import system_setup
-    except ImportError as e:
-        raise Error(
-            f"cannot import iree.runtime: {e}",
-            "install IREE's runtime in this environment: "
-            "pip install iree-base-runtime",
-        ) from e
+    runtime_flags = _iree("iree.runtime.flags")
+    system_setup = _iree("iree.runtime.system_setup")
     devices = [
         uri
         for uri, d in getattr(system_setup, "_GLOBAL_DEVICES_BY_URI", {}).items()
@@ -357,9 +370,7 @@ def compile_file(
     option values (``options``, checked against the plugins' schemas) and
     hook pipelines. Other keyword arguments are ``compile_file``'s
     (``target_backends=``, ``output_file=``, ``extra_args=``, ...)."""
-    from iree.compiler import compile_file as iree_compile_file
-
-    return iree_compile_file(
+    return _iree("iree.compiler").compile_file(
         os.fspath(input_file), **_compile_kwargs(prefix, options, kwargs)
     )
 
@@ -373,6 +384,6 @@ def compile_str(
 ) -> Any:
     """``iree.compiler.compile_str`` with the prefix's compiler
     configuration (see :func:`compile_file`)."""
-    from iree.compiler import compile_str as iree_compile_str
-
-    return iree_compile_str(input_str, **_compile_kwargs(prefix, options, kwargs))
+    return _iree("iree.compiler").compile_str(
+        input_str, **_compile_kwargs(prefix, options, kwargs)
+    )

@@ -297,3 +297,44 @@ def test_errors_carry_the_commands_message_and_hint(venv, tmp_path):
                     "  hint: see `ireepkg list`")
     assert (code, exit_code, cli.returncode) == ("not-found", 1, 1)
     assert diagnostic == 'package "nosuch" is not installed'
+
+
+def test_lock_sync_and_remove_from_python(venv, tmp_path, archives):
+    """A project with a signed registry (made with the command), locked,
+    synced and changed from Python; each call returns the --json report."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    for args in (["key", "generate", "-o", keys / "r"],
+                 ["registry", "init", tmp_path / "reg", "--key", keys / "r.key", "--name", "t"],
+                 ["publish", *archives, "--registry", tmp_path / "reg", "--key", keys / "r.key"]):
+        r = venv.run("ireepkg", *args, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+    project = tmp_path / "project"
+    project.mkdir()
+    public = (keys / "r.pub").read_text().splitlines()[1].strip()
+    (project / "plugins.json").write_text(json.dumps({
+        "schema_version": 1,
+        "registries": [{"name": "t", "url": "../reg", "public_key": public}],
+        "plugins": [{"name": "mul-pipeline"}]}, indent=2) + "\n")
+    script = ("import ireepkg, json, sys\n"
+              "lock = ireepkg.lock(sys.argv[1])\n"
+              "sync = ireepkg.sync(sys.argv[1], locked=True)\n"
+              "prefix = ireepkg.Prefix()\n"
+              "before = [(p.name, p.version, p.reason) for p in prefix.packages()]\n"
+              "removed = prefix.remove('mul-pipeline')\n"
+              "print(json.dumps([lock, sync, str(prefix.path), before, removed['changes'],\n"
+              "                  [p.name for p in prefix.packages()]]))\n")
+    r = venv.run(venv.python, "-c", script, project, cwd=project)
+    assert r.returncode == 0, r.stderr
+    lock, sync, path, before, removed, after = json.loads(r.stdout)
+    both = [{"from": None, "name": "mul-pipeline", "to": "0.3.0"},
+            {"from": None, "name": "simple-mul", "to": "1.2.0"}]
+    assert lock["ok"] and lock["changes"] == both and lock["written"] is True
+    assert lock["lockfile"] == str(project / "plugins.lock.json")
+    assert (project / "plugins.lock.json").is_file()
+    assert sync["ok"] and sync["changes"] == both
+    assert path == sync["prefix"] == str(project / ".iree-plugins")
+    assert before == [["simple-mul", "1.2.0", "dependency"],
+                      ["mul-pipeline", "0.3.0", "explicit"]]
+    assert removed == [{"from": "0.3.0", "name": "mul-pipeline", "to": None}]
+    assert after == ["simple-mul"]
