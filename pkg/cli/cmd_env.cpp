@@ -80,11 +80,13 @@ int runEnv(const Command &, const ParsedArgs &args) {
                "(powershell); --json prints the variables as JSON");
     return kExitUsage;
   }
-  std::string syntax = args.flag("json") || shell == "json" ? "json"
-                       : shell == "fish"                    ? "fish"
-                       : shell == "pwsh" || shell == "powershell"
-                           ? "pwsh"
-                           : "sh";
+  std::string syntax = "sh";
+  if (args.flag("json") || shell == "json")
+    syntax = "json";
+  else if (shell == "fish")
+    syntax = "fish";
+  else if (shell == "pwsh" || shell == "powershell")
+    syntax = "pwsh";
   auto prefix = choosePrefix(args);
   if (!prefix)
     return kExitUsage;

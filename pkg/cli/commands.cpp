@@ -596,9 +596,16 @@ const std::vector<Command> &commandTable() {
           "what this compiler can load) so that nothing invalid reaches the "
           "compiler; the flags themselves (--load-pass-plugin=, "
           "--load-dialect-plugin=, --pass-pipeline=) for MLIR tools such as "
-          "mlir-opt-22 or standalone-opt; IREE_PY_RUNTIME_FLAGS for a Python "
-          "interpreter. The kind of tool is read from its --help (once per "
-          "binary, cached), not from its name; --tool-kind says it instead. "
+          "mlir-opt-22 or standalone-opt. Python (an interpreter, or a "
+          "script Python runs such as pytest) gets nothing in its arguments "
+          "but the variables of `ireepkg env` in its environment: "
+          "IREE_PY_RUNTIME_FLAGS for iree.runtime, IREEPKG_PREFIX, and "
+          "IREE_TOOL_PATH naming ireepkg's iree-compile wrapper, so that "
+          "iree.compiler's compile_file and compile_str run the iree-compile "
+          "beside the interpreter through `exec` (see docs/python.md). The "
+          "kind of tool is read from its --help (once per binary, cached), "
+          "else a script's #! line, not from its name; --tool-kind says it "
+          "instead. "
           "When your arguments to an MLIR tool choose the passes "
           "(--pass-pipeline, -p or a pass flag such as --cse), the packages' "
           "--pass-pipeline is left out, with a note on stderr. The tool is "
@@ -608,7 +615,8 @@ const std::vector<Command> &commandTable() {
             "what the tool is: runtime, compiler, mlir or python (default: "
             "read from the tool's --help)"}},
           {"ireepkg exec -- iree-run-module --device=local-sync "
-           "--module=m.vmfb --function=main --input=4xf32=1"},
+           "--module=m.vmfb --function=main --input=4xf32=1",
+           "ireepkg exec -- python train.py", "ireepkg exec -- pytest"},
           0,
           0,
           true,

@@ -30,7 +30,8 @@ std::string ireeToolWrapperDir() {
   if (slash == std::string::npos)
     return "";
   std::string bin = self.substr(0, slash);
-  std::string dir = bin.substr(0, bin.rfind('/') + 1) + "libexec/ireepkg/iree-tools";
+  std::string dir =
+      bin.substr(0, bin.rfind('/') + 1) + "libexec/ireepkg/iree-tools";
   return ::access((dir + "/iree-compile").c_str(), X_OK) == 0 ? dir : "";
 }
 

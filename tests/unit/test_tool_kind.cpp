@@ -45,6 +45,6 @@ TEST_CASE("scripts that Python runs are Python by their #! line") {
         ToolKind::Python);
   CHECK_FALSE(toolKindFromShebang("#!/bin/sh"));
   CHECK_FALSE(toolKindFromShebang("#!/usr/bin/env bash"));
-  CHECK_FALSE(toolKindFromShebang("\x7f" "ELF"));
+  CHECK_FALSE(toolKindFromShebang("\177ELF"));
   CHECK_FALSE(toolKindFromShebang(""));
 }
