@@ -228,6 +228,16 @@ def test_install_compile_and_run_from_python(venv, tmp_path, archives):
         assert e.returncode == 0, e.stderr
         assert e.stdout.strip() == PRODUCT
 
+    # Under exec, ireepkg.Prefix() is exec's prefix, and activate() of it
+    # is a no-op (iree.runtime took the flags from IREE_PY_RUNTIME_FLAGS).
+    activate_and_run = tmp_path / "activate_and_run.py"
+    activate_and_run.write_text("import ireepkg\nprint(ireepkg.activate().path)\n"
+                                + run_only.read_text())
+    e = venv.run("ireepkg", "exec", "--prefix", prefix, "--", "python", activate_and_run,
+                 vmfb, cwd=tmp_path)
+    assert e.returncode == 0, e.stderr
+    assert e.stdout.splitlines() == [str(prefix), PRODUCT]
+
     # ... and iree.compiler under exec applies the packages' hooks with no
     # extra_args at all (through ireepkg's iree-compile wrapper).
     compile_only = tmp_path / "compile_only.py"
