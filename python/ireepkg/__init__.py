@@ -1,8 +1,10 @@
 """ireepkg: packages, versions and automatic activation for IREE plugins.
 
 The Python side of ireepkg. It runs the native ``ireepkg`` command installed
-with it (one implementation of prefixes, checks, messages and hints), so
-everything here behaves exactly as the command line does::
+with it (one implementation of prefixes, checks, messages and hints), and
+finds the prefix and its runtime flags in-process with the C discovery
+library (``libireepkg_runtime``, which the command uses too), so everything
+here behaves exactly as the command line does::
 
     import ireepkg
 
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence, Union
 
+from . import _runtime
 from ._cli import Error, executable, run, run_json
 
 try:
@@ -130,8 +133,10 @@ class Prefix:
 
     def __init__(self, path: PathLike | None = None) -> None:
         if path is None:
-            report = run_json(["list", "--json"])
-            self._path = Path(str(report["prefix"]))
+            if _runtime.available():
+                self._path = Path(_runtime.locate_prefix())
+            else:
+                self._path = Path(str(run_json(["list", "--json"])["prefix"]))
         else:
             self._path = Path(os.path.abspath(os.fspath(path)))
 
@@ -164,6 +169,8 @@ class Prefix:
         """The IREE runtime flags (``--executable_plugin=...``) that load
         the prefix's runtime plugins, for the host or ``platform``
         (``linux-aarch64``, ...); as ``ireepkg flags runtime``."""
+        if _runtime.available():
+            return _runtime.runtime_flags(str(self._path), platform)
         args = ["flags", "runtime", "--format", "json", *self._args()]
         if platform:
             args += ["--platform", platform]

@@ -348,3 +348,43 @@ def test_lock_sync_and_remove_from_python(venv, tmp_path, archives):
                       ["mul-pipeline", "0.3.0", "explicit"]]
     assert removed == [{"from": "0.3.0", "name": "mul-pipeline", "to": None}]
     assert after == ["simple-mul"]
+
+
+def test_runtime_side_runs_in_process_with_the_c_library(venv, tmp_path, archives):
+    """Prefix() and runtime_flags() use the C discovery library shipped in
+    the package (ctypes, no child process), and say exactly what
+    `ireepkg flags runtime` says, errors included."""
+    prefix = tmp_path / "prefix"
+    assert venv.run("ireepkg", "install", "--prefix", prefix, archives[0]).returncode == 0
+    script = ("import ireepkg, ireepkg._runtime as r, json, sys\n"
+              "p = ireepkg.Prefix(sys.argv[1])\n"
+              "try:\n"
+              "    ireepkg.Prefix(sys.argv[2]).runtime_flags()\n"
+              "except ireepkg.Error as e:\n"
+              "    error = str(e)\n"
+              "print(json.dumps([r.available(), p.runtime_flags(),\n"
+              "                  p.runtime_flags('linux-aarch64'), error,\n"
+              "                  str(ireepkg.Prefix().path)]))\n")
+    r = venv.run(venv.python, "-c", script, prefix, tmp_path / "none", cwd=tmp_path,
+                 IREEPKG_PREFIX=str(tmp_path / "from-env"))
+    assert r.returncode == 0, r.stderr
+    available, host, aarch64, error, located = json.loads(r.stdout)
+    assert available is True
+    assert list(venv.root.glob("lib/python3*/site-packages/ireepkg/_lib/libireepkg_runtime.so"))
+
+    def cli(*args):
+        c = venv.run("ireepkg", "flags", "runtime", "--prefix", *args, cwd=tmp_path)
+        return c
+    assert host == json.loads(cli(prefix, "--format", "json").stdout)["flags"]
+    assert aarch64 == json.loads(cli(prefix, "--format", "json", "--platform",
+                                     "linux-aarch64").stdout)["flags"]
+    assert host == [f"--executable_plugin=embedded:{prefix}/packages/simple-mul/1.2.0/runtime/"
+                    "simple_mul.x86_64.so",
+                    f"--executable_plugin={prefix}/packages/simple-mul/1.2.0/runtime/"
+                    "linux-x86_64/libsimple_mul.so"]
+    assert aarch64 == [f"--executable_plugin=embedded:{prefix}/packages/simple-mul/1.2.0/"
+                       "runtime/simple_mul.aarch64.so"]
+    missing = cli(tmp_path / "none")
+    assert missing.returncode == 1
+    assert missing.stderr == f"ireepkg: error: {error}\n"
+    assert located == str(tmp_path / "from-env")
