@@ -195,7 +195,30 @@ class Prefix:
         """Re-hashes every installed file and checks the prefix's state
         (``ireepkg verify``). Returns the report; raises :class:`Error`
         naming the problems when there are any."""
-        return dict(run_json(["verify", "--json", *self._args()]))
+        try:
+            return dict(run_json(["verify", "--json", *self._args()]))
+        except Error as e:
+            problems = (e.report or {}).get("problems")
+            if not problems:
+                raise
+            lines = [
+                f"{p.get('kind')}: {p.get('package')}/{p.get('path')}: "
+                f"{p.get('detail')}"
+                for p in problems
+            ]
+            raise Error(
+                f"{self._path}: {len(problems)} problem(s): " + "; ".join(lines),
+                "reinstall the packages named (ireepkg install), or see "
+                "`ireepkg verify`",
+                code="verify",
+                diagnostics=[
+                    {"message": line, "package": p.get("package", "")}
+                    for line, p in zip(lines, problems)
+                ],
+                exit_code=e.exit_code,
+                command=e.command,
+                report=e.report,
+            ) from None
 
     def install(self, *packages: PathLike, **options: Any) -> dict[str, Any]:
         """:func:`ireepkg.install` into this prefix."""

@@ -29,7 +29,8 @@ class Error(Exception):
     reported one; ``diagnostics`` lists every problem it found (each a dict
     with ``message`` and, where known, ``file``, ``line``, ``column``,
     ``pointer``, ``package``, ``hint``); ``exit_code`` is the command's exit
-    status (1 failure, 2 usage error); ``command`` is what was run.
+    status (1 failure, 2 usage error); ``command`` is what was run;
+    ``report`` is the command's whole ``--json`` report, when it printed one.
     """
 
     def __init__(
@@ -41,6 +42,7 @@ class Error(Exception):
         diagnostics: Sequence[Mapping[str, Any]] = (),
         exit_code: int = 1,
         command: Sequence[str] = (),
+        report: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -49,6 +51,7 @@ class Error(Exception):
         self.diagnostics: list[dict[str, Any]] = [dict(d) for d in diagnostics]
         self.exit_code = exit_code
         self.command: list[str] = list(command)
+        self.report: dict[str, Any] | None = dict(report) if report else None
 
     def __str__(self) -> str:
         return self.message + (f"\n  hint: {self.hint}" if self.hint else "")
@@ -117,7 +120,9 @@ def _error_from(
         report = json.loads(stdout) if stdout.strip() else None
     except ValueError:
         report = None
-    e = report.get("error") if isinstance(report, dict) else None
+    if not isinstance(report, dict):
+        report = None
+    e = report.get("error") if report else None
     if isinstance(e, dict):
         return Error(
             message or str(e.get("message", "")),
@@ -126,10 +131,11 @@ def _error_from(
             diagnostics=e.get("diagnostics") or (),
             exit_code=code,
             command=cmd,
+            report=report,
         )
     if not message:
         message = stderr.strip() or f"ireepkg exited with status {code}"
-    return Error(message, hint, exit_code=code, command=cmd)
+    return Error(message, hint, exit_code=code, command=cmd, report=report)
 
 
 def run(

@@ -388,3 +388,28 @@ def test_runtime_side_runs_in_process_with_the_c_library(venv, tmp_path, archive
     assert missing.returncode == 1
     assert missing.stderr == f"ireepkg: error: {error}\n"
     assert located == str(tmp_path / "from-env")
+
+
+def test_verify_names_the_problems(venv, tmp_path, archives):
+    from conftest import make_writable
+    prefix = tmp_path / "prefix"
+    assert venv.run("ireepkg", "install", "--prefix", prefix, archives[0]).returncode == 0
+    script = ("import ireepkg, json, sys\n"
+              "p = ireepkg.Prefix(sys.argv[1])\n"
+              "ok = p.verify()\n"
+              "manifest = p.path / 'packages/simple-mul/1.2.0/ireeplugin.json'\n"
+              "manifest.chmod(0o644)\n"
+              "manifest.write_text(manifest.read_text() + ' ')\n"
+              "manifest.chmod(0o444)\n"
+              "try:\n"
+              "    p.verify()\n"
+              "except ireepkg.Error as e:\n"
+              "    print(json.dumps([ok['ok'], ok['packages'], e.message, e.code, e.exit_code,\n"
+              "                      e.report['ok']]))\n")
+    r = venv.run(venv.python, "-c", script, prefix, cwd=tmp_path)
+    make_writable(prefix)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == [
+        True, ["simple-mul"],
+        f"{prefix}: 1 problem(s): modified: simple-mul/ireeplugin.json: content differs "
+        "from RECORD (size 964, expected 963)", "verify", 1, False]
