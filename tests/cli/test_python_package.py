@@ -239,25 +239,28 @@ def test_install_compile_and_run_from_python(venv, tmp_path, archives):
     assert e.stdout.splitlines() == [str(prefix), PRODUCT]
 
     # ... and iree.compiler under exec applies the packages' hooks with no
-    # extra_args at all (through ireepkg's iree-compile wrapper).
+    # extra_args at all, in compile_file and compile_str (input on stdin),
+    # through ireepkg's iree-compile wrapper.
     compile_only = tmp_path / "compile_only.py"
     compile_only.write_text(
         "import sys, iree.compiler\n"
         "ir = iree.compiler.compile_file(sys.argv[1], target_backends=['llvm-cpu'],\n"
         "    extra_args=['--iree-llvmcpu-target-cpu=host', '--compile-to=preprocessing'])\n"
-        "print('ireepkg.mul_pipeline' in ir.decode())\n")
+        "ir2 = iree.compiler.compile_str(open(sys.argv[1]).read(), target_backends=['llvm-cpu'],\n"
+        "    extra_args=['--iree-llvmcpu-target-cpu=host', '--compile-to=preprocessing'])\n"
+        "print('ireepkg.mul_pipeline' in ir.decode(), 'ireepkg.mul_pipeline' in ir2.decode())\n")
     c = venv.run("ireepkg", "exec", "--prefix", prefix, "--", "python", compile_only, PROGRAM,
                  cwd=tmp_path)
     assert c.returncode == 0, c.stderr
-    assert c.stdout.strip() == "True"
+    assert c.stdout.strip() == "True True"
     c = venv.run(venv.python, compile_only, PROGRAM, cwd=tmp_path)
-    assert c.returncode == 0 and c.stdout.strip() == "False"
+    assert c.returncode == 0 and c.stdout.strip() == "False False"
 
     # The same through `eval "$(ireepkg env)"` in a shell.
     e = venv.run("bash", "-c", f'eval "$(ireepkg env bash --prefix {prefix})" && '
                  f'python {run_only} {vmfb} && python {compile_only} {PROGRAM}', cwd=tmp_path)
     assert e.returncode == 0, e.stderr
-    assert e.stdout.split() == PRODUCT.split() + ["True"]
+    assert e.stdout.split() == PRODUCT.split() + ["True", "True"]
 
 
 def test_prefix_is_found_as_the_cli_finds_it(venv, tmp_path, archives):
