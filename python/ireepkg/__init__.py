@@ -77,7 +77,7 @@ class Package:
     #: Ids of its compiler plugins.
     compiler_plugins: tuple[str, ...] = ()
     #: Its compiler hooks (each a dict with "point" and "pipeline" or "file").
-    hooks: tuple[dict[str, Any], ...] = ()
+    hooks: tuple[dict[str, Any], ...] = field(default=(), hash=False)
     #: The whole report of ``ireepkg list --json`` for the package.
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
