@@ -48,7 +48,7 @@ fi
 PYTHON_FOR_VENV=/usr/bin/python3
 REQS=scripts/requirements.txt
 STAMP=.venv/.ireepkg-requirements
-want="$(sha256sum "$REQS" | cut -d' ' -f1) $PYTHON_FOR_VENV"
+want="$(cat "$REQS" scripts/build-requirements.txt | sha256sum | cut -d' ' -f1) $PYTHON_FOR_VENV"
 if [ -f .venv/pyvenv.cfg ] &&
    ! grep -qx "home = $(dirname "$PYTHON_FOR_VENV")" .venv/pyvenv.cfg; then
   log "recreating .venv with $PYTHON_FOR_VENV"
@@ -61,6 +61,13 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; th
   fi
   log "installing Python packages from $REQS"
   .venv/bin/python -m pip install -q --disable-pip-version-check -r "$REQS"
+  # The same wheels (and the wheel build's own requirements) in a directory
+  # every user can read: the tests that make fresh virtual environments,
+  # also as an ordinary user, install from it without reaching PyPI.
+  log "keeping the wheels in .venv/wheelhouse"
+  rm -rf .venv/wheelhouse
+  .venv/bin/python -m pip download -q --disable-pip-version-check \
+    -d .venv/wheelhouse -r "$REQS" -r scripts/build-requirements.txt
   echo "$want" > "$STAMP"
 fi
 

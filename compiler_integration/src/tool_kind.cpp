@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace ireepkg {
 
@@ -78,6 +79,45 @@ std::optional<ToolKind> toolKindFromHelp(std::string_view help) {
   return std::nullopt;
 }
 
+std::optional<ToolKind> toolKindFromShebang(std::string_view firstLine) {
+  if (firstLine.substr(0, 2) != "#!")
+    return std::nullopt;
+  auto words = [&] {
+    std::vector<std::string_view> out;
+    size_t i = 2;
+    while (i < firstLine.size()) {
+      size_t start = firstLine.find_first_not_of(" \t\r", i);
+      if (start == std::string_view::npos)
+        break;
+      size_t end = firstLine.find_first_of(" \t\r", start);
+      if (end == std::string_view::npos)
+        end = firstLine.size();
+      out.push_back(firstLine.substr(start, end - start));
+      i = end;
+    }
+    return out;
+  }();
+  auto base = [](std::string_view path) {
+    size_t slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+  };
+  std::string_view interpreter;
+  for (size_t i = 0; i < words.size(); ++i) {
+    // `#!/usr/bin/env [-S] python3`: the first word that is not an option
+    // or an assignment after env.
+    if (i == 0 && base(words[0]) == "env")
+      continue;
+    if (i > 0 && base(words[0]) == "env" &&
+        (words[i][0] == '-' || words[i].find('=') != std::string_view::npos))
+      continue;
+    interpreter = base(words[i]);
+    break;
+  }
+  if (interpreter.rfind("python", 0) == 0 || interpreter.rfind("pypy", 0) == 0)
+    return ToolKind::Python;
+  return std::nullopt;
+}
+
 Expected<ToolKind> probeToolKind(const std::string &toolPath,
                                  double timeoutSeconds) {
   std::string key = identity(toolPath);
@@ -113,6 +153,15 @@ Expected<ToolKind> probeToolKind(const std::string &toolPath,
                          " s",
                      {}, hint);
   auto kind = toolKindFromHelp(r->out + "\n" + r->err);
+  if (!kind) {
+    // A script run by Python (pytest, a console script, ./run.py) whose
+    // --help is its own: what runs is Python, with iree.runtime inside.
+    std::ifstream script(toolPath, std::ios::binary);
+    std::string first(256, '\0');
+    script.read(first.data(), static_cast<std::streamsize>(first.size()));
+    first.resize(static_cast<size_t>(script.gcount()));
+    kind = toolKindFromShebang(first.substr(0, first.find('\n')));
+  }
   if (!kind) {
     std::string said = firstOutputLine(r->err.empty() ? r->out : r->err);
     return makeError(ErrorCode::Unsupported,

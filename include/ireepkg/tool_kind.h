@@ -10,8 +10,10 @@
 //  - mlir: MLIR tools built on MlirOptMain (mlir-opt-22, standalone-opt,
 //    ...) take --load-pass-plugin=, --load-dialect-plugin= and
 //    --pass-pipeline= as arguments;
-//  - python: a Python interpreter gets the runtime flags through
-//    IREE_PY_RUNTIME_FLAGS (as `ireepkg env` exports them).
+//  - python: a Python interpreter, or a script Python runs (pytest, a
+//    console script: recognised by its #! line when its --help is not one
+//    of the above), gets the runtime flags through IREE_PY_RUNTIME_FLAGS
+//    and the prefix through IREEPKG_PREFIX (as `ireepkg env` exports them).
 //
 // The kind comes from the tool's own `--help` (run once in a child process
 // with a time limit, and cached by path, size and modification time), not
@@ -40,6 +42,11 @@ std::optional<ToolKind> parseToolKind(std::string_view name);
 /// The kind of tool that printed `help` (its --help output, stdout and
 /// stderr), if it is one ireepkg knows.
 std::optional<ToolKind> toolKindFromHelp(std::string_view help);
+
+/// Python when `firstLine` (a script's first line) is a `#!` line that
+/// runs a Python interpreter (python, python3.11, `/usr/bin/env python3`,
+/// pypy3): pytest and other console scripts, whose --help is their own.
+std::optional<ToolKind> toolKindFromShebang(std::string_view firstLine);
 
 /// Runs `<toolPath> --help` (a path) in a child process, at most
 /// `timeoutSeconds`, and recognises the kind from its output. The answer is

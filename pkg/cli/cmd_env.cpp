@@ -1,16 +1,19 @@
 //===- cmd_env.cpp - `ireepkg env` ---------------------------------------===//
 //
-// Shell exports for the current prefix. IREE_PY_RUNTIME_FLAGS is split like
-// a shell command line by iree.runtime (shlex), so each flag is quoted for
-// that split first, and the whole value then for the target shell.
+// Shell exports (or JSON) for the current prefix: the variables of
+// python_env.h, for iree.runtime and iree.compiler. IREE_PY_RUNTIME_FLAGS is
+// split like a shell command line by iree.runtime (shlex), so each flag is
+// quoted for that split first, and the whole value then for the target
+// shell.
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "python_env.h"
 
 #include <cctype>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <sys/stat.h>
 
 namespace ireepkg::cli {
 
@@ -54,36 +57,58 @@ std::string pwshQuote(const std::string &s) {
 } // namespace
 
 int runEnv(const Command &, const ParsedArgs &args) {
-  std::string shell = args.value("shell").value_or("sh");
-  if (shell != "sh" && shell != "fish" && shell != "pwsh") {
-    printError("unknown shell '" + shell + "'" +
-                   didYouMean(shell, std::vector<std::string_view>{
-                                         "sh", "fish", "pwsh"}),
-               "shells are sh (also for bash and zsh), fish and pwsh");
+  std::optional<std::string> given = args.value("shell");
+  if (!args.positional.empty()) {
+    if (given && *given != args.positional[0]) {
+      printError("the shell is given twice ('" + args.positional[0] +
+                     "' and --shell " + *given + ")",
+                 "give it once: ireepkg env bash");
+      return kExitUsage;
+    }
+    given = args.positional[0];
+  }
+  std::string shell = given.value_or("sh");
+  // The names people type, each with the syntax it takes.
+  static const std::vector<std::string_view> kShells = {
+      "sh", "bash", "zsh", "dash", "ksh", "fish", "pwsh", "powershell", "json"};
+  bool known = false;
+  for (std::string_view k : kShells)
+    known |= shell == k;
+  if (!known) {
+    printError("unknown shell '" + shell + "'" + didYouMean(shell, kShells),
+               "shells are sh, bash, zsh, dash, ksh, fish and pwsh "
+               "(powershell); --json prints the variables as JSON");
     return kExitUsage;
   }
+  std::string syntax = "sh";
+  if (args.flag("json") || shell == "json")
+    syntax = "json";
+  else if (shell == "fish")
+    syntax = "fish";
+  else if (shell == "pwsh" || shell == "powershell")
+    syntax = "pwsh";
   auto prefix = choosePrefix(args);
   if (!prefix)
     return kExitUsage;
-  std::vector<std::string> flags;
-  std::ifstream in(prefix->path + "/state/runtime.flags");
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#')
-      flags.push_back(line);
-  std::string pyFlags;
-  for (const std::string &f : flags)
-    pyFlags += (pyFlags.empty() ? "" : " ") + shQuote(f);
-  std::vector<std::pair<std::string, std::string>> vars = {
-      {"IREEPKG_PREFIX", prefix->path}, {"IREE_PY_RUNTIME_FLAGS", pyFlags}};
+  auto vars = pythonEnvironment(prefix->path, "");
+  if (syntax == "json") {
+    nlohmann::json j = {{"prefix", prefix->path},
+                        {"variables", nlohmann::json::object()}};
+    for (const auto &[name, value] : vars)
+      j["variables"][name] = value;
+    std::printf("%s\n", j.dump(2).c_str());
+  }
   for (const auto &[name, value] : vars) {
-    if (shell == "sh")
+    if (syntax == "sh")
       std::printf("export %s=%s\n", name.c_str(), shQuote(value).c_str());
-    else if (shell == "fish")
+    else if (syntax == "fish")
       std::printf("set -gx %s %s;\n", name.c_str(), fishQuote(value).c_str());
-    else
+    else if (syntax == "pwsh")
       std::printf("$env:%s = %s\n", name.c_str(), pwshQuote(value).c_str());
   }
-  if (flags.empty())
+  struct stat st;
+  if (::stat((prefix->path + "/state/runtime.flags").c_str(), &st) != 0 ||
+      vars[1].second.empty())
     std::fprintf(stderr,
                  "ireepkg: note: no runtime plugins are active in %s\n",
                  prefix->path.c_str());

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 #include "ireepkg/environment.h"
+#include "python_env.h"
 
 #include "../src/child_process.h"
 #include "ireepkg/compiler_config.h"
@@ -192,14 +193,16 @@ int runExec(const Command &, const ParsedArgs &args) {
   if (kind == ToolKind::Runtime) {
     argv.push_back("--flagfile=" + flagfile);
   } else if (kind == ToolKind::Python) {
-    // iree.runtime reads IREE_PY_RUNTIME_FLAGS (shell-split) when imported.
-    std::ifstream in(flagfile);
-    std::string pyFlags;
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty() && line[0] != '#')
-        pyFlags += (pyFlags.empty() ? "" : " ") + shellQuote(line);
-    ::setenv("IREE_PY_RUNTIME_FLAGS", pyFlags.c_str(), 1);
-    ::setenv("IREEPKG_PREFIX", prefix->path.c_str(), 1);
+    // Python takes the configuration from its environment (python_env.h):
+    // iree.runtime reads IREE_PY_RUNTIME_FLAGS when imported, iree.compiler
+    // finds ireepkg's iree-compile wrapper through IREE_TOOL_PATH; the
+    // wrapper runs the iree-compile installed beside this interpreter (its
+    // virtual environment's), when there is one.
+    std::string besides = resolved.substr(0, resolved.rfind('/') + 1) +
+                          "iree-compile";
+    for (const auto &[name, value] : pythonEnvironment(
+             prefix->path, isExecutableFile(besides) ? besides : ""))
+      ::setenv(name.c_str(), value.c_str(), 1);
   } else {
     // Compiler tools: the configuration is checked (option values, hook
     // conflicts, what this compiler can load) before the compiler runs.

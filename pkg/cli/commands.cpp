@@ -561,18 +561,28 @@ const std::vector<Command> &commandTable() {
       },
       {
           "env",
-          "[--shell sh|fish|pwsh]",
+          "[sh|bash|zsh|fish|pwsh] [--shell SHELL] [--json]",
           "print shell commands that point IREE at the prefix's plugins",
-          "Prints exports for the current prefix: IREEPKG_PREFIX, and "
-          "IREE_PY_RUNTIME_FLAGS holding the runtime flags, so that Python's "
-          "iree.runtime picks the plugins up when it is imported. Apply them "
-          "with `eval \"$(ireepkg env)\"` (sh, bash, zsh), `ireepkg env "
-          "--shell fish | source`, or `ireepkg env --shell pwsh | "
-          "Invoke-Expression`.",
-          {{"shell", 0, "SHELL", "sh (default), fish or pwsh"}, kPrefix},
-          {"eval \"$(ireepkg env)\""},
+          "Prints exports for the current prefix, for Python's iree.runtime "
+          "and iree.compiler: IREEPKG_PREFIX; IREE_PY_RUNTIME_FLAGS holding "
+          "the runtime flags, which iree.runtime parses when it is imported; "
+          "and IREE_TOOL_PATH naming ireepkg's iree-compile wrapper, which "
+          "iree.compiler runs instead of its own iree-compile so that "
+          "compile_file and compile_str get the prefix's compiler plugins, "
+          "options and hooks (through `ireepkg exec`), with "
+          "IREEPKG_IREE_TOOL_PATH (the previous IREE_TOOL_PATH) and "
+          "IREEPKG_EXECUTABLE. Apply them with `eval \"$(ireepkg env)\"` "
+          "(sh, bash, zsh), `ireepkg env fish | source`, or `ireepkg env pwsh "
+          "| Invoke-Expression`; --json (or `env json`) prints them as a JSON "
+          "object instead.",
+          {{"shell", 0, "SHELL",
+            "sh (default), bash, zsh, dash, ksh, fish, pwsh or powershell"},
+           kJson,
+           kPrefix},
+          {"eval \"$(ireepkg env)\"", "ireepkg env fish | source",
+           "ireepkg env --json"},
           0,
-          0,
+          1,
           false,
           runEnv,
       },
@@ -589,9 +599,16 @@ const std::vector<Command> &commandTable() {
           "what this compiler can load) so that nothing invalid reaches the "
           "compiler; the flags themselves (--load-pass-plugin=, "
           "--load-dialect-plugin=, --pass-pipeline=) for MLIR tools such as "
-          "mlir-opt-22 or standalone-opt; IREE_PY_RUNTIME_FLAGS for a Python "
-          "interpreter. The kind of tool is read from its --help (once per "
-          "binary, cached), not from its name; --tool-kind says it instead. "
+          "mlir-opt-22 or standalone-opt. Python (an interpreter, or a "
+          "script Python runs such as pytest) gets nothing in its arguments "
+          "but the variables of `ireepkg env` in its environment: "
+          "IREE_PY_RUNTIME_FLAGS for iree.runtime, IREEPKG_PREFIX, and "
+          "IREE_TOOL_PATH naming ireepkg's iree-compile wrapper, so that "
+          "iree.compiler's compile_file and compile_str run the iree-compile "
+          "beside the interpreter through `exec` (see docs/python.md). The "
+          "kind of tool is read from its --help (once per binary, cached), "
+          "else a script's #! line, not from its name; --tool-kind says it "
+          "instead. "
           "When your arguments to an MLIR tool choose the passes "
           "(--pass-pipeline, -p or a pass flag such as --cse), the packages' "
           "--pass-pipeline is left out, with a note on stderr. The tool is "
@@ -601,7 +618,8 @@ const std::vector<Command> &commandTable() {
             "what the tool is: runtime, compiler, mlir or python (default: "
             "read from the tool's --help)"}},
           {"ireepkg exec -- iree-run-module --device=local-sync "
-           "--module=m.vmfb --function=main --input=4xf32=1"},
+           "--module=m.vmfb --function=main --input=4xf32=1",
+           "ireepkg exec -- python train.py", "ireepkg exec -- pytest"},
           0,
           0,
           true,

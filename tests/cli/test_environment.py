@@ -78,3 +78,47 @@ def test_wheel_versions_are_in_their_dist_info():
         assert f"Version: {version}" in (info / "METADATA").read_text().splitlines()
         assert any(line.startswith(f"../../../bin/{tool},")
                    for line in (info / "RECORD").read_text().splitlines())
+
+
+def test_exec_gives_pytest_and_named_interpreters_the_python_environment(tmp_path,
+                                                                         example_archives):
+    """pytest prints its own --help: its #! line says that Python runs it, so
+    it gets the Python environment (IREE_PY_RUNTIME_FLAGS, IREEPKG_PREFIX and
+    iree.compiler's IREE_TOOL_PATH), as do interpreters named python3.11;
+    a script of another interpreter is still refused."""
+    import os
+    from conftest import ireepkg_path, make_writable, run
+    prefix = tmp_path / "p"
+    assert run("install", "--prefix", prefix, example_archives["simple-mul"]).code == 0
+    cache = {"IREEPKG_CACHE_DIR": str(tmp_path / "cache")}
+    test_file = tmp_path / "test_env.py"
+    test_file.write_text(
+        "import os\n"
+        "def test_env():\n"
+        f"    assert os.environ['IREEPKG_PREFIX'] == {str(prefix)!r}\n"
+        "    assert '--executable_plugin=embedded:' in os.environ['IREE_PY_RUNTIME_FLAGS']\n"
+        "    assert os.environ['IREE_TOOL_PATH'].endswith('/libexec/ireepkg/iree-tools')\n")
+    r = run("exec", "--prefix", prefix, "--", VENV_BIN / "pytest", "-q", "-p",
+            "no:cacheprovider", test_file, cwd=tmp_path, env=cache)
+    assert r.code == 0, r.out + r.err
+    assert "1 passed" in r.out
+    wrapper = pathlib.Path(os.path.realpath(ireepkg_path())).parent.parent / "libexec" / \
+        "ireepkg" / "iree-tools" / "iree-compile"
+    assert os.access(wrapper, os.X_OK)
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3.11").symlink_to(sys.executable)
+    r = run("exec", "--prefix", prefix, "--", "python3.11", "-c",
+            "import os; print(os.environ['IREEPKG_PREFIX'])",
+            env={**cache, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert r.code == 0, r.err
+    assert r.out.strip() == str(prefix)
+
+    other = bin_dir / "tool"
+    other.write_text("#!/bin/sh\necho hello\n")
+    other.chmod(0o755)
+    r = run("exec", "--prefix", prefix, "--", other, env=cache)
+    assert r.code == 1
+    assert f"cannot tell what kind of tool {other} is" in r.err
+    make_writable(prefix)

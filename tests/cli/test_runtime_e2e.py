@@ -140,15 +140,36 @@ def test_python_runtime_through_env(tmp_path, module):
 def test_env_shells(tmp_path):
     prefix = install_variant(tmp_path, "system", [SYSTEM])
     lib = f"{prefix}/packages/simple-mul/1.2.0/runtime/linux-x86_64/libsimple_mul.so"
-    sh = run("env", "--prefix", prefix).out
-    assert sh == (f"export IREEPKG_PREFIX={prefix}\n"
-                  f"export IREE_PY_RUNTIME_FLAGS=--executable_plugin={lib}\n")
-    fish = run("env", "--shell", "fish", "--prefix", prefix).out
+    exe = ireepkg_path().resolve()
+    wrapper = exe.parent.parent / "libexec" / "ireepkg" / "iree-tools"
+    env = {"IREE_TOOL_PATH": "/opt/tools"}
+    posix = (f"export IREEPKG_PREFIX={prefix}\n"
+             f"export IREE_PY_RUNTIME_FLAGS=--executable_plugin={lib}\n"
+             f"export IREE_TOOL_PATH={wrapper}:/opt/tools\n"
+             f"export IREEPKG_IREE_TOOL_PATH=/opt/tools\n"
+             f"export IREEPKG_EXECUTABLE={exe}\n")
+    assert run("env", "--prefix", prefix, env=env).out == posix
+    # The names people type: bash, zsh, ... as a positional or --shell.
+    for shell in ("sh", "bash", "zsh", "dash", "ksh"):
+        assert run("env", shell, "--prefix", prefix, env=env).out == posix
+        assert run("env", "--shell", shell, "--prefix", prefix, env=env).out == posix
+    fish = run("env", "fish", "--prefix", prefix).out
     assert f"set -gx IREE_PY_RUNTIME_FLAGS '--executable_plugin={lib}';" in fish
-    pwsh = run("env", "--shell", "pwsh", "--prefix", prefix).out
-    assert f"$env:IREE_PY_RUNTIME_FLAGS = '--executable_plugin={lib}'" in pwsh
+    assert f"set -gx IREE_TOOL_PATH '{wrapper}';" in fish
+    for pwsh_name in ("pwsh", "powershell"):
+        pwsh = run("env", "--shell", pwsh_name, "--prefix", prefix).out
+        assert f"$env:IREE_PY_RUNTIME_FLAGS = '--executable_plugin={lib}'" in pwsh
+    j = run("env", "--json", "--prefix", prefix, env=env)
+    assert j.code == 0, j.err
+    assert json.loads(j.out) == {"prefix": str(prefix), "variables": {
+        "IREEPKG_PREFIX": str(prefix), "IREE_PY_RUNTIME_FLAGS": f"--executable_plugin={lib}",
+        "IREE_TOOL_PATH": f"{wrapper}:/opt/tools", "IREEPKG_IREE_TOOL_PATH": "/opt/tools",
+        "IREEPKG_EXECUTABLE": str(exe)}}
+    assert json.loads(run("env", "json", "--prefix", prefix, env=env).out) == json.loads(j.out)
     bad = run("env", "--shell", "fihs", "--prefix", prefix)
     assert bad.code == 2 and "unknown shell 'fihs' (did you mean \"fish\"?)" in bad.err
+    both = run("env", "zsh", "--shell", "fish", "--prefix", prefix)
+    assert both.code == 2 and "the shell is given twice ('zsh' and --shell fish)" in both.err
 
 
 @pytest.fixture(scope="module")

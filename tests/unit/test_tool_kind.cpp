@@ -36,3 +36,15 @@ TEST_CASE("tool kinds by name") {
   CHECK(parseToolKind("mlir") == ToolKind::Mlir);
   CHECK_FALSE(parseToolKind("mlir-opt"));
 }
+
+TEST_CASE("scripts that Python runs are Python by their #! line") {
+  CHECK(toolKindFromShebang("#!/work/.venv/bin/python") == ToolKind::Python);
+  CHECK(toolKindFromShebang("#!/usr/bin/python3.11 -I") == ToolKind::Python);
+  CHECK(toolKindFromShebang("#!/usr/bin/env python3") == ToolKind::Python);
+  CHECK(toolKindFromShebang("#! /usr/bin/env -S PYTHONPATH=x pypy3 -u") ==
+        ToolKind::Python);
+  CHECK_FALSE(toolKindFromShebang("#!/bin/sh"));
+  CHECK_FALSE(toolKindFromShebang("#!/usr/bin/env bash"));
+  CHECK_FALSE(toolKindFromShebang("\177ELF"));
+  CHECK_FALSE(toolKindFromShebang(""));
+}
