@@ -65,6 +65,7 @@ int runPack(const Command &, const ParsedArgs &args) {
     } else {
       printPackageTestResults(*tests);
     }
+    std::fflush(stdout);
     printError(Error(ErrorCode::Invalid,
                      std::to_string(testsFailed) + " of the package's tests " +
                          (testsFailed == 1 ? "fails" : "fail") +
