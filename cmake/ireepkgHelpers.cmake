@@ -40,8 +40,9 @@
 #       runtime/<platform>/lib<name>.so     system library
 #       lib/<platform>/lib<name>.so         MLIR plugin
 #     `ireepkg pack` then checks every path the manifest names against the
-#     directory, and runs the package's tests (unless NO_TEST). ctest gets a
-#     test <target>_tests that runs `ireepkg test <dir>`.
+#     directory, and runs the package's tests (unless NO_TEST). When the
+#     manifest has tests, ctest gets a test <target>_tests that runs
+#     `ireepkg test <dir>`.
 #
 # IREEPKG_EXECUTABLE is the ireepkg used (the config sets it; a build of
 # ireepkg itself uses its own target).
@@ -314,6 +315,10 @@ function(ireepkg_add_package target)
                         "name or version: ${err}${err2}")
   endif()
   set(archive ${ARG_OUTPUT_DIRECTORY}/${pkg_name}-${pkg_version}.ireepkg)
+  string(JSON test_count ERROR_VARIABLE no_tests LENGTH "${text}" tests)
+  if(no_tests)
+    set(test_count 0)
+  endif()
 
   # The layout: one list of commands that rebuilds the directory.
   set(commands
@@ -321,6 +326,9 @@ function(ireepkg_add_package target)
     COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
     COMMAND ${CMAKE_COMMAND} -E copy ${manifest} ${dir}/ireeplugin.json)
   set(depends ${manifest})
+  if(TARGET ireepkg)
+    list(APPEND depends ireepkg) # ireepkg's own build: pack with this build
+  endif()
   foreach(file ${ARG_FILES})
     get_filename_component(src ${file} ABSOLUTE)
     file(RELATIVE_PATH rel ${CMAKE_CURRENT_SOURCE_DIR} ${src})
@@ -384,7 +392,7 @@ function(ireepkg_add_package target)
   set_target_properties(${target} PROPERTIES
     IREEPKG_PACKAGE_DIRECTORY ${dir}
     IREEPKG_ARCHIVE ${archive})
-  if(NOT ARG_NO_TEST)
+  if(NOT ARG_NO_TEST AND test_count GREATER 0)
     add_test(NAME ${target}_tests COMMAND ${ireepkg} test ${dir})
   endif()
 endfunction()
