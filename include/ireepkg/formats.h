@@ -121,7 +121,7 @@ std::string_view packageTestToolName(PackageTestTool tool);
 struct PackageTest {
   std::string name;
   PackageTestTool tool = PackageTestTool::IreeRunModule;
-  std::string program; ///< package path of the MLIR program
+  std::string program;                   ///< package path of the MLIR program
   std::string function;                  ///< iree-run-module
   std::vector<std::string> inputs;       ///< iree-run-module --input= values
   std::vector<std::string> compileFlags; ///< extra iree-compile flags

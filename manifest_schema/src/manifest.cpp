@@ -460,16 +460,14 @@ static void parsePackageTest(Checker &checker, const json &value,
                     "test names are up to 64 letters, digits, '_', '.' and "
                     "'-', starting with a letter, digit or '_'");
   }
-  auto toolIndex =
-      enumField(checker, r, "tool", kTestToolNames, "a test tool");
+  auto toolIndex = enumField(checker, r, "tool", kTestToolNames, "a test tool");
   if (auto program = r.string("program", Need::Required);
       program && checker.packagePath(*program, r.child("program")))
     out.program = *program;
   if (auto lines = r.stringArray("expected_output", Need::Required, false)) {
     out.expectedOutput = *lines;
     if (lines->empty())
-      checker.error(r.child("expected_output"),
-                    "must list at least one line",
+      checker.error(r.child("expected_output"), "must list at least one line",
                     "write the lines the tool prints when the test passes");
   }
   if (r.has("timeout_seconds")) {

@@ -34,8 +34,7 @@ int runNew(const Command &, const ParsedArgs &args) {
   auto written = writeScaffold(dir, *kind, name);
   if (!written) {
     printError(written.error());
-    return written.error().code == ErrorCode::Usage ? kExitUsage
-                                                    : kExitFailure;
+    return written.error().code == ErrorCode::Usage ? kExitUsage : kExitFailure;
   }
   std::string text = "created the " + *kind + " package project " + name +
                      " in " + dir + ":\n";

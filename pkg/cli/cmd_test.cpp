@@ -86,8 +86,7 @@ int runTest(const Command &, const ParsedArgs &args) {
     if (!prefix)
       return kExitUsage;
     prefixPath = prefix->path;
-    auto more =
-        runInstalledPackageTests(prefix->path, names, tools, reporter);
+    auto more = runInstalledPackageTests(prefix->path, names, tools, reporter);
     if (!more)
       return printFailure(more.error(), json);
     all.insert(all.end(), more->begin(), more->end());
@@ -100,13 +99,14 @@ int runTest(const Command &, const ParsedArgs &args) {
     nlohmann::json tests = nlohmann::json::array();
     for (const PackageTestResult &r : *results)
       tests.push_back(packageTestResultToJson(r));
-    std::printf("%s\n", nlohmann::json({{"prefix", prefixPath.empty()
-                                                      ? nlohmann::json(nullptr)
-                                                      : nlohmann::json(prefixPath)},
-                                        {"tests", tests},
-                                        {"ok", failed == 0}})
-                            .dump(2)
-                            .c_str());
+    std::printf("%s\n",
+                nlohmann::json({{"prefix", prefixPath.empty()
+                                               ? nlohmann::json(nullptr)
+                                               : nlohmann::json(prefixPath)},
+                                {"tests", tests},
+                                {"ok", failed == 0}})
+                    .dump(2)
+                    .c_str());
   } else {
     printPackageTestResults(*results);
   }

@@ -8,7 +8,9 @@
 #include "ireepkg/prefix.h"
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 #include <unistd.h>
@@ -30,10 +32,10 @@ PackageTestTools findPackageTestTools() {
 namespace {
 
 std::string shellQuote(const std::string &arg) {
-  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                            "0123456789_-+=/.,:@%") ==
-                          std::string::npos)
+  if (!arg.empty() &&
+      arg.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                            "0123456789_-+=/.,:@%") == std::string::npos)
     return arg;
   std::string out = "'";
   for (char c : arg) {
@@ -95,9 +97,9 @@ bool runTool(const std::vector<std::string> &argv, const PackageTest &test,
   std::string output = child->out + child->err;
   if (child->spawnError != 0) {
     result.outcome = PackageTestResult::Outcome::Failed;
-    result.reason = "cannot run " + argv[0] + ": " +
-                    std::error_code(child->spawnError, std::generic_category())
-                        .message();
+    result.reason =
+        "cannot run " + argv[0] + ": " +
+        std::error_code(child->spawnError, std::generic_category()).message();
     return false;
   }
   if (child->timedOut) {
@@ -110,8 +112,8 @@ bool runTool(const std::vector<std::string> &argv, const PackageTest &test,
   }
   if (!child->exited) {
     result.outcome = PackageTestResult::Outcome::Failed;
-    result.reason = what + " crashed (signal " + std::to_string(child->signal) +
-                    ")";
+    result.reason =
+        what + " crashed (signal " + std::to_string(child->signal) + ")";
     result.output = output;
     return false;
   }
@@ -119,6 +121,14 @@ bool runTool(const std::vector<std::string> &argv, const PackageTest &test,
     result.outcome = PackageTestResult::Outcome::Failed;
     result.reason =
         what + " failed (exit code " + std::to_string(child->exitCode) + ")";
+    // The IREE wheels' console scripts are Python wrappers that exit with
+    // the native tool's return code, 256 - N for a tool killed by signal N.
+    if (child->exitCode > 256 - 32 && child->exitCode < 256)
+      result.reason = what + " failed (exit code " +
+                      std::to_string(child->exitCode) +
+                      ", as a Python wrapper reports a tool killed by signal " +
+                      std::to_string(256 - child->exitCode) + ": " +
+                      strsignal(256 - child->exitCode) + ")";
     result.output = output;
     return false;
   }
@@ -266,9 +276,9 @@ runPackageTests(const PackageTestTarget &target, const PackageTestTools &tools,
       runIreeTest(target, test, tools, result);
     else
       runMlirOptTest(target, test, tools, result);
-    result.seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     results.push_back(std::move(result));
   }
   return results;
@@ -330,16 +340,11 @@ nlohmann::json packageTestResultToJson(const PackageTestResult &r) {
       r.outcome == PackageTestResult::Outcome::Passed    ? "passed"
       : r.outcome == PackageTestResult::Outcome::Skipped ? "skipped"
                                                          : "failed";
-  return {{"package", r.package},
-          {"version", r.version},
-          {"test", r.test},
-          {"tool", r.tool},
-          {"outcome", outcome},
-          {"reason", r.reason},
-          {"command", r.command},
-          {"output", r.output},
-          {"expected", r.expected},
-          {"seconds", r.seconds}};
+  return {{"package", r.package},   {"version", r.version},
+          {"test", r.test},         {"tool", r.tool},
+          {"outcome", outcome},     {"reason", r.reason},
+          {"command", r.command},   {"output", r.output},
+          {"expected", r.expected}, {"seconds", r.seconds}};
 }
 
 std::string formatPackageTestResult(const PackageTestResult &r) {

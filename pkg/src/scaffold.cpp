@@ -65,14 +65,13 @@ Expected<std::vector<std::string>> writeScaffold(const std::string &dir,
   if (!isValidPackageName(name))
     return makeError(ErrorCode::Usage,
                      "\"" + name + "\" is not a valid package name", {},
-                     std::string(kPackageNameRule) +
-                         "; give one with --name");
+                     std::string(kPackageNameRule) + "; give one with --name");
   std::error_code ec;
   if (fs::exists(dir, ec) &&
       (!fs::is_directory(dir, ec) || !fs::is_empty(dir, ec)))
     return makeError(ErrorCode::Conflict,
-                     dir + " already exists and is not an empty directory",
-                     {}, "give a new directory");
+                     dir + " already exists and is not an empty directory", {},
+                     "give a new directory");
   std::string ident = name;
   for (char &c : ident)
     if (c == '-' || c == '.')

@@ -20,7 +20,7 @@
 namespace ireepkg {
 
 struct ScaffoldFile {
-  const char *path;    ///< "<kind>/<path in the project>"
+  const char *path; ///< "<kind>/<path in the project>"
   const char *content;
 };
 

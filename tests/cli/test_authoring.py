@@ -266,3 +266,61 @@ def test_helpers_from_an_installed_ireepkg(tmp_path):
     assert f"{installed}/bin/ireepkg pack" in (project / "build" / "build.ninja").read_text()
     assert "ok    from-install 0.1.0 multiply (iree-run-module)\n" in proc.stdout
     assert (project / "build" / "dist" / "from-install-0.1.0.ireepkg").is_file()
+
+
+def test_fatelf_and_riscv64(tmp_path):
+    """ARCHES with riscv64 and FATELF: one .sos with three images, which the
+    package ships under "fat" and its test loads."""
+    project = new(tmp_path, "runtime", "fat-mul")
+    cmake = project / "CMakeLists.txt"
+    cmake.write_text(cmake.read_text().replace(
+        "ARCHES x86_64 aarch64\n", "ARCHES x86_64 aarch64 riscv64\n  FATELF\n"))
+    manifest_path = project / "ireeplugin.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["runtime"]["plugins"][0]["library"] = {"fat": "runtime/fat_mul.sos"}
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    configure(project, f"-Direepkg_DIR={BUILD}")
+    proc = build(project)
+    assert "ok    fat-mul 0.1.0 multiply (iree-run-module)\n" in proc.stdout
+    package = project / "build" / "package"
+    r = run("fatelf", "dump", package / "runtime" / "fat_mul.sos")
+    assert r.code == 0, r.err
+    assert [line.split()[1] for line in r.out.splitlines()[1:]] == ["x86_64", "aarch64", "riscv64"]
+    riscv = (package / "runtime" / "fat_mul.riscv64.so").read_bytes()
+    assert int.from_bytes(riscv[18:20], "little") == 0xF3  # EM_RISCV
+    r = run("test", package, env=ENV)
+    assert r.code == 0, r.out + r.err
+    assert r.out == "ok    fat-mul 0.1.0 multiply (iree-run-module)\n1 test: 1 passed, 0 failed, 0 skipped\n"
+
+
+@pytest.mark.parametrize("body,timeout,reason", [
+    ("volatile int spin = 1; while (spin) {}", 8,
+     "iree-run-module did not finish within 8 s (timeout_seconds) and was killed"),
+    ("*(volatile int *)0 = 1;", 120,
+     # The wheels' iree-run-module is a Python wrapper of the native tool.
+     "iree-run-module failed (exit code 245, as a Python wrapper reports a "
+     "tool killed by signal 11: Segmentation fault)"
+     if (VENV_BIN / "iree-run-module").read_bytes().startswith(b"#!")
+     else "iree-run-module crashed (signal 11)"),
+], ids=["hang", "crash"])
+def test_an_import_that_hangs_or_crashes(tmp_path, body, timeout, reason):
+    """Each tool runs in a child process with the test's time limit: a plugin
+    whose import hangs or crashes fails its test, and ireepkg goes on."""
+    project = new(tmp_path, "runtime", "bad-import")
+    source = project / "src" / "bad_import.c"
+    text = source.read_text()
+    source.write_text(text.replace("  for (size_t i = begin; i < end; ++i)\n    out[i] = a[i] * b[i];\n",
+                                   f"  {body}\n  for (size_t i = begin; i < end; ++i)\n    out[i] = a[i] * b[i];\n"))
+    manifest_path = project / "ireeplugin.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["tests"][0]["timeout_seconds"] = timeout
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    configure(project, f"-Direepkg_DIR={BUILD}")
+    proc = build(project, check=False)
+    assert proc.returncode != 0
+    assert f"FAIL  bad-import 0.1.0 multiply: {reason}\n  command: " in proc.stdout
+    assert not (project / "build" / "dist" / "bad-import-0.1.0.ireepkg").exists()
+    r = run("test", project / "build" / "package", "--json", env=ENV)
+    assert r.code == 1
+    t = json.loads(r.out)["tests"][0]
+    assert (t["outcome"], t["reason"]) == ("failed", reason)
