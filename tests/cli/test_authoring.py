@@ -324,3 +324,34 @@ def test_an_import_that_hangs_or_crashes(tmp_path, body, timeout, reason):
     assert r.code == 1
     t = json.loads(r.out)["tests"][0]
     assert (t["outcome"], t["reason"]) == ("failed", reason)
+
+
+def test_mlir_opt_output_mismatch_shows_expected_and_actual(projects, tmp_path):
+    if "mlir-passes" not in projects:
+        pytest.skip("MLIR plugins need linux-x86_64 and mlir-opt-22")
+    project, _ = projects["mlir-passes"]
+    package = tmp_path / "package"
+    shutil.copytree(project / "build" / "package", package)
+    manifest = json.loads((package / "ireeplugin.json").read_text())
+    good = manifest["tests"][0]["expected_output"][0]
+    wrong = good.replace("op_count = 2", "op_count = 3")
+    manifest["tests"][0]["expected_output"] = [wrong]
+    (package / "ireeplugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    r = run("test", package, env=ENV)
+    assert r.code == 1
+    lines = r.out.splitlines()
+    assert lines[0] == ("FAIL  tag-passes 0.1.0 count-ops: mlir-opt did not print the "
+                        f"expected line \"{wrong}\"")
+    assert lines[1].startswith(f"  command: {MLIR_OPT} --load-pass-plugin={package}/lib/linux-x86_64/libtag_passes.so "
+                               "'--pass-pipeline=builtin.module(func.func(tag-passes-count-ops))' ")
+    assert lines[2:4] == ["  expected output:", f"    {wrong}"]
+    assert lines[4] == "  actual output:"
+    assert f"      {good}" in lines[5:]
+    assert lines[-1] == "1 test: 0 passed, 1 failed, 0 skipped"
+    # pack refuses it the same way and leaves no archive; --json says why.
+    r = run("pack", package, "-o", tmp_path / "dist", "--json", env=ENV)
+    assert r.code == 1
+    report = json.loads(r.out)
+    assert report["ok"] is False
+    assert [(t["test"], t["outcome"]) for t in report["tests"]] == [("count-ops", "failed")]
+    assert not (tmp_path / "dist" / "tag-passes-0.1.0.ireepkg").exists()
