@@ -332,6 +332,11 @@ function(ireepkg_add_package target)
   foreach(file ${ARG_FILES})
     get_filename_component(src ${file} ABSOLUTE)
     file(RELATIVE_PATH rel ${CMAKE_CURRENT_SOURCE_DIR} ${src})
+    if(rel MATCHES "^\\.\\./" OR IS_ABSOLUTE "${rel}")
+      message(FATAL_ERROR "ireepkg_add_package(${target}): ${file} is not "
+                          "under ${CMAKE_CURRENT_SOURCE_DIR}; FILES keep their "
+                          "path relative to it in the package")
+    endif()
     get_filename_component(reldir ${rel} DIRECTORY)
     list(APPEND commands
       COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}/${reldir}
