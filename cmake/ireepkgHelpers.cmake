@@ -326,6 +326,7 @@ function(ireepkg_add_package target)
     COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
     COMMAND ${CMAKE_COMMAND} -E copy ${manifest} ${dir}/ireeplugin.json)
   set(depends ${manifest})
+  set(laid_out) # package paths of the plugin files, checked below
   if(TARGET ireepkg)
     list(APPEND depends ireepkg) # ireepkg's own build: pack with this build
   endif()
@@ -356,11 +357,13 @@ function(ireepkg_add_package target)
         list(APPEND commands COMMAND ${CMAKE_COMMAND} -E copy
              ${outdir}/${plugin}.${arch}.so ${dir}/runtime/${plugin}.${arch}.so)
         list(APPEND depends ${outdir}/${plugin}.${arch}.so)
+        list(APPEND laid_out runtime/${plugin}.${arch}.so)
       endforeach()
       if(fat)
         list(APPEND commands COMMAND ${CMAKE_COMMAND} -E copy
              ${outdir}/${plugin}.sos ${dir}/runtime/${plugin}.sos)
         list(APPEND depends ${outdir}/${plugin}.sos)
+        list(APPEND laid_out runtime/${plugin}.sos)
       endif()
       if(system)
         list(APPEND commands
@@ -368,18 +371,31 @@ function(ireepkg_add_package target)
           COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:${system}>
                   ${dir}/runtime/${platform}/lib${plugin}.so)
         list(APPEND depends ${system})
+        list(APPEND laid_out runtime/${platform}/lib${plugin}.so)
       endif()
     elseif(kind MATCHES "^mlir-")
       list(APPEND commands
         COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}/lib/${platform}
         COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:${plugin}>
                 ${dir}/lib/${platform}/lib${plugin}.so)
+      list(APPEND laid_out lib/${platform}/lib${plugin}.so)
     else()
       message(FATAL_ERROR "ireepkg_add_package(${target}): ${plugin} is not "
                           "a target of ireepkg_add_executable_plugin or "
                           "ireepkg_add_mlir_plugin")
     endif()
     list(APPEND depends ${plugin})
+  endforeach()
+
+  # Every plugin file should be one the manifest names (`ireepkg pack`
+  # checks the other way: every path the manifest names exists).
+  foreach(rel ${laid_out})
+    string(FIND "${text}" "\"${rel}\"" at)
+    if(at EQUAL -1)
+      message(WARNING "ireepkg_add_package(${target}): the package gets "
+                      "${rel}, which ${ARG_MANIFEST} does not name; name it "
+                      "in a plugin's \"library\" (or drop it from the build)")
+    endif()
   endforeach()
 
   set(pack_flags)

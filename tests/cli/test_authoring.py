@@ -89,7 +89,9 @@ def test_new_writes_each_kind(tmp_path):
                             "  src/my_mul.c\n  tests/my_mul.mlir\n")
     manifest = json.loads((tmp_path / "my-mul" / "ireeplugin.json").read_text())
     assert manifest["name"] == "my-mul"
-    assert manifest["runtime"]["plugins"][0]["imports"] == ["my_mul_workgroup"]
+    assert [(p["name"], p["format"], p["imports"]) for p in manifest["runtime"]["plugins"]] == [
+        ("my_mul_system", "system-library", ["my_mul_workgroup"]),
+        ("my_mul", "embedded-elf", ["my_mul_workgroup"])]
     readme = (tmp_path / "my-mul" / "README.md").read_text()
     for command in ("cmake -S . -B build", "cmake --build build",
                     "ctest --test-dir build"):
@@ -277,9 +279,15 @@ def test_fatelf_and_riscv64(tmp_path):
         "ARCHES x86_64 aarch64\n", "ARCHES x86_64 aarch64 riscv64\n  FATELF\n"))
     manifest_path = project / "ireeplugin.json"
     manifest = json.loads(manifest_path.read_text())
+    # Only the FatELF: the system library is still built, but not named.
+    del manifest["runtime"]["plugins"][0]
     manifest["runtime"]["plugins"][0]["library"] = {"fat": "runtime/fat_mul.sos"}
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
-    configure(project, f"-Direepkg_DIR={BUILD}")
+    proc = configure(project, f"-Direepkg_DIR={BUILD}")
+    warning = " ".join(proc.stderr.split())
+    assert ("ireepkg_add_package(fat_mul_package): the package gets "
+            "runtime/linux-x86_64/libfat_mul.so, which ireeplugin.json does not "
+            "name; name it in a plugin's \"library\" (or drop it from the build)") in warning
     proc = build(project)
     assert "ok    fat-mul 0.1.0 multiply (iree-run-module)\n" in proc.stdout
     package = project / "build" / "package"
