@@ -113,6 +113,24 @@ struct RuntimePlugin {
   std::string description;
 };
 
+/// How a package test runs (the manifest's "tests", formats.md §1).
+enum class PackageTestTool { IreeRunModule, MlirOpt };
+std::string_view packageTestToolName(PackageTestTool tool);
+
+/// One smoke test a package ships.
+struct PackageTest {
+  std::string name;
+  PackageTestTool tool = PackageTestTool::IreeRunModule;
+  std::string program;                   ///< package path of the MLIR program
+  std::string function;                  ///< iree-run-module
+  std::vector<std::string> inputs;       ///< iree-run-module --input= values
+  std::vector<std::string> compileFlags; ///< extra iree-compile flags
+  std::string pipeline;                  ///< mlir-opt --pass-pipeline=
+  std::vector<std::string> expectedOutput;
+  int timeoutSeconds = 120;
+  std::string description;
+};
+
 struct Manifest {
   int schemaVersion = kSchemaVersion;
   std::string name;
@@ -124,8 +142,10 @@ struct Manifest {
   std::vector<CompilerPlugin> compilerPlugins;
   std::vector<Hook> hooks;
   std::vector<RuntimePlugin> runtimePlugins;
+  std::vector<PackageTest> tests;
 
-  /// Every file the manifest names (library, hook files and directories).
+  /// Every file the manifest names (library, hook files and directories,
+  /// test programs).
   std::vector<std::string> referencedPaths() const;
 };
 

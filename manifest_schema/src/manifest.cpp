@@ -24,6 +24,12 @@ static constexpr std::array<std::string_view, 9> kHookNames = {
     "mlir-pipeline"};
 static constexpr std::array<std::string_view, 2> kFormatNames = {
     "embedded-elf", "system-library"};
+static constexpr std::array<std::string_view, 2> kTestToolNames = {
+    "iree-run-module", "mlir-opt"};
+
+std::string_view packageTestToolName(PackageTestTool tool) {
+  return kTestToolNames[static_cast<size_t>(tool)];
+}
 
 std::string_view compilerPluginKindName(CompilerPluginKind kind) {
   return kKindNames[static_cast<size_t>(kind)];
@@ -86,6 +92,9 @@ std::vector<std::string> Manifest::referencedPaths() const {
   for (const RuntimePlugin &p : runtimePlugins)
     for (const auto &[key, path] : p.library)
       out.push_back(path);
+  for (const PackageTest &t : tests)
+    if (!t.program.empty())
+      out.push_back(t.program);
   return out;
 }
 
@@ -432,6 +441,99 @@ static void parseRuntimePlugin(Checker &checker, const json &value,
   r.finish();
 }
 
+static void parsePackageTest(Checker &checker, const json &value,
+                             const std::string &ptr, PackageTest &out) {
+  ObjectReader r(checker, value, ptr);
+  if (!r.valid())
+    return;
+  if (auto name = r.string("name", Need::Required)) {
+    out.name = *name;
+    bool ok = name->size() <= 64 &&
+              (std::isalnum(static_cast<unsigned char>((*name)[0])) ||
+               (*name)[0] == '_') &&
+              name->find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                      "0123456789_.-") == std::string::npos;
+    if (!ok)
+      checker.error(r.child("name"),
+                    "\"" + *name + "\" is not a valid test name",
+                    "test names are up to 64 letters, digits, '_', '.' and "
+                    "'-', starting with a letter, digit or '_'");
+  }
+  auto toolIndex = enumField(checker, r, "tool", kTestToolNames, "a test tool");
+  if (auto program = r.string("program", Need::Required);
+      program && checker.packagePath(*program, r.child("program")))
+    out.program = *program;
+  if (auto lines = r.stringArray("expected_output", Need::Required, false)) {
+    out.expectedOutput = *lines;
+    if (lines->empty())
+      checker.error(r.child("expected_output"), "must list at least one line",
+                    "write the lines the tool prints when the test passes");
+  }
+  if (r.has("timeout_seconds")) {
+    if (auto t = r.integer("timeout_seconds")) {
+      if (*t < 1 || *t > 3600)
+        checker.error(r.child("timeout_seconds"),
+                      "must be between 1 and 3600 seconds");
+      else
+        out.timeoutSeconds = static_cast<int>(*t);
+    }
+  }
+  if (auto d = r.string("description", Need::Optional, false))
+    out.description = *d;
+  // The fields of the tool the test does not use.
+  std::vector<std::string> notFor;
+  if (!toolIndex) {
+    for (const char *key : {"function", "inputs", "compile_flags", "pipeline"})
+      r.any(key); // the tool is the problem; don't also flag these
+  } else {
+    out.tool = static_cast<PackageTestTool>(*toolIndex);
+    if (out.tool == PackageTestTool::IreeRunModule) {
+      if (auto f = r.string("function", Need::Required))
+        out.function = *f;
+      if (auto in = r.stringArray("inputs", Need::Optional, false))
+        out.inputs = *in;
+      if (auto flags = r.stringArray("compile_flags", Need::Optional, false)) {
+        for (size_t i = 0; i < flags->size(); ++i) {
+          const std::string &flag = (*flags)[i];
+          std::string name = flag.substr(0, flag.find('='));
+          bool ok = name.size() > 2 && name.rfind("--", 0) == 0 &&
+                    std::isalnum(static_cast<unsigned char>(name[2])) &&
+                    name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                           "0123456789_.-",
+                                           2) == std::string::npos;
+          if (!ok)
+            checker.error(r.child("compile_flags") + "/" + std::to_string(i),
+                          "\"" + flag + "\" is not a compiler flag",
+                          "write each flag as --name or --name=value");
+        }
+        out.compileFlags = *flags;
+      }
+      notFor = {"pipeline"};
+    } else {
+      if (auto p = r.string("pipeline", Need::Required)) {
+        out.pipeline = *p;
+        checkPipelineSyntax(checker, *p, r.child("pipeline"));
+      }
+      notFor = {"function", "inputs", "compile_flags"};
+    }
+  }
+  for (const std::string &key : notFor) {
+    if (!r.has(key))
+      continue;
+    r.any(key);
+    checker.error(r.child(key),
+                  "\"" + key + "\" does not belong to a \"" +
+                      std::string(packageTestToolName(out.tool)) + "\" test",
+                  out.tool == PackageTestTool::IreeRunModule
+                      ? "iree-run-module tests take function, inputs and "
+                        "compile_flags"
+                      : "mlir-opt tests take a pipeline");
+  }
+  r.finish();
+}
+
 static void parseDependencyMap(Checker &checker, ObjectReader &r,
                                const std::string &selfName,
                                std::map<std::string, Constraint> &out) {
@@ -553,6 +655,18 @@ Manifest parseManifest(const JsonDocument &doc, const ParseOptions &options,
       }
     }
     rt.finish();
+  }
+  if (const json *tests = r.array("tests")) {
+    std::set<std::string> names;
+    for (size_t i = 0; i < tests->size(); ++i) {
+      std::string p = r.child("tests") + "/" + std::to_string(i);
+      PackageTest test;
+      parsePackageTest(checker, (*tests)[i], p, test);
+      if (!test.name.empty() && !names.insert(test.name).second)
+        checker.error(p + "/name",
+                      "test name \"" + test.name + "\" is used more than once");
+      m.tests.push_back(std::move(test));
+    }
   }
   r.finish();
   return m;

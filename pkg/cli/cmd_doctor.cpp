@@ -30,6 +30,7 @@
 
 #include "../src/child_process.h"
 #include "../src/compiler_doctor.h"
+#include "../src/package_test.h"
 #include "../src/state.h"
 #include "ireepkg/fatelf.h"
 #include "ireepkg/iree_version.h"
@@ -761,6 +762,25 @@ int runDoctor(const Command &, const ParsedArgs &args) {
       {"requirements", requirements}};
   std::vector<ShadowedImport> shadowed = shadowedImports(prefix->path);
 
+  // --run-tests: the installed packages' own tests (package_test.h).
+  json testsJson = nullptr;
+  std::string testsText;
+  if (args.flag("run-tests")) {
+    auto results = runInstalledPackageTests(prefix->path, {},
+                                            findPackageTestTools(), reporter);
+    if (!results)
+      return printFailure(results.error(), jsonOutput);
+    testsJson = json::array();
+    testsText = "\nPackage tests:\n";
+    if (results->empty())
+      testsText += "  none installed\n";
+    for (const PackageTestResult &r : *results) {
+      ok = ok && r.outcome != PackageTestResult::Outcome::Failed;
+      testsJson.push_back(json::parse(packageTestResultToJson(r).dump()));
+      testsText += formatPackageTestResult(r);
+    }
+  }
+
   if (jsonOutput) {
     json plugins = json::array();
     for (const PluginCheck &c : checks)
@@ -779,6 +799,8 @@ int runDoctor(const Command &, const ParsedArgs &args) {
                 {"compiler_plugins", compiler},
                 {"shadowed_imports", shadowedImportsToJson(shadowed)},
                 {"ok", ok}};
+    if (!testsJson.is_null())
+      out["tests"] = testsJson;
     std::printf("%s\n", dumpJson(out).c_str());
     return ok ? kExitOk : kExitFailure;
   }
@@ -844,6 +866,7 @@ int runDoctor(const Command &, const ParsedArgs &args) {
     text += "\nImports that more than one package provides (IREE resolves "
             "imports in reverse registration order):\n" +
             shadowedImportsText(shadowed);
+  text += testsText;
   std::fputs(text.c_str(), stdout);
   return ok ? kExitOk : kExitFailure;
 }

@@ -1,11 +1,31 @@
 //===- cmd_pack.cpp - `ireepkg pack` -------------------------------------===//
 #include "output.h"
 
+#include "../src/package_test.h"
+
 #include "ireepkg/package.h"
 
 #include <cstdio>
+#include <filesystem>
 
 namespace ireepkg::cli {
+
+size_t printPackageTestResults(const std::vector<PackageTestResult> &results);
+
+/// Runs the package's own tests on its directory (the package's runtime and
+/// MLIR plugins for this host); nullopt when it has none.
+static std::optional<std::vector<PackageTestResult>>
+packTests(const std::string &dir, const Manifest &manifest) {
+  if (manifest.tests.empty())
+    return std::nullopt;
+  PackageTestTarget target;
+  target.package = manifest.name;
+  target.version = manifest.version.str();
+  target.root = std::filesystem::absolute(dir).lexically_normal().string();
+  target.manifest = &manifest;
+  target.platform = hostPlatform();
+  return runPackageTests(target, findPackageTestTools());
+}
 
 int runPack(const Command &, const ParsedArgs &args) {
   PackOptions options;
@@ -24,6 +44,36 @@ int runPack(const Command &, const ParsedArgs &args) {
   }
   for (const Diagnostic &d : result->warnings)
     CliReporter().warning(d);
+  std::optional<std::vector<PackageTestResult>> tests;
+  if (!args.flag("no-test"))
+    tests = packTests(args.positional[0], result->manifest);
+  size_t testsFailed = 0;
+  nlohmann::json testsJson = nlohmann::json::array();
+  if (tests)
+    for (const PackageTestResult &r : *tests) {
+      testsFailed += r.outcome == PackageTestResult::Outcome::Failed;
+      testsJson.push_back(packageTestResultToJson(r));
+    }
+  if (testsFailed) {
+    // A package whose tests fail is not published: the archive goes.
+    std::error_code ec;
+    std::filesystem::remove(result->archivePath, ec);
+    if (args.flag("json")) {
+      std::printf("%s\n", nlohmann::json({{"ok", false}, {"tests", testsJson}})
+                              .dump(2)
+                              .c_str());
+    } else {
+      printPackageTestResults(*tests);
+    }
+    std::fflush(stdout);
+    printError(Error(ErrorCode::Invalid,
+                     std::to_string(testsFailed) + " of the package's tests " +
+                         (testsFailed == 1 ? "fails" : "fail") +
+                         "; no archive was written",
+                     {}, "fix the package, or pack with --no-test to skip "
+                         "its tests"));
+    return kExitFailure;
+  }
   if (args.flag("json")) {
     nlohmann::json files = nlohmann::json::array();
     for (const RecordEntry &e : result->record.files)
@@ -36,11 +86,14 @@ int runPack(const Command &, const ParsedArgs &args) {
                                         {"size", result->size},
                                         {"files", files},
                                         {"pipeline_check",
-                                         toJson(result->pipelineCheck)}})
+                                         toJson(result->pipelineCheck)},
+                                        {"tests", testsJson}})
                             .dump(2)
                             .c_str());
     return kExitOk;
   }
+  if (tests)
+    printPackageTestResults(*tests);
   std::printf("packed %s %s -> %s (%s, %zu files, sha256 %s)\n",
               result->manifest.name.c_str(),
               result->manifest.version.str().c_str(),

@@ -93,6 +93,8 @@ int runFlags(const Command &, const ParsedArgs &);
 int runEnv(const Command &, const ParsedArgs &);
 int runExec(const Command &, const ParsedArgs &);
 int runDoctor(const Command &, const ParsedArgs &);
+int runTest(const Command &, const ParsedArgs &);
+int runNew(const Command &, const ParsedArgs &);
 int runSign(const Command &, const ParsedArgs &);
 int runSignatureVerify(const Command &, const ParsedArgs &);
 int runLock(const Command &, const ParsedArgs &);

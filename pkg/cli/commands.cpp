@@ -119,11 +119,17 @@ const std::vector<Command> &commandTable() {
           "reproducible: the same inputs give the same bytes.\n\n"
           "--fatelf also joins an embedded-elf plugin's per-architecture "
           "files into one FatELF .sos inside the package (library key "
-          "\"fat\").",
+          "\"fat\").\n\n"
+          "When the manifest has \"tests\", they run last, on the package "
+          "directory (its own runtime plugins, or its MLIR plugins, for this "
+          "host), with the IREE and MLIR tools found as `ireepkg test` finds "
+          "them; a test whose tool is missing is skipped. If a test fails, "
+          "its output is shown and no archive is left. --no-test skips them.",
           {{"output", 'o', "DIR", "where to write the archive (default: .)"},
            {"fatelf", 0, "",
             "join each embedded-elf plugin's per-architecture files into a "
             "FatELF .sos in the package"},
+           {"no-test", 0, "", "do not run the package's tests"},
            kJson},
           {"ireepkg pack examples/simple-mul -o dist/"},
           1,
@@ -626,6 +632,61 @@ const std::vector<Command> &commandTable() {
           runExec,
       },
       {
+          "new",
+          "<dir> --kind KIND [--name NAME]",
+          "start a new plugin package project",
+          "Writes a complete package project into <dir> (which must not "
+          "exist, or be empty): the plugin's sources, a CMakeLists.txt using "
+          "ireepkg's CMake helpers (find_package(ireepkg CONFIG)), "
+          "ireeplugin.json with a test, the test program, and a README.md "
+          "with the commands that build, test and pack it. Kinds: runtime "
+          "(an IREE executable plugin in C, built as embedded ELF files for "
+          "x86_64 and aarch64 and a system library; its test runs a program "
+          "with iree-run-module), mlir-passes and mlir-dialect (MLIR plugins "
+          "in C++ for Debian's MLIR 22; their tests run mlir-opt), "
+          "compiler-config (a compiler configuration with no native code; "
+          "its test compiles and runs a program). The package name is "
+          "<dir>'s name unless --name gives one.",
+          {{"kind", 0, "KIND",
+            "runtime, mlir-passes, mlir-dialect or compiler-config"},
+           {"name", 0, "NAME", "the package name (default: <dir>'s name)"}},
+          {"ireepkg new my-kernels --kind runtime",
+           "ireepkg new tag-passes --kind mlir-passes"},
+          1,
+          1,
+          false,
+          runNew,
+      },
+      {
+          "test",
+          "[<package>|<dir>...] [--prefix DIR] [--json]",
+          "run the tests packages ship",
+          "Runs the smoke tests of the installed packages (all, or those "
+          "named), as their manifests' \"tests\" describe them, against the "
+          "IREE and MLIR tools in use: iree-compile and iree-run-module found "
+          "on PATH, then in the active virtual environment, and mlir-opt, "
+          "then mlir-opt-22, on PATH. An iree-run-module test compiles its "
+          "program for the local CPU and runs the function with the inputs "
+          "through the prefix's runtime plugins (state/runtime.flags); an "
+          "mlir-opt test runs the pipeline on its program with the package's "
+          "MLIR plugins loaded. Each tool runs in a child process with the "
+          "test's time limit (timeout_seconds, default 120). A test passes "
+          "when its tools succeed and the expected lines appear, in order, "
+          "in what the tool prints; a failure shows the command, the "
+          "expected lines and the tool's output. A test whose tool is not "
+          "found is skipped. Exit status 1 if any test fails.\n\n"
+          "An argument with a '/' (./my-package, build/package) is a package "
+          "directory instead: its tests run with its own runtime plugins for "
+          "this host, as `pack` runs them.",
+          {kPrefix, kJson},
+          {"ireepkg test", "ireepkg test my-plugin --json",
+           "ireepkg test ./build/package"},
+          0,
+          -1,
+          false,
+          runTest,
+      },
+      {
           "doctor",
           "[--prefix DIR] [--json]",
           "check the IREE tools and load every runtime plugin in isolation",
@@ -640,8 +701,11 @@ const std::vector<Command> &commandTable() {
           "plugin: MLIR pass and dialect plugins loaded into mlir-opt-22 "
           "(which only warns about a plugin it cannot load), iree-static ids "
           "against `iree-compile --iree-list-plugins`, iree-dynamic libraries "
-          "loaded by iree-compile. Exit status 1 if any plugin has a problem.",
-          {kPrefix, kJson},
+          "loaded by iree-compile. Exit status 1 if any plugin has a problem.\n\n"
+          "--run-tests also runs the installed packages' tests, as `ireepkg "
+          "test` does; a failing test makes the exit status 1.",
+          {kPrefix, kJson,
+           {"run-tests", 0, "", "also run the installed packages' tests"}},
           {"ireepkg doctor", "ireepkg doctor --json"},
           0,
           0,

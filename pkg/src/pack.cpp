@@ -192,6 +192,9 @@ Expected<PackResult> packDirectory(const std::string &dir,
     for (const auto &[arch, p] : m.hooks[i].paths)
       named.emplace_back(p, base + "/path/" + arch);
   }
+  for (size_t i = 0; i < m.tests.size(); ++i)
+    named.emplace_back(m.tests[i].program,
+                       "/tests/" + std::to_string(i) + "/program");
   std::vector<bool> present(named.size());
   for (size_t i = 0; i < named.size(); ++i) {
     const auto &[p, ptr] = named[i];

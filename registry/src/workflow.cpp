@@ -128,6 +128,10 @@ namespace {
 struct OpenedBundle {
   std::string file;
   std::map<std::string, std::string> registries;
+  /// Where it was extracted, and whether this command extracted it (and so
+  /// removes it again unless a registry in it proved genuine).
+  std::string dir;
+  bool fresh = false;
 };
 
 Expected<OpenedBundle> openBundle(const std::string &bundle,
@@ -144,7 +148,9 @@ Expected<OpenedBundle> openBundle(const std::string &bundle,
   if (!sha)
     return Unexpected(sha.error());
   std::string dir = cacheRoot + "/bundles/" + *sha;
+  out.dir = dir;
   if (!fsutil::isDirectory(dir)) {
+    out.fresh = true;
     std::string tmp = dir + ".tmp-" + std::to_string(::getpid());
     (void)fsutil::removeTree(tmp);
     if (Status s = fsutil::makeDirs(cacheRoot + "/bundles"); !s)
@@ -202,6 +208,13 @@ public:
     // Without a cache location, opening a registry reports it.
     if (auto root = registry::detail::cacheRootFor(env.client))
       cacheRoot_ = *root;
+  }
+
+  /// A bundle this command extracted but whose signatures never verified
+  /// (a wrong key, a forged or broken bundle) does not stay in the cache.
+  ~Sources() override {
+    if (bundle_ && bundle_->fresh && !bundleTrusted_)
+      (void)fsutil::removeTree(bundle_->dir);
   }
 
   Status useBundle() {
@@ -286,6 +299,8 @@ public:
       options.bundle = true;
     }
     auto c = RegistryClient::open(spec, options, reporter_);
+    if (c && bundle_)
+      bundleTrusted_ = true; // its signed snapshot verified
     if (!c) {
       Error e = c.error();
       // "Not found" here is about the registry's files (or an offline
@@ -380,6 +395,7 @@ private:
   std::vector<std::unique_ptr<RegistryClient>> clients_;
   std::string cacheRoot_;
   std::optional<OpenedBundle> bundle_;
+  bool bundleTrusted_ = false;
   std::map<std::string, std::pair<Manifest, std::string>> paths_;
   std::map<std::string, size_t> pinned_;
   std::map<std::string, CandidateVersion> installed_;

@@ -307,3 +307,46 @@ def test_archive_rewritten_in_place_during_install(tmp_path):
     assert code == 1
     assert "the archive changed while it was being installed" in err, err
     assert installed_names(prefix) in (None, [])
+
+
+# --- offline bundles ----------------------------------------------------------
+
+class Zeros:
+    """A file object of `n` zero bytes, made as it is read."""
+    def __init__(self, n):
+        self.left = n
+
+    def read(self, size=-1):
+        size = self.left if size < 0 else min(size, self.left)
+        self.left -= size
+        return bytes(size)
+
+
+def test_bundle_bomb_is_refused_and_leaves_nothing(tmp_path):
+    """A 300 MiB file compressed to a few KB: the bundle once wrote all of it
+    into cache/bundles/<id>/ before any check, and left it there."""
+    import io
+    import subprocess
+    import tarfile
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        ti = tarfile.TarInfo("bundle.json")
+        body = b'{"registries": []}\n'
+        ti.size = len(body)
+        tar.addfile(ti, io.BytesIO(body))
+        ti = tarfile.TarInfo("big.bin")
+        ti.size = 300 << 20
+        tar.addfile(ti, Zeros(ti.size))
+    bomb = tmp_path / "bomb.ireebundle"
+    bomb.write_bytes(subprocess.run(["zstd", "-19", "-c"], input=raw.getvalue(),
+                                    capture_output=True, check=True).stdout)
+    assert bomb.stat().st_size < 64 << 10
+    cache = tmp_path / "cache"
+    r = run("install", "--bundle", bomb, "--offline", "--registry-key",
+            "RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3",
+            "foo", "--prefix", tmp_path / "p", env={"IREEPKG_CACHE_DIR": str(cache)})
+    assert r.code == 1
+    assert "not a valid bundle: the archive unpacks to more than" in r.err, r.err
+    assert "past the size or compression-ratio limit" in r.err
+    left = [p for p in (cache / "bundles").rglob("*")] if (cache / "bundles").exists() else []
+    assert left == []

@@ -620,3 +620,28 @@ def test_path_plugins_lock_and_sync(tmp_path, reg, cache):
     r = run("sync", "--frozen", cwd=d)
     assert r.code == 1, r
     assert "0.2.0" in r.err and "run `ireepkg lock`" in r.err
+
+
+def test_bundle_that_does_not_verify_leaves_nothing_in_the_cache(tmp_path, reg, cache,
+                                                                 monkeypatch):
+    """A bundle is extracted into the cache to be read; one whose signed
+    snapshot does not verify with the key given is removed again."""
+    d = project(tmp_path, reg, [{"name": "fft-kit"}])
+    assert run("lock", cwd=d).code == 0
+    bundle = tmp_path / "vendor.ireebundle"
+    assert run("bundle", "create", "-o", bundle, cwd=d).code == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    assert run("key", "generate", "-o", other / "k").code == 0
+    wrong = (other / "k.pub").read_text().splitlines()[1].strip()
+    cache2 = tmp_path / "cache2"
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(cache2))
+    r = run("install", "--bundle", bundle, "--registry-key", wrong, "--offline",
+            "fft-kit", "--prefix", tmp_path / "p2", cwd=tmp_path)
+    assert r.code == 1, r
+    assert not (cache2 / "bundles").exists() or not any((cache2 / "bundles").iterdir())
+    # With the right key it is extracted once and kept.
+    r = run("install", "--bundle", bundle, "--registry-key", reg.pub, "--offline",
+            "fft-kit", "--prefix", tmp_path / "p2", cwd=tmp_path)
+    assert r.code == 0, r
+    assert len(list((cache2 / "bundles").iterdir())) == 1

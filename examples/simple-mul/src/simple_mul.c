@@ -6,7 +6,8 @@
 // the dispatch of examples/programs/simple_mul.mlir.
 //
 // The same source builds two ways:
-//  - with SIMPLE_MUL_STANDALONE=1: a freestanding, platform-independent ELF
+//  - with SIMPLE_MUL_STANDALONE=1 (or IREEPKG_EMBEDDED_ELF, as
+//    ireepkg_add_executable_plugin compiles embedded ELF): a freestanding, platform-independent ELF
 //    for IREE's embedded-ELF loader (no libc; memory only from the host
 //    allocator; STANDALONE feature bit set);
 //  - without it: an ordinary system shared library for dlopen.
@@ -23,6 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if !defined(SIMPLE_MUL_STANDALONE) && defined(IREEPKG_EMBEDDED_ELF)
+// ireepkg_add_executable_plugin's embedded builds.
+#define SIMPLE_MUL_STANDALONE 1
+#endif
 #if !defined(SIMPLE_MUL_STANDALONE)
 #define SIMPLE_MUL_STANDALONE 0
 #endif

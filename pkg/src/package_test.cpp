@@ -1,0 +1,384 @@
+//===- package_test.cpp - Running a package's smoke tests ----------------===//
+#include "package_test.h"
+
+#include "child_process.h"
+#include "state.h"
+
+#include "ireepkg/iree_version.h"
+#include "ireepkg/prefix.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace ireepkg {
+
+PackageTestTools findPackageTestTools() {
+  PackageTestTools tools;
+  tools.ireeCompile = locateTool("iree-compile").path;
+  tools.ireeRunModule = locateTool("iree-run-module").path;
+  tools.mlirOpt = locateTool("mlir-opt").path;
+  if (tools.mlirOpt.empty())
+    tools.mlirOpt = locateTool("mlir-opt-22").path;
+  return tools;
+}
+
+namespace {
+
+std::string shellQuote(const std::string &arg) {
+  if (!arg.empty() &&
+      arg.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                            "0123456789_-+=/.,:@%") == std::string::npos)
+    return arg;
+  std::string out = "'";
+  for (char c : arg) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+std::string commandLine(const std::vector<std::string> &argv) {
+  std::string out;
+  for (const std::string &a : argv)
+    out += (out.empty() ? "" : " ") + shellQuote(a);
+  return out;
+}
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos)
+    return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+/// The index in `expected` of the first line not found, in order, among
+/// the lines of `out`; expected.size() when all are there.
+size_t firstMissingLine(const std::string &out,
+                        const std::vector<std::string> &expected) {
+  size_t next = 0, pos = 0;
+  while (next < expected.size() && pos <= out.size()) {
+    size_t end = out.find('\n', pos);
+    if (end == std::string::npos)
+      end = out.size();
+    if (trim(out.substr(pos, end - pos)) == trim(expected[next]))
+      ++next;
+    pos = end + 1;
+  }
+  return next;
+}
+
+/// Runs one tool of a test; false (with `result` filled) when it failed.
+bool runTool(const std::vector<std::string> &argv, const PackageTest &test,
+             const std::string &what, PackageTestResult &result,
+             std::string *stdoutText = nullptr) {
+  ChildOptions options;
+  options.argv = argv;
+  options.timeoutSeconds = test.timeoutSeconds;
+  options.ownProcessGroup = true;
+  options.maxOut = options.maxErr = 1 << 20;
+  auto child = runChild(options);
+  result.command = commandLine(argv);
+  if (!child) {
+    result.outcome = PackageTestResult::Outcome::Failed;
+    result.reason = what + ": " + child.error().message;
+    return false;
+  }
+  std::string output = child->out + child->err;
+  if (child->spawnError != 0) {
+    result.outcome = PackageTestResult::Outcome::Failed;
+    result.reason =
+        "cannot run " + argv[0] + ": " +
+        std::error_code(child->spawnError, std::generic_category()).message();
+    return false;
+  }
+  if (child->timedOut) {
+    result.outcome = PackageTestResult::Outcome::Failed;
+    result.reason = what + " did not finish within " +
+                    std::to_string(test.timeoutSeconds) +
+                    " s (timeout_seconds) and was killed";
+    result.output = output;
+    return false;
+  }
+  if (!child->exited) {
+    result.outcome = PackageTestResult::Outcome::Failed;
+    result.reason =
+        what + " crashed (signal " + std::to_string(child->signal) + ")";
+    result.output = output;
+    return false;
+  }
+  if (child->exitCode != 0) {
+    result.outcome = PackageTestResult::Outcome::Failed;
+    result.reason =
+        what + " failed (exit code " + std::to_string(child->exitCode) + ")";
+    // The IREE wheels' console scripts are Python wrappers that exit with
+    // the native tool's return code, 256 - N for a tool killed by signal N.
+    if (child->exitCode > 256 - 32 && child->exitCode < 256)
+      result.reason = what + " failed (exit code " +
+                      std::to_string(child->exitCode) +
+                      ", as a Python wrapper reports a tool killed by signal " +
+                      std::to_string(256 - child->exitCode) + ": " +
+                      strsignal(256 - child->exitCode) + ")";
+    result.output = output;
+    return false;
+  }
+  if (stdoutText)
+    *stdoutText = child->out;
+  result.output = output;
+  return true;
+}
+
+void checkOutput(const std::string &out, const PackageTest &test,
+                 const std::string &what, PackageTestResult &result) {
+  size_t missing = firstMissingLine(out, test.expectedOutput);
+  if (missing == test.expectedOutput.size()) {
+    result.outcome = PackageTestResult::Outcome::Passed;
+    result.command.clear();
+    result.output.clear();
+    return;
+  }
+  result.outcome = PackageTestResult::Outcome::Failed;
+  result.reason = what + " did not print the expected line \"" +
+                  trim(test.expectedOutput[missing]) + "\"" +
+                  (missing ? " (after the " + std::to_string(missing) +
+                                 " expected lines before it)"
+                           : std::string());
+  result.expected = test.expectedOutput;
+}
+
+/// A scratch directory, removed when it goes out of scope.
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string tmpl =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/ireepkg-test-XXXXXX";
+    if (char *p = mkdtemp(tmpl.data()))
+      path = p;
+  }
+  ~ScratchDir() {
+    if (!path.empty()) {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  }
+};
+
+void runIreeTest(const PackageTestTarget &target, const PackageTest &test,
+                 const PackageTestTools &tools, PackageTestResult &result) {
+  if (tools.ireeCompile.empty() || tools.ireeRunModule.empty()) {
+    result.outcome = PackageTestResult::Outcome::Skipped;
+    result.reason = std::string(tools.ireeCompile.empty() ? "iree-compile"
+                                                          : "iree-run-module") +
+                    " was not found (on PATH or in $VIRTUAL_ENV/bin)";
+    return;
+  }
+  ScratchDir scratch;
+  if (scratch.path.empty()) {
+    result.outcome = PackageTestResult::Outcome::Failed;
+    result.reason = "cannot create a scratch directory for the compiled module";
+    return;
+  }
+  std::string vmfb = scratch.path + "/" + "module.vmfb";
+  std::vector<std::string> compile = {
+      tools.ireeCompile,
+      target.root + "/" + test.program,
+      "--iree-hal-target-device=local",
+      "--iree-hal-local-target-device-backends=llvm-cpu",
+      "--iree-llvmcpu-target-cpu=host",
+      "--iree-opt-const-eval=false"};
+  compile.insert(compile.end(), test.compileFlags.begin(),
+                 test.compileFlags.end());
+  compile.push_back("-o");
+  compile.push_back(vmfb);
+  if (!runTool(compile, test, "iree-compile", result))
+    return;
+
+  std::vector<std::string> run = {tools.ireeRunModule, "--device=local-sync"};
+  if (target.runtimeFlagfile) {
+    run.push_back("--flagfile=" + *target.runtimeFlagfile);
+  } else {
+    for (const RuntimePlugin &plugin : target.manifest->runtimePlugins) {
+      bool embedded = false;
+      std::string rel =
+          runtimeLibraryFor(plugin, target.platform, embedded, target.root);
+      if (rel.empty())
+        continue;
+      std::string path = target.root + "/" + rel;
+      run.push_back("--executable_plugin=" +
+                    (embedded ? "embedded:" + path : path));
+    }
+  }
+  run.push_back("--module=" + vmfb);
+  run.push_back("--function=" + test.function);
+  for (const std::string &input : test.inputs)
+    run.push_back("--input=" + input);
+  std::string out;
+  if (!runTool(run, test, "iree-run-module", result, &out))
+    return;
+  checkOutput(out, test, "iree-run-module", result);
+}
+
+void runMlirOptTest(const PackageTestTarget &target, const PackageTest &test,
+                    const PackageTestTools &tools, PackageTestResult &result) {
+  if (tools.mlirOpt.empty()) {
+    result.outcome = PackageTestResult::Outcome::Skipped;
+    result.reason = "mlir-opt (or mlir-opt-22) was not found on PATH";
+    return;
+  }
+  std::vector<std::string> argv = {tools.mlirOpt};
+  for (const CompilerPlugin &plugin : target.manifest->compilerPlugins) {
+    const char *flag = plugin.kind == CompilerPluginKind::MlirPassPlugin
+                           ? "--load-pass-plugin="
+                       : plugin.kind == CompilerPluginKind::MlirDialectPlugin
+                           ? "--load-dialect-plugin="
+                           : nullptr;
+    if (!flag)
+      continue;
+    auto it = plugin.library.find(target.platform.str());
+    if (it != plugin.library.end())
+      argv.push_back(flag + target.root + "/" + it->second);
+  }
+  argv.push_back("--pass-pipeline=" + test.pipeline);
+  argv.push_back(target.root + "/" + test.program);
+  std::string out;
+  if (!runTool(argv, test, "mlir-opt", result, &out))
+    return;
+  checkOutput(out, test, "mlir-opt", result);
+}
+
+} // namespace
+
+std::vector<PackageTestResult>
+runPackageTests(const PackageTestTarget &target, const PackageTestTools &tools,
+                const std::vector<std::string> &only) {
+  std::vector<PackageTestResult> results;
+  for (const PackageTest &test : target.manifest->tests) {
+    if (!only.empty() &&
+        std::find(only.begin(), only.end(), test.name) == only.end())
+      continue;
+    PackageTestResult result;
+    result.package = target.package;
+    result.version = target.version;
+    result.test = test.name;
+    result.tool = std::string(packageTestToolName(test.tool));
+    auto start = std::chrono::steady_clock::now();
+    if (test.tool == PackageTestTool::IreeRunModule)
+      runIreeTest(target, test, tools, result);
+    else
+      runMlirOptTest(target, test, tools, result);
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+Expected<std::vector<PackageTestResult>>
+runInstalledPackageTests(const std::string &prefix,
+                         const std::vector<std::string> &packages,
+                         const PackageTestTools &tools, Reporter &reporter) {
+  auto state = readInstalledState(prefix, reporter);
+  if (!state)
+    return std::unexpected(state.error());
+  for (const std::string &name : packages)
+    if (!state->find(name)) {
+      Error e(ErrorCode::NotFound,
+              "package \"" + name + "\" is not installed in " + prefix);
+      e.hint = "`ireepkg list` shows what is installed";
+      return std::unexpected(e);
+    }
+  Platform host = hostPlatform();
+  std::vector<PackageTestResult> results;
+  for (const InstalledPackage &p : state->packages) {
+    if (!packages.empty() &&
+        std::find(packages.begin(), packages.end(), p.name) == packages.end())
+      continue;
+    auto manifest = readInstalledManifest(prefix, p, reporter);
+    if (!manifest)
+      return std::unexpected(manifest.error());
+    PackageTestTarget target;
+    target.package = p.name;
+    target.version = p.version.str();
+    target.root = packageDir(prefix, p.name, p.version);
+    target.manifest = &*manifest;
+    target.platform = host;
+    target.runtimeFlagfile = prefix + "/state/runtime.flags";
+    if (!state->platform.empty() && state->platform != host.str()) {
+      for (const PackageTest &t : manifest->tests) {
+        PackageTestResult r;
+        r.package = target.package;
+        r.version = target.version;
+        r.test = t.name;
+        r.tool = std::string(packageTestToolName(t.tool));
+        r.outcome = PackageTestResult::Outcome::Skipped;
+        r.reason = "the prefix targets " + state->platform +
+                   "; tests run on this host (" + host.str() + ") only";
+        results.push_back(std::move(r));
+      }
+      continue;
+    }
+    auto more = runPackageTests(target, tools);
+    results.insert(results.end(), std::make_move_iterator(more.begin()),
+                   std::make_move_iterator(more.end()));
+  }
+  return results;
+}
+
+nlohmann::json packageTestResultToJson(const PackageTestResult &r) {
+  const char *outcome =
+      r.outcome == PackageTestResult::Outcome::Passed    ? "passed"
+      : r.outcome == PackageTestResult::Outcome::Skipped ? "skipped"
+                                                         : "failed";
+  return {{"package", r.package},   {"version", r.version},
+          {"test", r.test},         {"tool", r.tool},
+          {"outcome", outcome},     {"reason", r.reason},
+          {"command", r.command},   {"output", r.output},
+          {"expected", r.expected}, {"seconds", r.seconds}};
+}
+
+std::string formatPackageTestResult(const PackageTestResult &r) {
+  std::string who = r.package + " " + r.version + " " + r.test;
+  std::string text;
+  switch (r.outcome) {
+  case PackageTestResult::Outcome::Passed:
+    return "ok    " + who + " (" + r.tool + ")\n";
+  case PackageTestResult::Outcome::Skipped:
+    return "skip  " + who + " — " + r.reason + "\n";
+  case PackageTestResult::Outcome::Failed:
+    break;
+  }
+  text = "FAIL  " + who + ": " + r.reason + "\n";
+  if (!r.command.empty())
+    text += "  command: " + r.command + "\n";
+  if (!r.expected.empty()) {
+    text += "  expected output:\n";
+    for (const std::string &line : r.expected)
+      text += "    " + line + "\n";
+  }
+  if (!r.output.empty()) {
+    text += r.expected.empty() ? "  output:\n" : "  actual output:\n";
+    size_t pos = 0;
+    while (pos < r.output.size()) {
+      size_t end = r.output.find('\n', pos);
+      if (end == std::string::npos)
+        end = r.output.size();
+      text += "    " + r.output.substr(pos, end - pos) + "\n";
+      pos = end + 1;
+    }
+  }
+  return text;
+}
+
+} // namespace ireepkg

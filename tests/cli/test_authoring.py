@@ -1,0 +1,365 @@
+"""Plugin authoring: `ireepkg new`, the CMake helpers, package tests.
+
+For each kind of project `ireepkg new` writes, the README's commands (cmake
+configure with find_package(ireepkg CONFIG), build, ctest) build the plugin
+with the helpers of ireepkg's build tree (-Direepkg_DIR=<build>), lay out the
+package and pack it, running its tests with the real tools (clang-22/lld-22,
+the IREE wheels of .venv, mlir-opt-22); then the archive is installed and
+`ireepkg test` passes. One project is built against an installed ireepkg
+(`cmake --install` into a scratch prefix). A plugin that returns wrong
+numbers fails `pack`, `ireepkg test` and `doctor --run-tests`, with the
+expected and the actual output shown."""
+import json
+import os
+import pathlib
+import platform
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BUILD, run
+
+VENV_BIN = pathlib.Path(sys.executable).parent
+HOST_X86_64 = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
+MLIR_OPT = shutil.which("mlir-opt-22")
+CLANG = shutil.which("clang-22")
+CLANGXX = shutil.which("clang++-22")
+ENV = dict(os.environ, PATH=f"{VENV_BIN}:{os.environ['PATH']}")
+
+KINDS = {
+    # kind: (package name, test name, tool)
+    "runtime": ("my-mul", "multiply", "iree-run-module"),
+    "mlir-passes": ("tag-passes", "count-ops", "mlir-opt"),
+    "mlir-dialect": ("demo-dialect", "marker", "mlir-opt"),
+    "compiler-config": ("my-config", "add", "iree-run-module"),
+}
+
+
+def sh(*args, cwd=None, check=True, timeout=600):
+    proc = subprocess.run([str(a) for a in args], cwd=cwd, env=ENV,
+                          capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert proc.returncode == 0, f"{args}:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def configure(project, *extra):
+    return sh("cmake", "-S", project, "-B", project / "build", "-G", "Ninja",
+              f"-DCMAKE_C_COMPILER={CLANG}", f"-DCMAKE_CXX_COMPILER={CLANGXX}",
+              *extra)
+
+
+def build(project, check=True):
+    return sh("cmake", "--build", project / "build", check=check)
+
+
+def new(root, kind, name):
+    r = run("new", root / name, "--kind", kind)
+    assert r.code == 0, r.err
+    return root / name
+
+
+@pytest.fixture(scope="module")
+def projects(tmp_path_factory):
+    """Every kind of project, written by `ireepkg new` and built with the
+    build tree's helpers; the build packs each (running its tests)."""
+    root = tmp_path_factory.mktemp("projects")
+    out, timings = {}, {}
+    for kind, (name, _, _) in KINDS.items():
+        if kind.startswith("mlir-") and not (HOST_X86_64 and MLIR_OPT):
+            continue
+        start = time.monotonic()
+        project = new(root, kind, name)
+        configure(project, f"-Direepkg_DIR={BUILD}")
+        proc = build(project)
+        out[kind] = (project, proc)
+        timings[kind] = time.monotonic() - start
+    print("scaffold build times:", {k: round(v, 1) for k, v in timings.items()})
+    return out
+
+
+def test_new_writes_each_kind(tmp_path):
+    r = run("new", tmp_path / "my-mul", "--kind", "runtime")
+    assert r.code == 0, r.err
+    assert r.out.startswith(f"created the runtime package project my-mul in {tmp_path / 'my-mul'}:\n"
+                            "  CMakeLists.txt\n  README.md\n  ireeplugin.json\n"
+                            "  src/my_mul.c\n  tests/my_mul.mlir\n")
+    manifest = json.loads((tmp_path / "my-mul" / "ireeplugin.json").read_text())
+    assert manifest["name"] == "my-mul"
+    assert [(p["name"], p["format"], p["imports"]) for p in manifest["runtime"]["plugins"]] == [
+        ("my_mul_system", "system-library", ["my_mul_workgroup"]),
+        ("my_mul", "embedded-elf", ["my_mul_workgroup"])]
+    readme = (tmp_path / "my-mul" / "README.md").read_text()
+    for command in ("cmake -S . -B build", "cmake --build build",
+                    "ctest --test-dir build"):
+        assert command in readme
+    # The manifest of every kind is valid as written.
+    for kind in KINDS:
+        r = run("new", tmp_path / kind, "--kind", kind, "--name", f"x-{kind}")
+        assert r.code == 0, r.err
+        r = run("manifest", "check", tmp_path / kind / "ireeplugin.json")
+        assert r.code == 0, r.out + r.err
+
+
+def test_new_refuses(tmp_path):
+    r = run("new", tmp_path / "p")
+    assert r.code == 2
+    assert r.err == ("ireepkg: error: missing --kind\n  hint: give the kind of package: "
+                     "compiler-config, mlir-dialect, mlir-passes, runtime\n")
+    r = run("new", tmp_path / "p", "--kind", "python")
+    assert r.code == 2
+    assert "\"python\" is not a kind of package project" in r.err
+    r = run("new", tmp_path / "Bad_Name", "--kind", "runtime")
+    assert r.code == 2
+    assert "\"Bad_Name\" is not a valid package name" in r.err
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("mine\n")
+    r = run("new", tmp_path / "full", "--kind", "runtime")
+    assert r.code == 1
+    assert "already exists and is not an empty directory" in r.err
+    assert sorted(p.name for p in (tmp_path / "full").iterdir()) == ["keep.txt"]
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_scaffold_builds_tests_packs_installs(kind, projects, tmp_path):
+    if kind not in projects:
+        pytest.skip("MLIR plugins need linux-x86_64 and mlir-opt-22")
+    name, test, tool = KINDS[kind]
+    project, proc = projects[kind]
+    # The build packed the package, after its test passed.
+    assert f"ok    {name} 0.1.0 {test} ({tool})\n1 test: 1 passed, 0 failed, 0 skipped\n" in proc.stdout
+    archive = project / "build" / "dist" / f"{name}-0.1.0.ireepkg"
+    assert archive.is_file()
+    # ctest runs `ireepkg test build/package`.
+    r = sh("ctest", "--test-dir", project / "build", "--output-on-failure")
+    assert "100% tests passed, 0 tests failed out of 1" in r.stdout
+    # Packing is reproducible.
+    again = tmp_path / "again"
+    r = run("pack", project / "build" / "package", "-o", again, env=ENV)
+    assert r.code == 0, r.err
+    assert (again / archive.name).read_bytes() == archive.read_bytes()
+    # Installed, its test passes against the tools in use.
+    prefix = tmp_path / "prefix"
+    r = run("install", "--prefix", prefix, archive, env=ENV)
+    assert r.code == 0, r.err
+    r = run("test", "--prefix", prefix, env=ENV)
+    assert r.code == 0, r.out + r.err
+    assert r.out == f"ok    {name} 0.1.0 {test} ({tool})\n1 test: 1 passed, 0 failed, 0 skipped\n"
+    r = run("test", "--prefix", prefix, name, "--json", env=ENV)
+    assert r.code == 0
+    report = json.loads(r.out)
+    assert report["ok"] is True
+    assert [(t["package"], t["test"], t["outcome"]) for t in report["tests"]] == [
+        (name, test, "passed")]
+    r = run("doctor", "--run-tests", "--prefix", prefix, env=ENV)
+    assert r.code == 0, r.out + r.err
+    assert f"\nPackage tests:\nok    {name} 0.1.0 {test} ({tool})\n" in r.out
+
+
+def test_runtime_scaffold_layout(projects):
+    project, _ = projects["runtime"]
+    package = project / "build" / "package"
+    files = sorted(str(p.relative_to(package)) for p in package.rglob("*") if p.is_file())
+    assert files == ["ireeplugin.json", "runtime/linux-x86_64/libmy_mul.so",
+                     "runtime/my_mul.aarch64.so", "runtime/my_mul.x86_64.so",
+                     "tests/my_mul.mlir"] if HOST_X86_64 else files
+    # Embedded ELF as IREE's loader needs it: ELF64 shared objects for the
+    # architecture, no interpreter, no dynamic dependencies.
+    for arch, machine in (("x86_64", 0x3E), ("aarch64", 0xB7)):
+        data = (package / "runtime" / f"my_mul.{arch}.so").read_bytes()
+        assert data[:4] == b"\x7fELF" and data[4] == 2
+        assert int.from_bytes(data[16:18], "little") == 3  # ET_DYN
+        assert int.from_bytes(data[18:20], "little") == machine
+    r = sh("readelf-22" if shutil.which("readelf-22") else "readelf", "-d",
+           package / "runtime" / "my_mul.x86_64.so", check=False)
+    assert "NEEDED" not in r.stdout
+
+
+def test_wrong_numbers_fail_pack_test_and_doctor(tmp_path):
+    project = new(tmp_path, "runtime", "off-by-one")
+    source = project / "src" / "off_by_one.c"
+    text = source.read_text()
+    assert "out[i] = a[i] * b[i];" in text
+    source.write_text(text.replace("out[i] = a[i] * b[i];", "out[i] = a[i] * b[i] + 1.0f;"))
+    configure(project, f"-Direepkg_DIR={BUILD}")
+    proc = build(project, check=False)
+    assert proc.returncode != 0
+    assert ("FAIL  off-by-one 0.1.0 multiply: iree-run-module did not print the "
+            "expected line \"8xf32=8 8 8 8 8 8 8 8\"\n") in proc.stdout
+    assert "  expected output:\n    8xf32=8 8 8 8 8 8 8 8\n" in proc.stdout
+    assert "  actual output:\n    EXEC @off_by_one\n    result[0]: hal.buffer_view\n    8xf32=9 9 9 9 9 9 9 9\n" in proc.stdout
+    assert ("ireepkg: error: 1 of the package's tests fails; no archive was written\n"
+            "  hint: fix the package, or pack with --no-test to skip its tests\n") in proc.stdout + proc.stderr
+    assert not (project / "build" / "dist" / "off-by-one-0.1.0.ireepkg").exists()
+
+    # --no-test packs it anyway; installed, `ireepkg test` catches it.
+    dist = tmp_path / "dist"
+    r = run("pack", project / "build" / "package", "-o", dist, "--no-test", env=ENV)
+    assert r.code == 0, r.err
+    assert r.out.startswith("packed off-by-one 0.1.0 -> ")
+    prefix = tmp_path / "prefix"
+    r = run("install", "--prefix", prefix, dist / "off-by-one-0.1.0.ireepkg", env=ENV)
+    assert r.code == 0, r.err
+    r = run("test", "--prefix", prefix, env=ENV)
+    assert r.code == 1
+    assert r.out.startswith("FAIL  off-by-one 0.1.0 multiply: iree-run-module did not "
+                            "print the expected line \"8xf32=8 8 8 8 8 8 8 8\"\n"
+                            "  command: ")
+    assert f"--flagfile={prefix}/state/runtime.flags" in r.out
+    assert "  expected output:\n    8xf32=8 8 8 8 8 8 8 8\n  actual output:\n" in r.out
+    assert "    8xf32=9 9 9 9 9 9 9 9\n" in r.out
+    assert r.out.endswith("1 test: 0 passed, 1 failed, 0 skipped\n")
+    r = run("test", "--prefix", prefix, "--json", env=ENV)
+    assert r.code == 1
+    t = json.loads(r.out)["tests"][0]
+    assert t["outcome"] == "failed"
+    assert t["expected"] == ["8xf32=8 8 8 8 8 8 8 8"]
+    assert "8xf32=9 9 9 9 9 9 9 9" in t["output"]
+    r = run("doctor", "--run-tests", "--prefix", prefix, env=ENV)
+    assert r.code == 1
+    assert "\nPackage tests:\nFAIL  off-by-one 0.1.0 multiply: " in r.out
+    # Without --run-tests, doctor only loads the plugin and resolves its
+    # imports, which works.
+    r = run("doctor", "--prefix", prefix, env=ENV)
+    assert r.code == 0, r.out + r.err
+
+
+def test_test_names_and_missing_tools(tmp_path):
+    project = new(tmp_path, "compiler-config", "cfg")
+    dist = tmp_path / "dist"
+    r = run("pack", project, "-o", dist, env=ENV)
+    assert r.code == 0, r.err
+    prefix = tmp_path / "prefix"
+    assert run("install", "--prefix", prefix, dist / "cfg-0.1.0.ireepkg").code == 0
+    r = run("test", "--prefix", prefix, "nothing-here", env=ENV)
+    assert r.code == 1
+    assert r.err.startswith(f"ireepkg: error: package \"nothing-here\" is not installed in {prefix}")
+    # No IREE tools: the test is skipped, not failed.
+    bare = dict(os.environ, PATH="/usr/bin:/bin")
+    bare.pop("VIRTUAL_ENV", None)
+    r = run("test", "--prefix", prefix, env=bare)
+    assert r.code == 0, r.out + r.err
+    assert r.out == ("skip  cfg 0.1.0 add — iree-compile was not found (on PATH or in "
+                     "$VIRTUAL_ENV/bin)\n1 test: 0 passed, 0 failed, 1 skipped\n")
+
+
+def test_helpers_from_an_installed_ireepkg(tmp_path):
+    """`cmake --install` of ireepkg, then a project found with
+    CMAKE_PREFIX_PATH: the installed helpers, header and ireepkg."""
+    installed = tmp_path / "installed"
+    # What `cmake --install BUILD --prefix installed` does, directory by
+    # directory, since it would also write install_manifest.txt into the
+    # build tree (which an unprivileged run cannot write).
+    for sub in ("manifest_schema", "pkg", "registry", "runtime_integration",
+                "compiler_integration"):
+        sh("cmake", f"-DCMAKE_INSTALL_PREFIX={installed}", "-P",
+           BUILD / sub / "cmake_install.cmake")
+    assert (installed / "bin" / "ireepkg").is_file()
+    assert (installed / "lib" / "cmake" / "ireepkg" / "ireepkgHelpers.cmake").is_file()
+    assert (installed / "include" / "ireepkg" / "iree_executable_plugin.h").is_file()
+    project = new(tmp_path, "runtime", "from-install")
+    configure(project, f"-DCMAKE_PREFIX_PATH={installed}")
+    cache = (project / "build" / "CMakeCache.txt").read_text()
+    assert f"ireepkg_DIR:PATH={installed}/lib/cmake/ireepkg" in cache
+    proc = build(project)
+    assert f"{installed}/bin/ireepkg pack" in (project / "build" / "build.ninja").read_text()
+    assert "ok    from-install 0.1.0 multiply (iree-run-module)\n" in proc.stdout
+    assert (project / "build" / "dist" / "from-install-0.1.0.ireepkg").is_file()
+
+
+def test_fatelf_and_riscv64(tmp_path):
+    """ARCHES with riscv64 and FATELF: one .sos with three images, which the
+    package ships under "fat" and its test loads."""
+    project = new(tmp_path, "runtime", "fat-mul")
+    cmake = project / "CMakeLists.txt"
+    cmake.write_text(cmake.read_text().replace(
+        "ARCHES x86_64 aarch64\n", "ARCHES x86_64 aarch64 riscv64\n  FATELF\n"))
+    manifest_path = project / "ireeplugin.json"
+    manifest = json.loads(manifest_path.read_text())
+    # Only the FatELF: the system library is still built, but not named.
+    del manifest["runtime"]["plugins"][0]
+    manifest["runtime"]["plugins"][0]["library"] = {"fat": "runtime/fat_mul.sos"}
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    proc = configure(project, f"-Direepkg_DIR={BUILD}")
+    warning = " ".join(proc.stderr.split())
+    assert ("ireepkg_add_package(fat_mul_package): the package gets "
+            "runtime/linux-x86_64/libfat_mul.so, which ireeplugin.json does not "
+            "name; name it in a plugin's \"library\" (or drop it from the build)") in warning
+    proc = build(project)
+    assert "ok    fat-mul 0.1.0 multiply (iree-run-module)\n" in proc.stdout
+    package = project / "build" / "package"
+    r = run("fatelf", "dump", package / "runtime" / "fat_mul.sos")
+    assert r.code == 0, r.err
+    assert [line.split()[1] for line in r.out.splitlines()[1:]] == ["x86_64", "aarch64", "riscv64"]
+    riscv = (package / "runtime" / "fat_mul.riscv64.so").read_bytes()
+    assert int.from_bytes(riscv[18:20], "little") == 0xF3  # EM_RISCV
+    r = run("test", package, env=ENV)
+    assert r.code == 0, r.out + r.err
+    assert r.out == "ok    fat-mul 0.1.0 multiply (iree-run-module)\n1 test: 1 passed, 0 failed, 0 skipped\n"
+
+
+@pytest.mark.parametrize("body,timeout,reason", [
+    ("volatile int spin = 1; while (spin) {}", 8,
+     "iree-run-module did not finish within 8 s (timeout_seconds) and was killed"),
+    ("*(volatile int *)0 = 1;", 120,
+     # The wheels' iree-run-module is a Python wrapper of the native tool.
+     "iree-run-module failed (exit code 245, as a Python wrapper reports a "
+     "tool killed by signal 11: Segmentation fault)"
+     if (VENV_BIN / "iree-run-module").read_bytes().startswith(b"#!")
+     else "iree-run-module crashed (signal 11)"),
+], ids=["hang", "crash"])
+def test_an_import_that_hangs_or_crashes(tmp_path, body, timeout, reason):
+    """Each tool runs in a child process with the test's time limit: a plugin
+    whose import hangs or crashes fails its test, and ireepkg goes on."""
+    project = new(tmp_path, "runtime", "bad-import")
+    source = project / "src" / "bad_import.c"
+    text = source.read_text()
+    source.write_text(text.replace("  for (size_t i = begin; i < end; ++i)\n    out[i] = a[i] * b[i];\n",
+                                   f"  {body}\n  for (size_t i = begin; i < end; ++i)\n    out[i] = a[i] * b[i];\n"))
+    manifest_path = project / "ireeplugin.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["tests"][0]["timeout_seconds"] = timeout
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    configure(project, f"-Direepkg_DIR={BUILD}")
+    proc = build(project, check=False)
+    assert proc.returncode != 0
+    assert f"FAIL  bad-import 0.1.0 multiply: {reason}\n  command: " in proc.stdout
+    assert not (project / "build" / "dist" / "bad-import-0.1.0.ireepkg").exists()
+    r = run("test", project / "build" / "package", "--json", env=ENV)
+    assert r.code == 1
+    t = json.loads(r.out)["tests"][0]
+    assert (t["outcome"], t["reason"]) == ("failed", reason)
+
+
+def test_mlir_opt_output_mismatch_shows_expected_and_actual(projects, tmp_path):
+    if "mlir-passes" not in projects:
+        pytest.skip("MLIR plugins need linux-x86_64 and mlir-opt-22")
+    project, _ = projects["mlir-passes"]
+    package = tmp_path / "package"
+    shutil.copytree(project / "build" / "package", package)
+    manifest = json.loads((package / "ireeplugin.json").read_text())
+    good = manifest["tests"][0]["expected_output"][0]
+    wrong = good.replace("op_count = 2", "op_count = 3")
+    manifest["tests"][0]["expected_output"] = [wrong]
+    (package / "ireeplugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    r = run("test", package, env=ENV)
+    assert r.code == 1
+    lines = r.out.splitlines()
+    assert lines[0] == ("FAIL  tag-passes 0.1.0 count-ops: mlir-opt did not print the "
+                        f"expected line \"{wrong}\"")
+    assert lines[1].startswith(f"  command: {MLIR_OPT} --load-pass-plugin={package}/lib/linux-x86_64/libtag_passes.so "
+                               "'--pass-pipeline=builtin.module(func.func(tag-passes-count-ops))' ")
+    assert lines[2:4] == ["  expected output:", f"    {wrong}"]
+    assert lines[4] == "  actual output:"
+    assert f"      {good}" in lines[5:]
+    assert lines[-1] == "1 test: 0 passed, 1 failed, 0 skipped"
+    # pack refuses it the same way and leaves no archive; --json says why.
+    r = run("pack", package, "-o", tmp_path / "dist", "--json", env=ENV)
+    assert r.code == 1
+    report = json.loads(r.out)
+    assert report["ok"] is False
+    assert [(t["test"], t["outcome"]) for t in report["tests"]] == [("count-ops", "failed")]
+    assert not (tmp_path / "dist" / "tag-passes-0.1.0.ireepkg").exists()
