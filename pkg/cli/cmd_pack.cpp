@@ -18,13 +18,7 @@ static std::optional<std::vector<PackageTestResult>>
 packTests(const std::string &dir, const Manifest &manifest) {
   if (manifest.tests.empty())
     return std::nullopt;
-  PackageTestTarget target;
-  target.package = manifest.name;
-  target.version = manifest.version.str();
-  target.root = std::filesystem::absolute(dir).lexically_normal().string();
-  target.manifest = &manifest;
-  target.platform = hostPlatform();
-  return runPackageTests(target, findPackageTestTools());
+  return runPackageTests(directoryTestTarget(dir, manifest), findPackageTestTools());
 }
 
 int runPack(const Command &, const ParsedArgs &args) {

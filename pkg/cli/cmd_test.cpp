@@ -57,13 +57,7 @@ testDirectory(const std::string &dir, const PackageTestTools &tools) {
   Manifest manifest = parseManifest(*doc, ParseOptions{}, diags);
   if (diags.hasErrors())
     return makeError(ErrorCode::Invalid, diags);
-  PackageTestTarget target;
-  target.package = manifest.name;
-  target.version = manifest.version.str();
-  target.root = std::filesystem::absolute(dir).lexically_normal().string();
-  target.manifest = &manifest;
-  target.platform = hostPlatform();
-  return runPackageTests(target, tools);
+  return runPackageTests(directoryTestTarget(dir, manifest), tools);
 }
 
 int runTest(const Command &, const ParsedArgs &args) {

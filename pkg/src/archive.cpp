@@ -601,9 +601,12 @@ Expected<int> ArchiveFile::reopen() const {
   return fd;
 }
 
-Expected<ArchiveHead> readArchiveHead(const ArchiveFile &archive) {
+namespace {
+/// The head of an archive opened either way (a path or an ArchiveFile).
+template <typename Source>
+Expected<ArchiveHead> readHeadOf(const Source &source) {
   Reader reader;
-  if (Status s = reader.open(archive); !s)
+  if (Status s = reader.open(source); !s)
     return Unexpected(s.error());
   ArchiveLimits limits;
   HeadReader head{reader, limits, {}, {}};
@@ -611,16 +614,14 @@ Expected<ArchiveHead> readArchiveHead(const ArchiveFile &archive) {
     return Unexpected(s.error());
   return std::move(head.head);
 }
+} // namespace
+
+Expected<ArchiveHead> readArchiveHead(const ArchiveFile &archive) {
+  return readHeadOf(archive);
+}
 
 Expected<ArchiveHead> readArchiveHead(const std::string &archivePath) {
-  Reader reader;
-  if (Status s = reader.open(archivePath); !s)
-    return Unexpected(s.error());
-  ArchiveLimits limits;
-  HeadReader head{reader, limits, {}, {}};
-  if (Status s = head.run(); !s)
-    return Unexpected(s.error());
-  return std::move(head.head);
+  return readHeadOf(archivePath);
 }
 
 namespace {

@@ -381,4 +381,15 @@ std::string formatPackageTestResult(const PackageTestResult &r) {
   return text;
 }
 
+PackageTestTarget directoryTestTarget(const std::string &dir,
+                                      const Manifest &manifest) {
+  PackageTestTarget target;
+  target.package = manifest.name;
+  target.version = manifest.version.str();
+  target.root = std::filesystem::absolute(dir).lexically_normal().string();
+  target.manifest = &manifest;
+  target.platform = hostPlatform();
+  return target;
+}
+
 } // namespace ireepkg

@@ -57,6 +57,11 @@ struct PackageTestTarget {
   std::optional<std::string> runtimeFlagfile;
 };
 
+/// A package directory (not installed) as a target: its own plugins for
+/// this host. `manifest` must outlive the target.
+PackageTestTarget directoryTestTarget(const std::string &dir,
+                                      const Manifest &manifest);
+
 struct PackageTestResult {
   std::string package, version, test, tool;
   enum class Outcome { Passed, Failed, Skipped } outcome = Outcome::Passed;

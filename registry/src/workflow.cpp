@@ -528,6 +528,16 @@ activationFor(const std::vector<std::string> &projectOrder,
 
 namespace {
 
+/// No IREE was found: said once, and what it means for the resolution.
+void warnIreeUnknown(const Error &problem, Reporter &reporter) {
+  reporter.warning(Diagnostic{
+      Severity::Warning, problem.where,
+      problem.message + "; resolving without checking the packages' "
+                        "IREE requirements (requires.iree)",
+      "put the IREE tools on PATH (or activate their virtual environment), "
+      "or give the IREE version with --iree-version"});
+}
+
 Expected<LockResult> lockWith(const Project &project, Sources &src,
                               const LockRequest &request,
                               const Environment &env, Reporter &reporter) {
@@ -536,12 +546,7 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
   std::optional<Error> ireeProblem;
   result.ireeVersion = ireeVersionFor(env, &ireeSource, &ireeProblem);
   if (ireeProblem)
-    reporter.warning(Diagnostic{
-        Severity::Warning, ireeProblem->where,
-        ireeProblem->message + "; resolving without checking the packages' "
-                               "IREE requirements (requires.iree)",
-        "put the IREE tools on PATH (or activate their virtual environment), "
-        "or give the IREE version with --iree-version"});
+    warnIreeUnknown(*ireeProblem, reporter);
 
   auto old = readLock(project.lockPath);
   if (!old)
@@ -991,12 +996,7 @@ Expected<InstallReport> installByName(const InstallByNameRequest &request,
   if (!env.ignoreIreeRequirements)
     rr.ireeVersion = ireeVersionFor(env, nullptr, &ireeProblem);
   if (ireeProblem)
-    reporter.warning(Diagnostic{
-        Severity::Warning, ireeProblem->where,
-        ireeProblem->message + "; resolving without checking the packages' "
-                               "IREE requirements (requires.iree)",
-        "put the IREE tools on PATH (or activate their virtual environment), "
-        "or give the IREE version with --iree-version"});
+    warnIreeUnknown(*ireeProblem, reporter);
   Platform platform = request.install.platform.value_or(
       Platform::parse(state->platform).value_or(hostPlatform()));
   rr.platforms = {platform};
