@@ -10,6 +10,9 @@ DIST=$ROOT/build/examples/dist
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ireepkg-demo.XXXXXX")
 trap 'chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
 export IREEPKG_CACHE_DIR=$WORK/cache
+# As a user who activated the virtual environment with IREE's wheels: the
+# IREE in use is theirs (3.13.0), and every requires.iree is checked.
+export VIRTUAL_ENV=$ROOT/.venv PATH=$VENV:$PATH
 
 if [ -t 1 ]; then B=$'\033[1m' N=$'\033[0m'; else B= N=; fi
 step() { printf '\n%s== %s%s\n' "$B" "$*" "$N"; }
