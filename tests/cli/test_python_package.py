@@ -423,3 +423,25 @@ def test_verify_names_the_problems(venv, tmp_path, archives):
         True, ["simple-mul"],
         f"{prefix}: 1 problem(s): modified: simple-mul/ireeplugin.json: content differs "
         "from RECORD (size 964, expected 963)", "verify", 1, False]
+
+
+def test_plugin_authors_cmake_helpers_from_the_wheel(venv, tmp_path):
+    """The wheel carries the CMake package for plugin authors: with the
+    environment's bin/ on PATH, find_package(ireepkg CONFIG) finds it, and a
+    project `ireepkg new` writes builds, tests and packs with the
+    environment's ireepkg."""
+    assert (venv.root / "lib" / "cmake" / "ireepkg" / "ireepkgConfig.cmake").is_file()
+    r = venv.run("ireepkg", "new", tmp_path / "mul", "--kind", "runtime", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    project = tmp_path / "mul"
+    r = venv.run("cmake", "-S", project, "-B", project / "build", "-G", "Ninja",
+                 "-DCMAKE_C_COMPILER=clang-22", "-DCMAKE_CXX_COMPILER=clang++-22",
+                 cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    cache = (project / "build" / "CMakeCache.txt").read_text()
+    assert f"ireepkg_DIR:PATH={venv.root}/lib/cmake/ireepkg" in cache
+    r = venv.run("cmake", "--build", project / "build", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"{venv.bin}/ireepkg pack" in (project / "build" / "build.ninja").read_text()
+    assert "ok    mul 0.1.0 multiply (iree-run-module)\n" in r.stdout
+    assert (project / "build" / "dist" / "mul-0.1.0.ireepkg").is_file()
