@@ -17,6 +17,8 @@ DEBIAN_PACKAGES=(
   # toolchain and build
   cmake ninja-build pkg-config git ca-certificates
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  # sanitizer and libFuzzer runtimes (build-sanitize/, scripts/fuzz.sh)
+  libclang-rt-22-dev
   libstdc++-12-dev
   # libraries
   nlohmann-json3-dev libcurl4-openssl-dev libarchive-dev doctest-dev
