@@ -9,12 +9,13 @@
 # Prints one line per target (executions, executions per second, corpus
 # size, result); each run's full log is build-sanitize/fuzz/logs/<name>.log
 # and a crashing input is saved as build-sanitize/fuzz/artifacts/<name>-*.
-# Exits 1 if any target found a problem. FUZZ_JOBS is not supported on
-# purpose: the targets run one at a time.
+# Exits 1 if any target found a problem. With FUZZ_RUNS=N a target stops
+# after N executions (or SECONDS, whichever comes first). The targets run
+# one at a time, each on one core.
 set -euo pipefail
 SECONDS_EACH=${1:-30}
 shift || true
-source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+IREEPKG_SETUP_PACKAGES_ONLY=1 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 source "$IREEPKG_ROOT/scripts/sanitize_build.sh" ireepkg_fuzz_targets
 cd "$IREEPKG_ROOT"
 
@@ -32,6 +33,7 @@ while read -r name binary dict corpus seeds; do
   args=(-max_total_time="$SECONDS_EACH" -timeout=25 -print_final_stats=1
         -artifact_prefix="$IREEPKG_ROOT/build-sanitize/fuzz/artifacts/$name-")
   [ "$dict" = "-" ] || args+=(-dict="$dict")
+  [ -z "${FUZZ_RUNS:-}" ] || args+=(-runs="$FUZZ_RUNS")
   # shellcheck disable=SC2086 # seeds is a list of directories
   if "$binary" "${args[@]}" "$corpus" $seeds >"$logs/$name.log" 2>&1; then
     result=ok

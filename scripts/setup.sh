@@ -42,6 +42,11 @@ if ((${#missing[@]})); then
     --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# scripts/fuzz.sh needs the packages only.
+if [ "${IREEPKG_SETUP_PACKAGES_ONLY:-0}" = 1 ]; then
+  return 0 2>/dev/null || exit 0
+fi
+
 # --- Python virtual environment with the pinned IREE wheels ----------------
 # Debian's own Python, not whichever `python3` comes first on PATH: a
 # Python installed under root's home (pyenv, for example) cannot be run by

@@ -22,8 +22,9 @@ set(IREEPKG_SANITIZE_SKIP
   # are built without sanitizers (they are IREE's and MLIR's plugins).
   cli_example_plugins cli_hermetic_dispatch cli_runtime_e2e cli_compiler_e2e
   cli_mlir_plugins
-  # load libIREECompiler.so / the IREE Python runtime in-process.
-  cli_compiler_embedding cli_environment
+  # load libIREECompiler.so / the IREE Python runtime in-process, or the
+  # instrumented libireepkg_runtime.so into Python (ctypes).
+  cli_compiler_embedding cli_environment cli_runtime_library
   CACHE STRING "CLI tests not run by `ctest -L sanitize`")
 
 set(_sanitize_env
