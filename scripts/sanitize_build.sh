@@ -26,5 +26,8 @@ if [ ! -f build-sanitize/build.ninja ]; then
     -DIREEPKG_PYTHON="$IREEPKG_ROOT/.venv/bin/python" >/dev/null
 fi
 printf '[setup] building build-sanitize/ (sanitizers and fuzz targets)\n'
-ninja -C build-sanitize "$@" | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
-test -x build-sanitize/bin/ireepkg
+if ! ninja -C build-sanitize "$@" >build-sanitize/build.log 2>&1; then
+  grep -vE '^\[[0-9]+/[0-9]+\] ' build-sanitize/build.log
+  printf '[setup] building build-sanitize/ failed\n' >&2
+  exit 1
+fi

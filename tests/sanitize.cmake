@@ -55,3 +55,19 @@ foreach(test_name ${_sanitize_tests})
   set_property(TEST ${test_name} APPEND PROPERTY FIXTURES_REQUIRED
                sanitizer_logs)
 endforeach()
+
+# The canaries: a heap overflow and a signed overflow, each of which the
+# build's instrumentation must stop with a report.
+add_executable(ireepkg_sanitize_canary sanitize_canary.cpp)
+if(IREEPKG_SANITIZE MATCHES "address")
+  add_test(NAME sanitizer_canary_address
+    COMMAND ireepkg_sanitize_canary address)
+  set_tests_properties(sanitizer_canary_address PROPERTIES LABELS sanitize
+    PASS_REGULAR_EXPRESSION "ERROR: AddressSanitizer: heap-buffer-overflow")
+endif()
+if(IREEPKG_SANITIZE MATCHES "undefined")
+  add_test(NAME sanitizer_canary_undefined
+    COMMAND ireepkg_sanitize_canary undefined)
+  set_tests_properties(sanitizer_canary_undefined PROPERTIES LABELS sanitize
+    PASS_REGULAR_EXPRESSION "runtime error: signed integer overflow")
+endif()
