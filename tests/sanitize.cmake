@@ -24,8 +24,7 @@ set(IREEPKG_SANITIZE_SKIP
   cli_mlir_plugins
   # load libIREECompiler.so / the IREE Python runtime in-process, or the
   # instrumented libireepkg_runtime.so into Python (ctypes).
-  cli_compiler_embedding cli_environment cli_runtime_library
-  CACHE STRING "CLI tests not run by `ctest -L sanitize`")
+  cli_compiler_embedding cli_environment cli_runtime_library)
 
 set(_sanitize_env
   "ASAN_OPTIONS=log_path=${IREEPKG_SANITIZER_LOGS}/asan:detect_leaks=1:abort_on_error=0"
