@@ -17,6 +17,8 @@ DEBIAN_PACKAGES=(
   # toolchain and build
   cmake ninja-build pkg-config git ca-certificates ccache
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  # sanitizer and libFuzzer runtimes (build-sanitize/, scripts/fuzz.sh)
+  libclang-rt-22-dev
   libstdc++-12-dev
   # libraries
   nlohmann-json3-dev libcurl4-openssl-dev libarchive-dev doctest-dev
@@ -38,6 +40,11 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
     --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# scripts/fuzz.sh needs the packages only.
+if [ "${IREEPKG_SETUP_PACKAGES_ONLY:-0}" = 1 ]; then
+  return 0 2>/dev/null || exit 0
 fi
 
 # --- Python virtual environment with the pinned IREE wheels ----------------
