@@ -208,9 +208,11 @@ int main(void) {
   ireepkg_runtime_error_t *err = NULL;
   if (ireepkg_runtime_locate_prefix(NULL, NULL, &loc, &err) != IREEPKG_RUNTIME_OK) {
     printf("error: %s\n", ireepkg_runtime_error_message(err));
+    ireepkg_runtime_free_error(err);
     return 1;
   }
   printf("%s %s\n", loc->source_name, loc->path);
+  ireepkg_runtime_free_prefix_location(loc);
   return 0;
 }
 """
@@ -226,7 +228,13 @@ def test_setuid_program_using_the_runtime_library(setuid_copy):
     src = d / "locate.c"
     src.write_text(LOCATE_PROGRAM)
     exe = d / "bin" / "locate"
-    subprocess.run(["clang-22", "-o", exe, src, "-I", REPO / "runtime_integration" / "include",
+    # A sanitizer build's library needs the sanitizer runtime linked in.
+    cache = (BUILD / "CMakeCache.txt").read_text()
+    sanitize = [l.split("=", 1)[1] for l in cache.splitlines()
+                if l.startswith("IREEPKG_SANITIZE:")]
+    flags = [f"-fsanitize={sanitize[0]}"] if sanitize and sanitize[0] else []
+    subprocess.run(["clang-22", *flags, "-o", exe, src, "-I",
+                    REPO / "runtime_integration" / "include",
                     BUILD / "lib" / "libireepkg_runtime.a"], check=True)
     (d / "plugins.json").write_text("{}\n")
     hostile = {"IREEPKG_PREFIX": str(d / "chosen-by-caller"), "HOME": str(d)}
