@@ -260,3 +260,37 @@ def test_cache_clean_everything(world, cache):
     assert r.code == 0, r
     r = run("cache", "clean", "--json")
     assert json.loads(r.out)["removed_files"] == 0
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_interrupted_download_leaves_no_partial_file(tmp_path, cache, sig):
+    import signal
+    import subprocess
+    import time
+    from conftest import ireepkg_path
+    from netfix import fault_server
+    reg = Registry(tmp_path)
+    reg.publish("big", "1.0.0", files={"data/blob.bin": os.urandom(64 << 10)})
+    with fault_server(reg.dir) as url:
+        # The archive arrives one byte every 2 s: the download is under way
+        # (its .part file exists) when the signal comes.
+        url.set_faults({"/archives/": ["drip-2000"]})
+        proc = subprocess.Popen(
+            [str(ireepkg_path()), "install", "big", "--registry", url,
+             "--registry-key", reg.pub, "--prefix", tmp_path / "prefix"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 30
+            while not list(cache.rglob("*.part-*")):
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "no download started"
+                time.sleep(0.05)
+            proc.send_signal(getattr(signal, sig))
+            proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == -getattr(signal, sig)
+    assert list(cache.rglob("*.part-*")) == []
+    assert not (tmp_path / "prefix" / "state" / "installed.json").exists()
