@@ -8,11 +8,13 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace fs = std::filesystem;
 
@@ -106,14 +108,20 @@ Expected<CacheRemoval> cleanCache(const std::string &root) {
 /// The pid in a partial name ("x.part-<pid>-<random>", "x.tmp-<pid>"), or
 /// 0 when the name is not one.
 static pid_t partialPid(const std::string &name) {
-  for (const char *tag : {".part-", ".tmp-"}) {
+  // ".part-<pid>-<random>" (downloads), ".tmp-<pid>" (staging). The
+  // metadata cache's ".part-<random hex>" carries no pid, even when its
+  // random part happens to be all digits.
+  for (auto [tag, after] :
+       {std::pair{".part-", '-'}, std::pair{".tmp-", '\0'}}) {
     size_t at = name.rfind(tag);
     if (at == std::string::npos)
       continue;
-    const char *digits = name.c_str() + at + std::string(tag).size();
+    const char *digits = name.c_str() + at + std::strlen(tag);
+    if (*digits < '0' || *digits > '9')
+      continue;
     char *end = nullptr;
     long pid = std::strtol(digits, &end, 10);
-    if (end != digits && pid > 0 && (*end == '-' || *end == '\0'))
+    if (pid > 0 && *end == after)
       return static_cast<pid_t>(pid);
   }
   return 0;

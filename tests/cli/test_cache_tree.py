@@ -294,3 +294,24 @@ def test_interrupted_download_leaves_no_partial_file(tmp_path, cache, sig):
     assert proc.returncode == -getattr(signal, sig)
     assert list(cache.rglob("*.part-*")) == []
     assert not (tmp_path / "prefix" / "state" / "installed.json").exists()
+
+
+def test_prune_partials_without_a_process_id(tmp_path, cache):
+    """The metadata cache's `.part-<random hex>` names carry no process id:
+    they go once an hour old, even when the random part is all digits."""
+    d = cache / "registries" / "abc" / "http"
+    d.mkdir(parents=True)
+    fresh = d / "snapshot.json.part-12345678"
+    fresh.write_bytes(b"f")
+    old = d / "index.json.part-0badcafe"
+    old.write_bytes(b"old")
+    two_hours_ago = os.path.getmtime(old) - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    staging = cache / "bundles" / "0123.tmp-2147483646"
+    (staging / "sub").mkdir(parents=True)
+    (staging / "sub" / "a.ireepkg").write_bytes(b"12345")
+    r = run("cache", "prune")
+    assert (r.code, r.err) == (0, ""), r
+    assert r.out == (f"removed 2 files, 8 B from {cache}\n"
+                     "  partial    2 files, 8 B\n")
+    assert fresh.exists() and not old.exists() and not staging.exists()
