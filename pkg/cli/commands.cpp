@@ -962,7 +962,8 @@ const std::vector<Command> &commandTable() {
           "[--json]",
           "remove what nothing uses from the package cache",
           "Removes every partial download or staging file whose process is "
-          "gone (`*.part-<pid>-*`, `*.tmp-<pid>`); every installed-file blob "
+          "gone (`*.part-<pid>-*`, `*.tmp-<pid>`; a `*.part-<random>` without "
+          "a process id once it is an hour old); every installed-file blob "
           "that no prefix hard-links (its link count is 1), with its "
           "\"verified\" markers, and markers of blobs that changed; and, when "
           "blobs were removed, the records of archives seen before (they "
