@@ -15,8 +15,10 @@ log() { printf '[setup] %s\n' "$*"; }
 # --- Debian packages -------------------------------------------------------
 DEBIAN_PACKAGES=(
   # toolchain and build
-  cmake ninja-build pkg-config git ca-certificates
+  cmake ninja-build pkg-config git ca-certificates ccache
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  # sanitizer and libFuzzer runtimes (build-sanitize/, scripts/fuzz.sh)
+  libclang-rt-22-dev
   libstdc++-12-dev
   # libraries
   nlohmann-json3-dev libcurl4-openssl-dev libarchive-dev doctest-dev
@@ -38,6 +40,11 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
     --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# scripts/fuzz.sh needs the packages only.
+if [ "${IREEPKG_SETUP_PACKAGES_ONLY:-0}" = 1 ]; then
+  return 0 2>/dev/null || exit 0
 fi
 
 # --- Python virtual environment with the pinned IREE wheels ----------------
@@ -72,9 +79,14 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; th
 fi
 
 # --- Build -----------------------------------------------------------------
+# ccache keeps compiled objects between builds (build/, build-sanitize/, the
+# wheel's build, other checkouts on this machine): paths relative to the
+# checkout, so that a fresh clone elsewhere hits what this one compiled.
+export CCACHE_BASEDIR="$IREEPKG_ROOT" CCACHE_NOHASHDIR=1
 if [ ! -f build/build.ninja ]; then
   log "configuring build/"
   cmake -S . -B build -G Ninja \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld \

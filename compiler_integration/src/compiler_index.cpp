@@ -68,7 +68,10 @@ Expected<CompilerIndex> decodeCompilerIndex(std::string_view text,
   json j = parseJsonOrDiscarded(text);
   if (!j.is_object())
     return bad("not valid JSON");
-  if (j.value("schema_version", 0) != 1)
+  // Not j.value("schema_version", 0): that throws when the member is there
+  // but is not a number.
+  auto version = j.find("schema_version");
+  if (version == j.end() || !version->is_number_integer() || *version != 1)
     return makeError(ErrorCode::Unsupported,
                      "the compiler index was written by another ireepkg",
                      Location{path, 0, 0, "", "", ""},

@@ -422,7 +422,11 @@ std::string composePassPipelines(std::span<const PassPipeline> fragments) {
     const std::vector<PipelineElement> &add =
         f.anchor() == "builtin.module" ? f.elements.front().elements
                                        : f.elements;
-    elements.insert(elements.end(), add.begin(), add.end());
+    // A fragment that is one empty anchor ("func.func()") runs nothing; kept
+    // as it is, it would be an empty nested pipeline, which is invalid.
+    for (const PipelineElement &e : add)
+      if (!(e.isNested() && e.elements.empty()))
+        elements.push_back(e);
   }
   return "builtin.module(" + join(elements) + ")";
 }

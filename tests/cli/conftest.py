@@ -123,3 +123,33 @@ def example_archives(tmp_path_factory):
         "simple-mul": pack(EXAMPLES / "simple-mul", out),
         "mul-pipeline": pack(EXAMPLES / "mul-pipeline", out),
     }
+
+
+# --- no silent skips in CI -----------------------------------------------------
+#
+# CI has every peer the tests use (the README's set-up installs them), so a
+# test that skips there hides a regression: with CI set (CI=true, as the CI
+# runner sets it), a skip is a failure. The one kind of skip that stays is a
+# test that needs root, in the run of the suite as an ordinary user (the
+# root run of the same file does it); its reason starts with ROOT_ONLY.
+ROOT_ONLY = "needs root:"
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not (_ci() and report.skipped):
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    if reason.startswith("Skipped: "):
+        reason = reason[len("Skipped: "):]
+    if reason.startswith(ROOT_ONLY) and os.geteuid() != 0:
+        return
+    report.outcome = "failed"
+    report.longrepr = (f"skipped in CI, where every peer is installed: {reason}\n"
+                       "(install what the test needs in scripts/setup.sh)")

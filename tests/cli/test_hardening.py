@@ -11,7 +11,7 @@ import pathlib
 import pytest
 
 from archive_forge import MANIFEST, Member, file, forge
-from conftest import run
+from conftest import ROOT_ONLY, run
 
 
 def many_files_package(root: pathlib.Path, count: int) -> pathlib.Path:
@@ -137,7 +137,7 @@ def setuid_copy(tmp_path):
     import shutil
     import subprocess
     if os.geteuid() != 0:
-        pytest.skip("making a set-user-ID root copy needs root; the root run "
+        pytest.skip(f"{ROOT_ONLY} making a set-user-ID root copy; the root run "
                     "of this file does it")
     import tempfile
     # pytest's own temporary directories are root's alone (0700).

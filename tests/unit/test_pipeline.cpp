@@ -368,6 +368,15 @@ TEST_CASE("pipeline compose: parsed pipelines") {
         "builtin.module(a,b)");
 }
 
+TEST_CASE("pipeline compose: an empty anchored fragment adds nothing") {
+  // "func.func()" alone is a valid (empty) pipeline; nested inside
+  // builtin.module it would be an empty nested pipeline, which is not.
+  std::string composed = compose({"func.func()", "cse", "builtin.module()"});
+  CHECK(composed == "builtin.module(cse)");
+  CHECK(parsePassPipeline(composed).has_value());
+  CHECK(compose({"util.func()"}) == "builtin.module()");
+}
+
 TEST_CASE("pipeline compose: the first broken fragment is reported") {
   std::vector<std::string> fragments = {"cse", "func.func(cse", "x,,y"};
   auto c = composePassPipelines(std::span<const std::string>(fragments));
