@@ -111,6 +111,11 @@ int runYank(const Command &, const ParsedArgs &);
 int runInit(const Command &, const ParsedArgs &);
 int runAdd(const Command &, const ParsedArgs &);
 int runRm(const Command &, const ParsedArgs &);
+int runTree(const Command &, const ParsedArgs &);
+int runWhy(const Command &, const ParsedArgs &);
+int runCacheDir(const Command &, const ParsedArgs &);
+int runCacheClean(const Command &, const ParsedArgs &);
+int runCachePrune(const Command &, const ParsedArgs &);
 
 } // namespace ireepkg::cli
 

@@ -448,6 +448,44 @@ const std::vector<Command> &commandTable() {
           runList,
       },
       {
+          "tree",
+          "[--depth N] [--invert NAME] [--prefix DIR] [--json]",
+          "show the installed packages as a dependency tree",
+          "Prints each explicitly installed package with the packages it "
+          "depends on below it, each with its version and what it "
+          "contributes (runtime plugins with their format, compiler plugins "
+          "with their kind, hooks). A package shown before is marked (*) and "
+          "not expanded again. A dependency that nothing installed "
+          "explicitly needs any more is shown as a root of its own.\n\n"
+          "--invert NAME turns the tree over: NAME at the top, and below it "
+          "the packages that depend on it, up to those installed "
+          "explicitly.",
+          {{"depth", 0, "N", "show N levels below each root (0: roots only)"},
+           {"invert", 'i', "NAME",
+            "show what depends on NAME instead of what NAME depends on"},
+           kPrefix,
+           kJson},
+          {"ireepkg tree", "ireepkg tree --depth 1", "ireepkg tree -i runtime-base"},
+          0,
+          0,
+          false,
+          runTree,
+      },
+      {
+          "why",
+          "<name> [--prefix DIR] [--json]",
+          "show why a package is installed",
+          "Prints every path from an explicitly installed package to <name>, "
+          "one per line (`app 1.0.0 -> lib 2.0.0 -> <name> 1.2.0`). Exit "
+          "status 1 if <name> is not installed.",
+          {kPrefix, kJson},
+          {"ireepkg why runtime-base"},
+          1,
+          1,
+          false,
+          runWhy,
+      },
+      {
           "info",
           "<name|archive> [--prefix DIR] [--json]",
           "show everything about an installed package or an archive",
@@ -886,6 +924,61 @@ const std::vector<Command> &commandTable() {
           1,
           false,
           runRegistryVerify,
+      },
+      {
+          "cache dir",
+          "[--json]",
+          "print where the package cache is",
+          "Prints the cache directory: $IREEPKG_CACHE_DIR, else "
+          "$XDG_CACHE_HOME/ireepkg, else ~/.cache/ireepkg. With --json, also "
+          "the number of files and bytes in each of its parts.",
+          {kJson},
+          {"ireepkg cache dir"},
+          0,
+          0,
+          false,
+          runCacheDir,
+      },
+      {
+          "cache clean",
+          "[<name>...] [--json]",
+          "empty the package cache, or drop packages' downloaded archives",
+          "Without names, removes everything in the cache: installed-file "
+          "blobs, archives seen before, downloaded archives, registry "
+          "metadata, extracted bundles, inspection results. With names, "
+          "removes only the downloaded archives of those packages (every "
+          "version). Prints the number of files and bytes removed. Installed "
+          "prefixes are not affected: their files are links or copies; the "
+          "next install or sync fetches or extracts again what it needs.",
+          {kJson},
+          {"ireepkg cache clean", "ireepkg cache clean simple-mul"},
+          0,
+          -1,
+          false,
+          runCacheClean,
+      },
+      {
+          "cache prune",
+          "[--json]",
+          "remove what nothing uses from the package cache",
+          "Removes every partial download or staging file whose process is "
+          "gone (`*.part-<pid>-*`, `*.tmp-<pid>`; a `*.part-<random>` without "
+          "a process id once it is an hour old); every installed-file blob "
+          "that no prefix hard-links (its link count is 1), with its "
+          "\"verified\" markers, and markers of blobs that changed; and, when "
+          "blobs were removed, the records of archives seen before (they "
+          "promise blobs that may be gone). Where the cache places files by "
+          "reflink or copy, the link count cannot tell, and every blob goes: "
+          "the next install of such a package extracts its archive again. "
+          "Downloaded archives, registry metadata and extracted bundles are "
+          "kept (a lockfile may need them offline; `cache clean` removes "
+          "them). Prints the number of files and bytes removed.",
+          {kJson},
+          {"ireepkg cache prune"},
+          0,
+          0,
+          false,
+          runCachePrune,
       },
   };
   return table;

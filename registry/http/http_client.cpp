@@ -26,6 +26,7 @@
 #include "../src/http_module.h"
 
 #include "ireepkg/hash.h"
+#include "ireepkg/partial_files.h"
 #include "ireepkg/prefix.h"
 
 #include <curl/curl.h>
@@ -304,6 +305,7 @@ struct Job {
 
   // Archive: the temporary file, created at the first attempt.
   std::string tempPath;
+  PartialFileGuard tempGuard; ///< removes tempPath on SIGINT/SIGTERM/SIGHUP
   int fd = -1;
   Sha256 hasher;
 
@@ -355,6 +357,7 @@ struct Job {
       ::unlink(tempPath.c_str());
       tempPath.clear();
     }
+    tempGuard.release();
   }
 };
 
@@ -564,6 +567,7 @@ Status HttpClientImpl::startAttempt(Job &job) {
       removeAbandonedParts(job.destPath);
       job.tempPath = job.destPath + ".part-" + std::to_string(::getpid()) +
                      "-" + randomHex(8);
+      job.tempGuard = PartialFileGuard(job.tempPath);
       job.fd = ::open(job.tempPath.c_str(),
                       O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
       if (job.fd < 0) {
@@ -886,6 +890,7 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
                               Location{job.destPath, 0, 0, "", "", ""}));
   }
   job.tempPath.clear();
+  job.tempGuard.release();
   job.answeredUrl = job.url();
   job.state = Job::State::Done;
 }

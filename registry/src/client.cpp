@@ -30,6 +30,7 @@
 // unchanged re-reads.
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/cache_maintenance.h"
 #include "ireepkg/registry.h"
 
 #include "file_util.h"
@@ -621,6 +622,9 @@ std::string RegistryClient::cachedArchivePath(const std::string &sha256) const {
 Expected<std::vector<std::string>> RegistryClient::fetchArchives(
     const std::vector<std::pair<std::string, Version>> &which,
     Reporter &reporter) {
+  // What interrupted downloads left (their process is gone) never
+  // survives a run that downloads.
+  (void)removeAbandonedPartials(impl_->cacheRoot + "/downloads");
   std::vector<std::string> paths;
   std::vector<Transport::Download> missing;
   std::vector<const IndexEntry *> missingEntries;

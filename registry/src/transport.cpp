@@ -11,6 +11,7 @@
 //    client keeps its metadata cache in <cache>/registries/<id>/http.
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/partial_files.h"
 #include "ireepkg/registry.h"
 
 #include "file_util.h"
@@ -152,6 +153,7 @@ private:
       ::close(in);
       return Unexpected(fsutil::ioError("cannot create", part, e));
     }
+    PartialFileGuard partGuard(part); // removed if a signal ends the process
     auto fail = [&](Error e) -> Status {
       ::close(in);
       ::close(out);

@@ -1,0 +1,76 @@
+//===- cmd_why.cpp - `ireepkg why` ----------------------------------------===//
+#include "output.h"
+
+#include "ireepkg/dependency_graph.h"
+#include "ireepkg/platform.h"
+#include "ireepkg/prefix.h"
+
+#include <cstdio>
+
+namespace ireepkg::cli {
+
+int printFailure(const Error &e, bool json);
+
+int runWhy(const Command &, const ParsedArgs &args) {
+  bool json = args.flag("json");
+  const std::string &name = args.positional.at(0);
+  auto prefix = choosePrefix(args);
+  if (!prefix)
+    return kExitUsage;
+  CliReporter reporter(json);
+  auto state = readInstalledState(prefix->path, reporter);
+  if (!state)
+    return printFailure(state.error(), json);
+  auto graph = buildDependencyGraph(*state, prefix->path);
+  if (!graph)
+    return printFailure(graph.error(), json);
+  if (!graph->find(name)) {
+    std::vector<std::string> names;
+    for (const auto &[n, node] : graph->nodes)
+      names.push_back(n);
+    return printFailure(makeError(ErrorCode::NotFound,
+                                  name + " is not installed in " +
+                                      prefix->path + didYouMean(name, names),
+                                  {}, "`ireepkg list` shows what is installed")
+                            .error(),
+                        json);
+  }
+  std::vector<std::vector<std::string>> paths = pathsTo(*graph, name);
+  auto label = [&](const std::string &n) {
+    return n + " " + graph->find(n)->package->version.str();
+  };
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto &path : paths) {
+      nlohmann::json p = nlohmann::json::array();
+      for (const std::string &n : path)
+        p.push_back(
+            {{"name", n}, {"version", graph->find(n)->package->version.str()}});
+      out.push_back(p);
+    }
+    std::printf("%s\n", nlohmann::json(
+                            {{"prefix", prefix->path},
+                             {"name", name},
+                             {"explicit",
+                              graph->find(name)->package->explicitlyInstalled},
+                             {"paths", out}})
+                            .dump(2)
+                            .c_str());
+    return kExitOk;
+  }
+  for (const auto &path : paths) {
+    std::string line;
+    for (const std::string &n : path)
+      line += (line.empty() ? "" : " -> ") + label(n);
+    if (path.size() == 1)
+      line += " (installed explicitly)";
+    std::printf("%s\n", line.c_str());
+  }
+  if (paths.empty())
+    std::printf("%s is installed as a dependency, but nothing installed "
+                "explicitly needs it any more\n",
+                label(name).c_str());
+  return kExitOk;
+}
+
+} // namespace ireepkg::cli
