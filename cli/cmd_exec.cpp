@@ -16,7 +16,7 @@
 #include "ireepkg/environment.h"
 #include "python_env.h"
 
-#include "../src/child_process.h"
+#include "child_process.h"
 #include "ireepkg/compiler_config.h"
 #include "ireepkg/tool_kind.h"
 

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "../src/scaffold.h"
+#include "scaffold.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "../src/state.h"
+#include "state.h"
 #include "ireepkg/compiler_config.h"
 #include "ireepkg/runtime.h"
 

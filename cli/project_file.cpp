@@ -1,7 +1,7 @@
 //===- project_file.cpp - plugins.json for init, add and rm --------------===//
 #include "project_file.h"
 
-#include "../src/file_util.h"
+#include "file_util.h"
 
 #include "ireepkg/prefix.h"
 #include "ireepkg/project.h"

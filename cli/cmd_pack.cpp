@@ -1,7 +1,7 @@
 //===- cmd_pack.cpp - `ireepkg pack` -------------------------------------===//
 #include "output.h"
 
-#include "../src/package_test.h"
+#include "package_test.h"
 
 #include "ireepkg/package.h"
 

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "../src/package_test.h"
+#include "package_test.h"
 
 #include "ireepkg/json_document.h"
 #include "ireepkg/prefix.h"
