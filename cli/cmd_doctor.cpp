@@ -25,17 +25,17 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include "child_process.h"
 #include "compiler_doctor.h"
 #include "package_test.h"
 #include "state.h"
-#include "ireepkg/fatelf.h"
-#include "ireepkg/iree_version.h"
-#include "ireepkg/platform.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/iree_version.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <algorithm>
 #include <cctype>

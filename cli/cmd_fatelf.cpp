@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "command.h"
 
-#include "ireepkg/fatelf.h"
+#include "ireepkg/pkg/fatelf.h"
 
 #include <nlohmann/json.hpp>
 

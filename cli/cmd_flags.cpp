@@ -11,7 +11,7 @@
 #include "output.h"
 
 #include "state.h"
-#include "ireepkg/compiler_config.h"
+#include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/runtime.h"
 
 #include <cstdio>

@@ -3,7 +3,7 @@
 
 #include "package_test.h"
 
-#include "ireepkg/package.h"
+#include "ireepkg/pkg/package.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -9,8 +9,8 @@
 
 #include "package_test.h"
 
-#include "ireepkg/json_document.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <filesystem>
 

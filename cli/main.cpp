@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "command.h"
 
-#include "ireepkg/platform.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <algorithm>
 #include <cstdio>

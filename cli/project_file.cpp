@@ -3,8 +3,8 @@
 
 #include "file_util.h"
 
-#include "ireepkg/prefix.h"
-#include "ireepkg/project.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/project.h"
 
 #include <cerrno>
 #include <cstring>

@@ -4,14 +4,14 @@
 // read-only commands that use this must start fast.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/compiler_config.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/environment.h"
-#include "ireepkg/iree_version.h"
+#include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/pkg/iree_version.h"
 
-#include "ireepkg/hash.h"
-#include "ireepkg/compiler_index.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/compiler_integration/compiler_index.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <cctype>
 #include <cerrno>

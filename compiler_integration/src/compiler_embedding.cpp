@@ -5,8 +5,8 @@
 // documented signatures (API version 1.x); no IREE header is used.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/compiler_embedding.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/compiler_integration/compiler_embedding.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include "child_process.h"
 

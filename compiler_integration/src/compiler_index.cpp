@@ -1,6 +1,6 @@
 //===- compiler_index.cpp - The stored compiler inputs -------------------===//
-#include "ireepkg/compiler_index.h"
-#include "ireepkg/json_document.h"
+#include "ireepkg/compiler_integration/compiler_index.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
 #include <nlohmann/json.hpp>
 

@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/package.h"
-#include "ireepkg/workflow.h"
+#include "ireepkg/pkg/package.h"
+#include "ireepkg/registry/workflow.h"
 
 using namespace ireepkg;
 

@@ -4,7 +4,7 @@
 // calling json::parse.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/json_document.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
 #include <nlohmann/json.hpp>
 

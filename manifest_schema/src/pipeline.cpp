@@ -8,7 +8,7 @@
 // must be closed, and a nested pipeline must not be empty.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pipeline.h"
+#include "ireepkg/manifest_schema/pipeline.h"
 
 #include <cstdio>
 #include <set>

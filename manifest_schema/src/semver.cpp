@@ -5,7 +5,7 @@
 // Constraint::parse.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/semver.h"
+#include "ireepkg/manifest_schema/semver.h"
 
 #include <algorithm>
 #include <limits>

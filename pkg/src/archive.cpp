@@ -7,11 +7,11 @@
 // is written, and the archive is read exactly once.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/package.h"
+#include "ireepkg/pkg/package.h"
 
 #include "file_util.h"
-#include "ireepkg/hash.h"
-#include "ireepkg/json_document.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -10,7 +10,7 @@
 #ifndef IREEPKG_PKG_CHILD_PROCESS_H
 #define IREEPKG_PKG_CHILD_PROCESS_H
 
-#include "ireepkg/error.h"
+#include "ireepkg/manifest_schema/error.h"
 
 #include <cstddef>
 #include <limits>

@@ -6,8 +6,8 @@
 #include "compiler_doctor.h"
 
 #include "child_process.h"
-#include "ireepkg/compiler_config.h"
-#include "ireepkg/mlir_check.h"
+#include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/pkg/mlir_check.h"
 
 #include <algorithm>
 #include <cmath>

@@ -23,9 +23,9 @@
 #ifndef IREEPKG_PKG_COMPILER_DOCTOR_H
 #define IREEPKG_PKG_COMPILER_DOCTOR_H
 
-#include "ireepkg/formats.h"
-#include "ireepkg/platform.h"
-#include "ireepkg/semver.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/manifest_schema/semver.h"
 
 #include <string>
 #include <vector>

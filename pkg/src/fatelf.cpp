@@ -5,7 +5,7 @@
 // the first page-aligned after the table and each padded to 4096 bytes.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/fatelf.h"
+#include "ireepkg/pkg/fatelf.h"
 
 #include <algorithm>
 #include <cerrno>

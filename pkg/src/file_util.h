@@ -9,7 +9,7 @@
 #ifndef IREEPKG_PKG_FILE_UTIL_H
 #define IREEPKG_PKG_FILE_UTIL_H
 
-#include "ireepkg/error.h"
+#include "ireepkg/manifest_schema/error.h"
 
 #include <string>
 #include <sys/types.h>

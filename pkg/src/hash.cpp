@@ -1,5 +1,5 @@
 //===- hash.cpp - SHA-256 through OpenSSL --------------------------------===//
-#include "ireepkg/hash.h"
+#include "ireepkg/pkg/hash.h"
 
 #include <openssl/evp.h>
 

@@ -6,12 +6,12 @@
 // stages, verifies and commits in one transaction.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include "file_util.h"
 #include "iree_requirement.h"
-#include "ireepkg/cache.h"
-#include "ireepkg/hash.h"
+#include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/hash.h"
 #include "native_check.h"
 #include "pipeline_check.h"
 #include "state.h"

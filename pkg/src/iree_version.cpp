@@ -3,8 +3,8 @@
 // See ireepkg/iree_version.h.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/iree_version.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/pkg/iree_version.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include "child_process.h"
 #include "iree_requirement.h"

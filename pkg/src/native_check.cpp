@@ -11,7 +11,7 @@
 #include "native_check.h"
 
 #include "file_util.h"
-#include "ireepkg/fatelf.h"
+#include "ireepkg/pkg/fatelf.h"
 
 #include <nlohmann/json.hpp>
 

@@ -30,9 +30,9 @@
 #ifndef IREEPKG_PKG_NATIVE_CHECK_H
 #define IREEPKG_PKG_NATIVE_CHECK_H
 
-#include "ireepkg/binary_info.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/package.h"
+#include "ireepkg/pkg/binary_info.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/pkg/package.h"
 
 #include <functional>
 #include <optional>

@@ -6,13 +6,13 @@
 // reproducible archive.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/package.h"
+#include "ireepkg/pkg/package.h"
 
 #include "file_util.h"
 #include "import_check.h"
-#include "ireepkg/binary_info.h"
-#include "ireepkg/fatelf.h"
-#include "ireepkg/hash.h"
+#include "ireepkg/pkg/binary_info.h"
+#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/hash.h"
 #include "native_check.h"
 #include "pipeline_check.h"
 

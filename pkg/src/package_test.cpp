@@ -4,8 +4,8 @@
 #include "child_process.h"
 #include "state.h"
 
-#include "ireepkg/iree_version.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/iree_version.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <chrono>
 #include <csignal>

@@ -21,9 +21,9 @@
 #ifndef IREEPKG_PKG_PACKAGE_TEST_H
 #define IREEPKG_PKG_PACKAGE_TEST_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/formats.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 //===- prefix.cpp - Finding and reading prefixes -------------------------===//
-#include "ireepkg/prefix.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include "file_util.h"
 #include "state.h"

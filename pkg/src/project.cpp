@@ -10,13 +10,13 @@
 // never handed back.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/project.h"
+#include "ireepkg/pkg/project.h"
 
 #include "file_util.h"
 
-#include "ireepkg/hash.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <algorithm>
 #include <cctype>

@@ -3,7 +3,7 @@
 
 #include "file_util.h"
 
-#include "ireepkg/platform.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <algorithm>
 #include <cctype>

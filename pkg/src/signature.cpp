@@ -6,7 +6,7 @@
 // (crypto_pwhash_scryptsalsa208sha256) for password-encrypted secret keys.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/signature.h"
+#include "ireepkg/pkg/signature.h"
 
 #include "file_util.h"
 

@@ -1,11 +1,11 @@
 //===- state.cpp - A prefix's state files --------------------------------===//
 #include "state.h"
-#include "ireepkg/json_document.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
-#include "ireepkg/compiler_config.h"
-#include "ireepkg/compiler_index.h"
-#include "ireepkg/fatelf.h"
-#include "ireepkg/runtime_index.h"
+#include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/compiler_integration/compiler_index.h"
+#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/runtime_integration/runtime_index.h"
 
 #include <nlohmann/json.hpp>
 
@@ -371,7 +371,7 @@ GeneratedState generateState(const std::string &prefix,
   // The binary index discovery maps: every declared library (not only the
   // prefix platform's), so that other targets can be listed too. A FatELF
   // file is listed under each architecture it holds an image for that the
-  // plugin has no file of its own for (see index_format.h).
+  // plugin has no file of its own for (see runtime_index_format.h).
   RuntimeIndexInput index;
   index.prefix = prefix;
   index.platform = platform.str();

@@ -10,7 +10,7 @@
 #ifndef IREEPKG_PKG_STATE_H
 #define IREEPKG_PKG_STATE_H
 
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <map>
 #include <string>

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "transaction.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include "file_util.h"
 

@@ -25,7 +25,7 @@
 #define IREEPKG_PKG_TRANSACTION_H
 
 #include "file_util.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <map>
 #include <string>

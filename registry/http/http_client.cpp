@@ -25,9 +25,9 @@
 //===----------------------------------------------------------------------===//
 #include "../src/http_module.h"
 
-#include "ireepkg/hash.h"
-#include "ireepkg/partial_files.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/partial_files.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <curl/curl.h>
 #include <dlfcn.h>

@@ -30,13 +30,13 @@
 // unchanged re-reads.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/cache_maintenance.h"
-#include "ireepkg/registry.h"
+#include "ireepkg/pkg/cache_maintenance.h"
+#include "ireepkg/registry/registry.h"
 
 #include "file_util.h"
-#include "ireepkg/hash.h"
-#include "ireepkg/prefix.h"
-#include "ireepkg/signature.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/signature.h"
 #include "registry_util.h"
 
 #include <algorithm>

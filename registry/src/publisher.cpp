@@ -37,13 +37,13 @@
 // extraction directories are removed.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/registry.h"
+#include "ireepkg/registry/registry.h"
 
 #include "file_util.h"
-#include "ireepkg/fatelf.h"
-#include "ireepkg/hash.h"
-#include "ireepkg/package.h"
-#include "ireepkg/signature.h"
+#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/signature.h"
 #include "registry_util.h"
 
 #include <algorithm>

@@ -2,8 +2,8 @@
 #include "registry_util.h"
 
 #include "file_util.h"
-#include "ireepkg/cache.h"
-#include "ireepkg/hash.h"
+#include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/hash.h"
 
 #include <cerrno>
 #include <ctime>

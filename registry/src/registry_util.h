@@ -9,8 +9,8 @@
 #define IREEPKG_REGISTRY_UTIL_H
 
 #include "file_util.h"
-#include "ireepkg/error.h"
-#include "ireepkg/registry.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/registry/registry.h"
 
 #include <nlohmann/json.hpp>
 

@@ -11,12 +11,12 @@
 //    client keeps its metadata cache in <cache>/registries/<id>/http.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/partial_files.h"
-#include "ireepkg/registry.h"
+#include "ireepkg/pkg/partial_files.h"
+#include "ireepkg/registry/registry.h"
 
 #include "file_util.h"
-#include "ireepkg/hash.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/prefix.h"
 #include "registry_util.h"
 
 #include <algorithm>

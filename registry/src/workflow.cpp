@@ -6,16 +6,16 @@
 // lockfile is written atomically.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/workflow.h"
+#include "ireepkg/registry/workflow.h"
 
 #include "file_util.h"
-#include "ireepkg/cache.h"
-#include "ireepkg/compiler_config.h"
-#include "ireepkg/hash.h"
-#include "ireepkg/iree_version.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/package.h"
-#include "ireepkg/project.h"
+#include "ireepkg/pkg/cache.h"
+#include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/iree_version.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/project.h"
 #include "registry_util.h"
 #include "state.h"
 

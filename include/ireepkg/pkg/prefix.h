@@ -21,9 +21,9 @@
 #ifndef IREEPKG_PREFIX_H
 #define IREEPKG_PREFIX_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/formats.h"
-#include "ireepkg/package.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/package.h"
 
 #include <map>
 #include <optional>

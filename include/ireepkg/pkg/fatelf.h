@@ -10,8 +10,8 @@
 #ifndef IREEPKG_FATELF_H
 #define IREEPKG_FATELF_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <cstdint>
 #include <string>

@@ -6,7 +6,7 @@
 // nothing is scanned or loaded). Written by every transaction beside
 // activation.json, which says the same for people and tools.
 //
-// The byte layout is defined in runtime_integration/src/index_format.h.
+// The byte layout is defined in include/ireepkg/manifest_schema/runtime_index_format.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef IREEPKG_RUNTIME_INDEX_H

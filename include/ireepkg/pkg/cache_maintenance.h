@@ -22,7 +22,7 @@
 #ifndef IREEPKG_CACHE_MAINTENANCE_H
 #define IREEPKG_CACHE_MAINTENANCE_H
 
-#include "ireepkg/error.h"
+#include "ireepkg/manifest_schema/error.h"
 
 #include <cstdint>
 #include <string>

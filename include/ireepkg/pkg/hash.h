@@ -7,7 +7,7 @@
 #ifndef IREEPKG_HASH_H
 #define IREEPKG_HASH_H
 
-#include "ireepkg/error.h"
+#include "ireepkg/manifest_schema/error.h"
 
 #include <memory>
 #include <string>

@@ -10,7 +10,7 @@
 #ifndef IREEPKG_DEPENDENCY_GRAPH_H
 #define IREEPKG_DEPENDENCY_GRAPH_H
 
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <map>
 #include <string>

@@ -32,10 +32,10 @@
 #ifndef IREEPKG_REGISTRY_H
 #define IREEPKG_REGISTRY_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/fetch.h"
-#include "ireepkg/formats.h"
-#include "ireepkg/resolver.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/registry/fetch.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/resolver.h"
 
 #include <cstdint>
 #include <map>

@@ -20,8 +20,8 @@
 #ifndef IREEPKG_CACHE_H
 #define IREEPKG_CACHE_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/package.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/pkg/package.h"
 
 #include <optional>
 #include <string>

@@ -23,11 +23,11 @@
 #ifndef IREEPKG_WORKFLOW_H
 #define IREEPKG_WORKFLOW_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/formats.h"
-#include "ireepkg/iree_version.h"
-#include "ireepkg/prefix.h"
-#include "ireepkg/registry.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/iree_version.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/registry/registry.h"
 
 #include <map>
 #include <optional>

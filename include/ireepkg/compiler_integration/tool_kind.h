@@ -24,7 +24,7 @@
 #ifndef IREEPKG_TOOL_KIND_H
 #define IREEPKG_TOOL_KIND_H
 
-#include "ireepkg/error.h"
+#include "ireepkg/manifest_schema/error.h"
 
 #include <optional>
 #include <span>

@@ -13,9 +13,9 @@
 #ifndef IREEPKG_PACKAGE_H
 #define IREEPKG_PACKAGE_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/formats.h"
-#include "ireepkg/mlir_check.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/mlir_check.h"
 
 #include <cstdint>
 #include <functional>

@@ -11,8 +11,8 @@
 #ifndef IREEPKG_BINARY_INFO_H
 #define IREEPKG_BINARY_INFO_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <optional>
 #include <string>

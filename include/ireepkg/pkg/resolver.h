@@ -31,9 +31,9 @@
 #ifndef IREEPKG_RESOLVER_H
 #define IREEPKG_RESOLVER_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/platform.h"
-#include "ireepkg/semver.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/manifest_schema/semver.h"
 
 #include <map>
 #include <optional>

@@ -24,8 +24,8 @@
 #ifndef IREEPKG_COMPILER_CONFIG_H
 #define IREEPKG_COMPILER_CONFIG_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/formats.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
 
 #include <nlohmann/json.hpp>
 

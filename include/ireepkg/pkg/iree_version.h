@@ -22,8 +22,8 @@
 #ifndef IREEPKG_IREE_VERSION_H
 #define IREEPKG_IREE_VERSION_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/semver.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/semver.h"
 
 #include <optional>
 #include <string>

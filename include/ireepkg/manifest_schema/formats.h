@@ -13,10 +13,10 @@
 #ifndef IREEPKG_FORMATS_H
 #define IREEPKG_FORMATS_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/platform.h"
-#include "ireepkg/semver.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/manifest_schema/semver.h"
 
 #include <nlohmann/json.hpp>
 

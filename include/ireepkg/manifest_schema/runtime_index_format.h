@@ -1,4 +1,4 @@
-/*===- index_format.h - The byte layout of runtime.index -----------*- C -*-===*
+/*===- runtime_index_format.h - The byte layout of runtime.index ---*- C -*-===*
  *
  * <prefix>/state/runtime.index holds a prefix's runtime plugins in activation
  * order, every library each plugin declares (so that any target can be

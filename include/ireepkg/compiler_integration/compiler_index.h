@@ -10,8 +10,8 @@
 #ifndef IREEPKG_COMPILER_INDEX_H
 #define IREEPKG_COMPILER_INDEX_H
 
-#include "ireepkg/compiler_config.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <deque>
 

@@ -23,10 +23,10 @@
 #ifndef IREEPKG_MLIR_CHECK_H
 #define IREEPKG_MLIR_CHECK_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/formats.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <nlohmann/json.hpp>
 

@@ -55,8 +55,8 @@
 #ifndef IREEPKG_COMPILER_EMBEDDING_H
 #define IREEPKG_COMPILER_EMBEDDING_H
 
-#include "ireepkg/compiler_config.h"
-#include "ireepkg/error.h"
+#include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/manifest_schema/error.h"
 
 #include <memory>
 #include <mutex>

@@ -15,8 +15,8 @@
 #ifndef IREEPKG_PROJECT_H
 #define IREEPKG_PROJECT_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/formats.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
 
 #include <map>
 #include <optional>
