@@ -16,7 +16,7 @@
 #include "ireepkg/manifest_schema/environment.h"
 #include "python_env.h"
 
-#include "child_process.h"
+#include "ireepkg/pkg/child_process.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/compiler_integration/tool_kind.h"
 

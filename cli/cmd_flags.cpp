@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "state.h"
+#include "ireepkg/pkg/state.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/runtime.h"
 

@@ -88,7 +88,7 @@ int runInit(const Command &, const ParsedArgs &args) {
     return printFailure(
         Error(ErrorCode::Conflict,
               std::string(project::kProjectFileName) + " already exists",
-              Location{path, 0, 0, "", "", ""},
+              Location::inFile(path),
               "edit it with `ireepkg add` and `ireepkg rm`, or pass --force "
               "to replace it"),
         json);

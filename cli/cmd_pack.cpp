@@ -1,7 +1,7 @@
 //===- cmd_pack.cpp - `ireepkg pack` -------------------------------------===//
 #include "output.h"
 
-#include "package_test.h"
+#include "ireepkg/pkg/package_test.h"
 
 #include "ireepkg/pkg/package.h"
 

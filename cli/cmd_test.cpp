@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "package_test.h"
+#include "ireepkg/pkg/package_test.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/prefix.h"

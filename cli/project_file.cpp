@@ -1,7 +1,7 @@
 //===- project_file.cpp - plugins.json for init, add and rm --------------===//
 #include "project_file.h"
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/project.h"

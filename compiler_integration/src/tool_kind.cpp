@@ -8,7 +8,7 @@
 
 #include "ireepkg/pkg/cache.h"
 
-#include "child_process.h"
+#include "ireepkg/pkg/child_process.h"
 
 #include <nlohmann/json.hpp>
 

@@ -11,7 +11,7 @@
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/json_document.h"
 
-#include "child_process.h"
+#include "ireepkg/pkg/child_process.h"
 
 #include <nlohmann/json.hpp>
 

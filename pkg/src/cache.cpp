@@ -3,7 +3,7 @@
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/environment.h"
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/hash.h"
 
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 //===- cache_maintenance.cpp - Cleaning the package cache ----------------===//
 #include "ireepkg/pkg/cache_maintenance.h"
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/package.h"
 
 #include <algorithm>

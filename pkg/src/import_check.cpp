@@ -12,8 +12,8 @@
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/environment.h"
 
-#include "child_process.h"
-#include "file_util.h"
+#include "ireepkg/pkg/child_process.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/fatelf.h"
 #include "ireepkg/manifest_schema/platform.h"
 

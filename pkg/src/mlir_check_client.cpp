@@ -17,7 +17,7 @@
 
 #include "ireepkg/manifest_schema/pipeline.h"
 
-#include "child_process.h"
+#include "ireepkg/pkg/child_process.h"
 
 #include <algorithm>
 #include <cmath>

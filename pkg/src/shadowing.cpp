@@ -10,8 +10,8 @@
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/manifest_schema/json_document.h"
 
-#include "file_util.h"
-#include "state.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/state.h"
 
 #include <map>
 

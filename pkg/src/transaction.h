@@ -24,7 +24,7 @@
 #ifndef IREEPKG_PKG_TRANSACTION_H
 #define IREEPKG_PKG_TRANSACTION_H
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/prefix.h"
 
 #include <map>

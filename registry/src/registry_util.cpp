@@ -1,7 +1,7 @@
 //===- registry_util.cpp - Shared helpers of the registry layer -----------===//
 #include "registry_util.h"
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/cache.h"
 #include "ireepkg/pkg/hash.h"
 

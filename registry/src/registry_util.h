@@ -8,7 +8,7 @@
 #ifndef IREEPKG_REGISTRY_UTIL_H
 #define IREEPKG_REGISTRY_UTIL_H
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/manifest_schema/error.h"
 #include "ireepkg/registry/registry.h"
 

@@ -48,6 +48,14 @@ struct Location {
     return file.empty() && pointer.empty() && package.empty() &&
            member.empty();
   }
+
+  /// A file (and line) only: the common case for I/O and whole-file errors.
+  static Location inFile(std::string file, uint32_t line = 0) {
+    Location where;
+    where.file = std::move(file);
+    where.line = line;
+    return where;
+  }
 };
 
 enum class Severity { Error, Warning };

@@ -59,6 +59,12 @@ bool isFatElf(std::string_view data);
 Expected<std::vector<Record>> parse(std::string_view data,
                                     const std::string &name);
 
+/// `parse` without the check of the records' ranges, for a reader that
+/// reports each record on its own (ireepkg-inspect): a record may point
+/// outside `data`.
+Expected<std::vector<Record>> parseRecords(std::string_view data,
+                                           const std::string &name);
+
 /// `parse` reading only the header and table of the file at `path` (the
 /// records' ranges are checked against the file's size).
 Expected<std::vector<Record>> readTable(const std::string &path);

@@ -3,9 +3,9 @@
 // See compiler_doctor.h.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler_doctor.h"
+#include "ireepkg/compiler_integration/compiler_doctor.h"
 
-#include "child_process.h"
+#include "ireepkg/pkg/child_process.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/pkg/mlir_check.h"
 

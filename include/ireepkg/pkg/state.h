@@ -2,9 +2,10 @@
 //
 // installed.json (what is installed and why), the activation index
 // activation.json (ordered, host-resolved, absolute paths: what discovery
-// reads, so nothing has to be scanned at run time), and the IREE flagfiles
-// runtime.flags and compiler.flags, all derived from the installed
-// packages' manifests in activation order.
+// reads, so nothing has to be scanned at run time), and what the
+// integrations' StateWriters add (the IREE flagfiles runtime.flags and
+// compiler.flags, runtime.index, compiler.json), all derived from the
+// installed packages' manifests in activation order.
 //
 //===----------------------------------------------------------------------===//
 #ifndef IREEPKG_PKG_STATE_H
@@ -22,6 +23,7 @@ namespace ireepkg {
 
 inline constexpr const char *kInstalledFile = "installed.json";
 inline constexpr const char *kActivationFile = "activation.json";
+// Written by the integrations' StateWriters.
 inline constexpr const char *kRuntimeFlagsFile = "runtime.flags";
 inline constexpr const char *kRuntimeIndexBinary = "runtime.index";
 inline constexpr const char *kCompilerIndexFile = "compiler.json";
@@ -50,20 +52,52 @@ struct ActivePackage {
   std::string filesDir = {};
 };
 
+/// What a prefix's state is generated from.
+struct StateContext {
+  const std::string &prefix;
+  const Platform &platform;
+  const std::vector<ActivePackage> &active; ///< activation order
+  const ProjectSettings &project;
+};
+
+/// An integration's share of a prefix's state: its own state files and its
+/// notes in activation.json. pkg knows this interface only;
+/// compiler_integration (compiler.json, compiler.flags) and
+/// runtime_integration (runtime.index, runtime.flags) implement it, and the
+/// program registers them (registerStateWriter) before it changes or
+/// verifies a prefix: pkg never includes the integrations.
+class StateWriter {
+public:
+  virtual ~StateWriter();
+  /// Adds this writer's files to `files` (name in state/ -> bytes). It may
+  /// add to `activation` (the activation.json document, ordered) and
+  /// `warnings`.
+  virtual void write(const StateContext &context,
+                     std::map<std::string, std::string> &files,
+                     nlohmann::ordered_json &activation,
+                     std::vector<Diagnostic> &warnings) const = 0;
+};
+
+/// Registers a writer for every later transaction and verification of this
+/// process (once; in the order given). Not thread-safe: call at start-up.
+void registerStateWriter(const StateWriter &writer);
+/// The registered writers, in registration order.
+const std::vector<const StateWriter *> &stateWriters();
+
 struct GeneratedState {
   std::string activationJson;
-  std::string compilerIndex; ///< state/compiler.json
-  std::string runtimeIndex; ///< state/runtime.index (binary)
-  std::string runtimeFlags;
-  std::string compilerFlags;
+  /// Every other state file (name in state/ -> bytes): the writers'.
+  std::map<std::string, std::string> files;
   std::vector<Diagnostic> warnings; ///< plugins without a build, conflicts
 };
 
-/// Builds the activation index and flagfiles for `platform`.
-GeneratedState generateState(const std::string &prefix,
-                             const std::string &platform,
-                             const std::vector<ActivePackage> &active,
-                             const ProjectSettings &project = {});
+/// Builds the activation index and runs the registered writers for
+/// `platform`. Fails when no writer is registered: a transaction without
+/// them would leave the integrations' state files stale.
+Expected<GeneratedState> generateState(const std::string &prefix,
+                                       const std::string &platform,
+                                       const std::vector<ActivePackage> &active,
+                                       const ProjectSettings &project = {});
 
 /// One argument as LLVM's GNU-style response file tokenizer reads it.
 std::string responseFileQuote(const std::string &arg);
