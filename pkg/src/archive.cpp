@@ -23,6 +23,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <map>
+#include <memory>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,22 +46,23 @@ struct Source {
   int fd = -1;
   Sha256 hash;
   uint64_t bytes = 0;
-  std::vector<char> buffer = std::vector<char>(kReadBlock);
+  /// Not zeroed: read() fills it, and a small archive touches few pages.
+  std::unique_ptr<char[]> buffer{new char[kReadBlock]};
   int error = 0;
 
   static la_ssize_t read(struct archive *, void *self, const void **out) {
     auto *s = static_cast<Source *>(self);
     while (true) {
-      ssize_t n = ::read(s->fd, s->buffer.data(), s->buffer.size());
+      ssize_t n = ::read(s->fd, s->buffer.get(), kReadBlock);
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0) {
         s->error = errno;
         return -1;
       }
-      s->hash.update(s->buffer.data(), static_cast<size_t>(n));
+      s->hash.update(s->buffer.get(), static_cast<size_t>(n));
       s->bytes += static_cast<uint64_t>(n);
-      *out = s->buffer.data();
+      *out = s->buffer.get();
       return n;
     }
   }
