@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
-#include "project_file.h"
+#include "ireepkg/pkg/project_file.h"
 
 #include "ireepkg/pkg/project.h"
 

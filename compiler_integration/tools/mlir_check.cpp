@@ -1,5 +1,11 @@
 //===- mlir_check.cpp - ireepkg-mlir-check: plugins and pipelines ---------===//
 //
+// Why one file of this size: a separate program built against libMLIR as
+// C++17 without RTTI, apart from ireepkg's libraries; its request, loaders,
+// parser checks and report belong to one process and one protocol.
+//
+//===----------------------------------------------------------------------===//
+//
 // ireepkg-mlir-check loads MLIR pass and dialect plugins the way MLIR's tools
 // do (`mlir-opt --load-pass-plugin` / `--load-dialect-plugin`), and checks
 // MLIR textual pass pipelines (the pipelines of a package's preprocessing,

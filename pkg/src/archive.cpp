@@ -6,6 +6,9 @@
 // and size and ratio limits. Every member is checked before any of its data
 // is written, and the archive is read exactly once.
 //
+// Why one file of this size: reading and writing share the member rules and
+// limits, which must be enforced identically on both sides.
+//
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/package.h"
 

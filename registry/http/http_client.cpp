@@ -22,6 +22,10 @@
 // Only the factory at the end is exported (exports.map); the static
 // libraries this module links stay private to it.
 //
+// Why one file of this size: the module exports one factory (exports.map)
+// and keeps libcurl's types inside it; the transfer loop, retries, mirrors
+// and the ETag cache share the per-client multi handle.
+//
 //===----------------------------------------------------------------------===//
 #include "../src/http_module.h"
 

@@ -44,7 +44,7 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
   if (ireeProblem)
     warnIreeUnknown(*ireeProblem, reporter);
 
-  auto old = readLock(project.lockPath);
+  auto old = readLockfile(project.lockPath);
   if (!old)
     return Unexpected(old.error());
 

@@ -49,7 +49,7 @@ outdated(const Project &project, const Environment &env, Reporter &reporter) {
   auto src = projectSources(project, env, reporter);
   if (!src)
     return Unexpected(src.error());
-  auto lock = readLock(project.lockPath);
+  auto lock = readLockfile(project.lockPath);
   if (!lock)
     return Unexpected(lock.error());
   // wanted: what `update` would choose.

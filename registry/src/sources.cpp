@@ -74,22 +74,6 @@ IreeRequirementCheck ireeCheckFor(const Environment &env) {
 // Projects
 //===----------------------------------------------------------------------===//
 
-Expected<Project> loadProject(const std::string &projectFile) {
-  Project p;
-  p.file = fsutil::absolutePath(projectFile);
-  p.dir = fs::path(p.file).parent_path().string();
-  p.lockPath = p.dir + "/" + project::kLockFileName;
-  auto doc = JsonDocument::load(p.file);
-  if (!doc)
-    return Unexpected(doc.error());
-  DiagnosticList diags;
-  ParseOptions po;
-  po.strict = true;
-  p.parsed = parseProjectFile(*doc, po, diags);
-  if (diags.hasErrors())
-    return makeError(ErrorCode::Invalid, diags);
-  return p;
-}
 
 namespace detail {
 
@@ -258,21 +242,6 @@ std::vector<Platform> projectPlatforms(const Project &project) {
   return out;
 }
 
-/// Reads the existing lockfile, if any (a broken one is reported).
-Expected<std::optional<Lockfile>> readLock(const std::string &path) {
-  if (!fsutil::exists(path))
-    return std::optional<Lockfile>();
-  auto doc = JsonDocument::load(path);
-  if (!doc)
-    return Unexpected(doc.error());
-  DiagnosticList diags;
-  ParseOptions po;
-  po.strict = false;
-  Lockfile lock = parseLockfile(*doc, po, diags);
-  if (diags.hasErrors())
-    return makeError(ErrorCode::Invalid, diags);
-  return std::optional<Lockfile>(std::move(lock));
-}
 
 /// Activation order of a resolution: the project's order, each package
 /// after its dependencies (dependencies in name order).

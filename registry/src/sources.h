@@ -268,9 +268,6 @@ Expected<std::unique_ptr<Sources>> projectSources(const Project &project,
 /// The platforms a project resolves for (the host when it names none).
 std::vector<Platform> projectPlatforms(const Project &project);
 
-/// Reads the existing lockfile, if any (a broken one is reported).
-Expected<std::optional<Lockfile>> readLock(const std::string &path);
-
 /// Activation order of a resolution: the project's order, each package
 /// after its dependencies (dependencies in name order).
 std::vector<std::string>

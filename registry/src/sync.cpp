@@ -40,7 +40,7 @@ Expected<SyncResult> syncProject(const Project &project,
   if (!src)
     return Unexpected(src.error());
 
-  auto lockRead = readLock(project.lockPath);
+  auto lockRead = readLockfile(project.lockPath);
   if (!lockRead)
     return Unexpected(lockRead.error());
   std::optional<Lockfile> lock = std::move(*lockRead);

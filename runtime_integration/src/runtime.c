@@ -11,6 +11,10 @@
  * that are known to be in bounds. Handles are immutable after open except
  * for an atomic reference count shared with the plugin lists.
  *
+ * Why one file of this size: the library is one translation unit on purpose;
+ * every function outside the API is static, so the shared library exports
+ * nothing else and an application can also compile this file into itself.
+ *
  *===----------------------------------------------------------------------===*/
 #define _GNU_SOURCE 1
 

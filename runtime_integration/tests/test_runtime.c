@@ -18,6 +18,9 @@
  *    lists outliving their index.
  * Usage: ireepkg_runtime_tests <scratch directory> (wiped first).
  *
+ * Why one file of this size: the C tests of the one-file C library, in C,
+ * with their own small harness.
+ *
  *===----------------------------------------------------------------------===*/
 #define _GNU_SOURCE 1
 

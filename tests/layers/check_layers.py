@@ -19,6 +19,9 @@ and its CMake file may not put another module's directory on an include
 path. Tests, benchmarks, fuzz targets and examples may include any public
 header, but no private one.
 
+It also fails on a source file of more than MAX_LINES lines whose opening
+comment does not say why it is one file ("Why one file of this size: ...").
+
 Usage: check_layers.py SOURCE_DIR       (exit 0: clean; 1: violations)
        check_layers.py --self-test      (the checker finds planted ones)
 """
@@ -45,6 +48,9 @@ OUTSIDE = ["tests", "bench", "fuzz", "examples", "templates", "python"]
 NEUTRAL = {"iree_executable_plugin.h"}
 RUNTIME_PUBLIC = {"runtime.h", "iree_runtime_adapter.h"}
 
+MAX_LINES = 1050
+REASON = "Why one file of this size"
+
 INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
 SOURCE = re.compile(r"\.(c|cc|cpp|h|hpp)$")
 
@@ -66,6 +72,11 @@ def check_file(root, rel, problems):
     with open(os.path.join(root, rel), encoding="utf-8",
               errors="replace") as f:
         text = f.read()
+    lines = text.count("\n")
+    if lines > MAX_LINES and REASON not in "\n".join(text.split("\n")[:60]):
+        problems.append(f"{rel}:1: {lines} lines, and its opening comment "
+                        f"does not say why it is one file (\"{REASON}: "
+                        "...\"): split it, or give the reason")
     for m in INCLUDE.finditer(text):
         inc = m.group(1)
         line = text.count("\n", 0, m.start()) + 1
@@ -167,7 +178,10 @@ def self_test():
         "registry/CMakeLists.txt":
             "target_include_directories(r PRIVATE "
             "${PROJECT_SOURCE_DIR}/pkg/src)\n",
+        "pkg/src/long.cpp": "int x;\n" * (MAX_LINES + 1),
         # Allowed, so not reported:
+        "pkg/src/long_ok.cpp": "// " + REASON + ": a test.\n" +
+                               "int x;\n" * (MAX_LINES + 1),
         "registry/http/ok.cpp": '#include "../src/private_http.h"\n',
         "cli/ok.cpp": '#include "ireepkg/registry/registry.h"\n'
                       '#include "output.h"\n#include <sys/stat.h>\n',
@@ -186,7 +200,7 @@ def self_test():
               "tests/unit/c.cpp:1:", "manifest_schema/src/d.cpp:1:",
               "compiler_integration/src/e.cpp:1:",
               "include/ireepkg/pkg/f.h:1:", "cli/g.cpp:1:",
-              "registry/CMakeLists.txt:1:"]
+              "registry/CMakeLists.txt:1:", "pkg/src/long.cpp:1:"]
     missing = [e for e in expect if not any(p.startswith(e) for p in found)]
     extra = [p for p in found if not any(p.startswith(e) for e in expect)]
     for p in found:

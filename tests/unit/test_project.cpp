@@ -1,4 +1,9 @@
 //===- test_project.cpp - plugins.json edits, input hash, lockfile -------===//
+//
+// Why one file of this size: the tests of one module (projects and
+// lockfiles), with the fixtures they share.
+//
+//===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/project.h"
 
 #include "ireepkg/manifest_schema/json_document.h"

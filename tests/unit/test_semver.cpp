@@ -4,6 +4,9 @@
 // precedence, the VersionSet interval algebra, and the constraint syntax with
 // its pre-release rule. Error messages are checked verbatim.
 //
+// Why one file of this size: the tests of one module (semver.cpp), mostly
+// tables of versions and constraints.
+//
 //===----------------------------------------------------------------------===//
 #include "ireepkg/manifest_schema/semver.h"
 

@@ -59,6 +59,11 @@ Status writeCacheFile(const std::string &path, std::string_view content);
 Status writeNewFile(const std::string &path, std::string_view content,
                     mode_t mode = 0644);
 Status fsyncPath(const std::string &path);
+/// Writes `content` to a new file in $TMPDIR (else /tmp) named
+/// `<stem>-XXXXXX<suffix>`, and returns its path; the caller removes it.
+Expected<std::string> writeTemporaryFile(std::string_view content,
+                                         std::string_view stem,
+                                         std::string_view suffix);
 Status makeDirs(const std::string &path, mode_t mode = 0755);
 /// Removes a tree, making read-only directories writable first. Missing is
 /// fine.

@@ -27,6 +27,7 @@
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/pkg/iree_version.h"
 #include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/project_file.h"
 #include "ireepkg/registry/registry.h"
 
 #include <map>
@@ -72,15 +73,9 @@ using ireepkg::parseIreeVersion;
 // Projects
 //===----------------------------------------------------------------------===//
 
-struct Project {
-  std::string file; ///< absolute path of plugins.json
-  std::string dir;  ///< its directory
-  ProjectFile parsed;
-  std::string lockPath; ///< <dir>/plugins.lock.json
-};
-
-/// Reads and checks (strictly) a plugins.json.
-Expected<Project> loadProject(const std::string &projectFile);
+// A project and its loading are pkg's (ireepkg/pkg/project_file.h).
+using ireepkg::loadProject;
+using ireepkg::Project;
 
 struct LockRequest {
   /// Ignore the lock's version of these packages (update <name>...).

@@ -1,10 +1,11 @@
-//===- project_file.cpp - plugins.json for init, add and rm --------------===//
-#include "project_file.h"
+//===- project_file.cpp - A project's plugins.json and lockfile -----------===//
+#include "ireepkg/pkg/project_file.h"
 
 #include "ireepkg/pkg/file_util.h"
 
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/project.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
 #include <cerrno>
 #include <cstring>
@@ -14,7 +15,7 @@
 
 namespace fs = std::filesystem;
 
-namespace ireepkg::cli {
+namespace ireepkg {
 
 Expected<std::string> currentDirectory() {
   std::error_code ec;
@@ -66,4 +67,36 @@ Status writeProjectFile(const std::string &path, const std::string &text) {
   return ok();
 }
 
-} // namespace ireepkg::cli
+Expected<Project> loadProject(const std::string &projectFile) {
+  Project p;
+  p.file = fsutil::absolutePath(projectFile);
+  p.dir = fs::path(p.file).parent_path().string();
+  p.lockPath = p.dir + "/" + project::kLockFileName;
+  auto doc = JsonDocument::load(p.file);
+  if (!doc)
+    return Unexpected(doc.error());
+  DiagnosticList diags;
+  ParseOptions po;
+  po.strict = true;
+  p.parsed = parseProjectFile(*doc, po, diags);
+  if (diags.hasErrors())
+    return makeError(ErrorCode::Invalid, diags);
+  return p;
+}
+
+Expected<std::optional<Lockfile>> readLockfile(const std::string &path) {
+  if (!fsutil::exists(path))
+    return std::optional<Lockfile>();
+  auto doc = JsonDocument::load(path);
+  if (!doc)
+    return Unexpected(doc.error());
+  DiagnosticList diags;
+  ParseOptions po;
+  po.strict = false;
+  Lockfile lock = parseLockfile(*doc, po, diags);
+  if (diags.hasErrors())
+    return makeError(ErrorCode::Invalid, diags);
+  return std::optional<Lockfile>(std::move(lock));
+}
+
+} // namespace ireepkg
