@@ -177,14 +177,14 @@ std::string ireeText(const Expected<IreeInstallation> &iree,
 } // namespace
 
 int runDoctor(const Command &, const ParsedArgs &args) {
-  auto prefix = choosePrefix(args);
-  if (!prefix)
-    return kExitUsage;
   bool jsonOutput = args.flag("json");
+  int code = kExitOk;
+  auto opened = readPrefixState(args, jsonOutput, code);
+  if (!opened)
+    return code;
+  const PrefixLocation *prefix = &opened->prefix;
+  InstalledState *state = &opened->state;
   CliReporter reporter(jsonOutput);
-  auto state = readInstalledState(prefix->path, reporter);
-  if (!state)
-    return printFailure(state.error(), jsonOutput);
 
   json tools = json::array();
   for (const char *name : kDoctorToolNames)

@@ -37,13 +37,13 @@ int runInfo(const Command &, const ParsedArgs &args) {
     std::fputs(describeManifest(head->manifest, "  ").c_str(), stdout);
     return kExitOk;
   }
-  auto prefix = choosePrefix(args);
-  if (!prefix)
-    return kExitUsage;
+  int code = kExitOk;
+  auto opened = readPrefixState(args, json, code);
+  if (!opened)
+    return code;
+  const PrefixLocation *prefix = &opened->prefix;
+  InstalledState *state = &opened->state;
   CliReporter reporter(json);
-  auto state = readInstalledState(prefix->path, reporter);
-  if (!state)
-    return printFailure(state.error(), json);
   const InstalledPackage *p = state->find(what);
   if (!p) {
     std::vector<std::string> names;

@@ -10,14 +10,14 @@ namespace ireepkg::cli {
 int printFailure(const Error &e, bool json);
 
 int runList(const Command &, const ParsedArgs &args) {
-  auto prefix = choosePrefix(args);
-  if (!prefix)
-    return kExitUsage;
   bool json = args.flag("json");
+  int code = kExitOk;
+  auto opened = readPrefixState(args, json, code);
+  if (!opened)
+    return code;
+  const PrefixLocation *prefix = &opened->prefix;
+  InstalledState *state = &opened->state;
   CliReporter reporter(json);
-  auto state = readInstalledState(prefix->path, reporter);
-  if (!state)
-    return printFailure(state.error(), json);
   nlohmann::json packages = nlohmann::json::array();
   std::string text;
   size_t width = 4;

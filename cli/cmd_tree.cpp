@@ -104,13 +104,13 @@ int runTree(const Command &, const ParsedArgs &args) {
       return kExitUsage;
     }
   }
-  auto prefix = choosePrefix(args);
-  if (!prefix)
-    return kExitUsage;
+  int code = kExitOk;
+  auto opened = readPrefixState(args, json, code);
+  if (!opened)
+    return code;
+  const PrefixLocation *prefix = &opened->prefix;
+  InstalledState *state = &opened->state;
   CliReporter reporter(json);
-  auto state = readInstalledState(prefix->path, reporter);
-  if (!state)
-    return printFailure(state.error(), json);
   auto graph = buildDependencyGraph(*state, prefix->path);
   if (!graph)
     return printFailure(graph.error(), json);

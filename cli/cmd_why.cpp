@@ -14,13 +14,12 @@ int printFailure(const Error &e, bool json);
 int runWhy(const Command &, const ParsedArgs &args) {
   bool json = args.flag("json");
   const std::string &name = args.positional.at(0);
-  auto prefix = choosePrefix(args);
-  if (!prefix)
-    return kExitUsage;
-  CliReporter reporter(json);
-  auto state = readInstalledState(prefix->path, reporter);
-  if (!state)
-    return printFailure(state.error(), json);
+  int code = kExitOk;
+  auto opened = readPrefixState(args, json, code);
+  if (!opened)
+    return code;
+  const PrefixLocation *prefix = &opened->prefix;
+  InstalledState *state = &opened->state;
   auto graph = buildDependencyGraph(*state, prefix->path);
   if (!graph)
     return printFailure(graph.error(), json);

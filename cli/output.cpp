@@ -194,6 +194,24 @@ std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args) {
   return *loc;
 }
 
+int printFailure(const Error &e, bool json);
+
+std::optional<PrefixState> readPrefixState(const ParsedArgs &args, bool json,
+                                           int &exitCode) {
+  auto prefix = choosePrefix(args);
+  if (!prefix) {
+    exitCode = kExitUsage;
+    return std::nullopt;
+  }
+  CliReporter reporter(json);
+  auto state = readInstalledState(prefix->path, reporter);
+  if (!state) {
+    exitCode = printFailure(state.error(), json);
+    return std::nullopt;
+  }
+  return PrefixState{std::move(*prefix), std::move(*state)};
+}
+
 bool lockOptions(const ParsedArgs &args, LockOptions &out) {
   auto v = args.value("lock-timeout");
   if (!v)

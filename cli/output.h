@@ -50,6 +50,16 @@ private:
 /// The prefix for this command (see locatePrefix), or prints an error.
 std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args);
 
+/// What the read-only commands start from: the prefix (choosePrefix) and
+/// its installed state, read with a CliReporter. When either fails it has
+/// been printed, and `exitCode` is what the command exits with.
+struct PrefixState {
+  PrefixLocation prefix;
+  InstalledState state;
+};
+std::optional<PrefixState> readPrefixState(const ParsedArgs &args, bool json,
+                                           int &exitCode);
+
 /// Parses --lock-timeout; prints a usage error and returns false if bad.
 bool lockOptions(const ParsedArgs &args, LockOptions &out);
 
