@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
+#include "ireepkg/oci_registry.h"
 #include "ireepkg/registry.h"
 #include "ireepkg/signature.h"
 
@@ -84,19 +85,48 @@ std::optional<std::string> registryDirOption(const Command &self,
   }
   if (dir->rfind("file://", 0) == 0)
     return dir->substr(7);
+  if (registry::isOciRegistryUrl(*dir))
+    return *dir;
   if (dir->find("://") != std::string::npos) {
     printError("'" + self.name + "' writes into a registry directory, not " +
                    *dir,
                "run it on the machine that holds the registry's files (the "
-               "directory the web server serves), then publish those");
+               "directory the web server serves), then publish those; or "
+               "keep the registry in an OCI registry (oci://HOST/NAMESPACE)");
     return std::nullopt;
   }
   return *dir;
 }
 
+/// The registry's metadata as files: its directory, or for an oci://
+/// registry a temporary copy of what it holds now (removed at the end).
+class MetadataView {
+public:
+  explicit MetadataView(const std::string &registry) : dir_(registry) {
+    if (!registry::isOciRegistryUrl(registry))
+      return;
+    char buf[] = "/tmp/ireepkg-view-XXXXXX";
+    if (!::mkdtemp(buf))
+      return;
+    temp_ = dir_ = buf;
+    (void)registry::pullOciRegistryMetadata(registry, dir_);
+  }
+  ~MetadataView() {
+    if (!temp_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(temp_, ec);
+    }
+  }
+  const std::string &dir() const { return dir_; }
+
+private:
+  std::string dir_, temp_;
+};
+
 /// snapshot.json's version and expiry, as just written.
-std::pair<int64_t, std::string> readSnapshotInfo(const std::string &dir) {
-  auto doc = JsonDocument::load(dir + "/snapshot.json");
+std::pair<int64_t, std::string> readSnapshotInfo(const std::string &registry) {
+  MetadataView view(registry);
+  auto doc = JsonDocument::load(view.dir() + "/snapshot.json");
   if (!doc)
     return {0, ""};
   DiagnosticList diags;
@@ -130,7 +160,8 @@ int runRegistryInit(const Command &self, const ParsedArgs &args) {
 
   // What was written: config.json lists the key's public half.
   auto [version, expires] = readSnapshotInfo(dir);
-  auto doc = JsonDocument::load(dir + "/config.json");
+  MetadataView view(dir);
+  auto doc = JsonDocument::load(view.dir() + "/config.json");
   std::string name = options.name, pub, keyId;
   if (doc) {
     DiagnosticList diags;
@@ -177,7 +208,8 @@ int runRegistryResign(const Command &self, const ParsedArgs &args) {
   if (!version)
     return printFailure(version.error(), json);
   auto [v, expires] = readSnapshotInfo(dir);
-  auto sig = signing::readSignatureFile(dir + "/snapshot.json.minisig");
+  MetadataView view(dir);
+  auto sig = signing::readSignatureFile(view.dir() + "/snapshot.json.minisig");
   std::string keyId = sig ? signing::keyIdHex(sig->keyId) : "";
   if (json) {
     printJson({{"ok", true},

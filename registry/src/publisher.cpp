@@ -44,6 +44,7 @@
 #include "ireepkg/hash.h"
 #include "ireepkg/package.h"
 #include "ireepkg/signature.h"
+#include "oci.h"
 #include "registry_util.h"
 
 #include <algorithm>
@@ -596,6 +597,8 @@ std::string publishedList(const RegistryIndex &idx) {
 
 Status initRegistry(const std::string &registryDir,
                     const InitOptions &options) {
+  if (oci::isOciUrl(registryDir))
+    return oci::initRegistry(registryDir, options);
   std::string dir = registryDir;
   while (dir.size() > 1 && dir.back() == '/')
     dir.pop_back();
@@ -724,6 +727,9 @@ Status initRegistry(const std::string &registryDir,
 Expected<PublishResult> publishArchive(const std::string &registryDir,
                                        const std::string &archive,
                                        const SigningOptions &options) {
+  if (oci::isOciUrl(registryDir))
+    return oci::publishArchive(registryDir, archive, options);
+
   auto session = openSession(registryDir, options);
   if (!session)
     return Unexpected(session.error());
@@ -866,6 +872,8 @@ Expected<PublishResult> publishArchive(const std::string &registryDir,
 Expected<int64_t> yankVersion(const std::string &registryDir,
                               const std::string &name, const Version &version,
                               bool yanked, const SigningOptions &options) {
+  if (oci::isOciUrl(registryDir))
+    return oci::yankVersion(registryDir, name, version, yanked, options);
   auto session = openSession(registryDir, options);
   if (!session)
     return Unexpected(session.error());
@@ -910,6 +918,8 @@ Expected<int64_t> yankVersion(const std::string &registryDir,
 
 Expected<int64_t> resignRegistry(const std::string &registryDir,
                                  const SigningOptions &options) {
+  if (oci::isOciUrl(registryDir))
+    return oci::resignRegistry(registryDir, options);
   auto session = openSession(registryDir, options);
   if (!session)
     return Unexpected(session.error());
