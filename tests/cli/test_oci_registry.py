@@ -1,0 +1,250 @@
+"""Registries kept in an OCI registry (oci:// and oci+http:// URLs), against
+Debian's docker-registry (the CNCF distribution registry) on loopback,
+through the CLI: registry init, publish, yank and resign straight into it;
+install by name, lock, sync, search, outdated and registry verify from it;
+the layout and media types docs/registries.md promises; the same refusals
+as any registry (a wrong key, rollback, an archive changed in storage);
+Bearer-token and Basic authentication with credentials from
+~/.docker/config.json, $REGISTRY_AUTH_FILE and credential helpers; blob
+redirects that must not carry the registry's Authorization header; and
+interoperability with a general OCI client (the `oras` Python SDK) both
+ways."""
+import base64
+import hashlib
+import json
+import os
+import pathlib
+import tarfile
+import urllib.request
+
+import pytest
+
+from conftest import data_package, pack, run
+from ocifix import docker_config, oci_registry, sha256_file
+from test_registry_workflow import installed
+
+MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    """No credentials of the machine's; a cache of the test's own."""
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "no-docker-config"))
+    monkeypatch.delenv("REGISTRY_AUTH_FILE", raising=False)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+
+
+class Keys:
+    def __init__(self, tmp):
+        base = tmp / "keys" / "registry"
+        base.parent.mkdir(parents=True, exist_ok=True)
+        r = run("key", "generate", "-o", base)
+        assert r.code == 0, r
+        self.key = pathlib.Path(str(base) + ".key")
+        self.pub = pathlib.Path(str(base) + ".pub").read_text().splitlines()[1]
+
+
+def packages(tmp):
+    src, dist = tmp / "src", tmp / "dist"
+    return {
+        "base-1.0.0": pack(data_package(src, "base-kernels", "1.0.0"), dist),
+        "base-1.1.0": pack(data_package(src, "base-kernels", "1.1.0"), dist),
+        "fft-1.0.0": pack(data_package(src, "fft-kit", "1.0.0",
+                                       {"base-kernels": "^1.0"}), dist),
+    }
+
+
+def ok(*args, **kw):
+    r = run(*args, **kw)
+    assert r.code == 0, r
+    return r
+
+
+def get(reg, path, accept=MANIFEST, token=None):
+    req = urllib.request.Request(reg.http(path), headers={"Accept": accept})
+    if token:
+        req.add_header("Authorization", token)
+    with urllib.request.urlopen(req, timeout=30) as f:
+        return f.read()
+
+
+def put_manifest(reg, repo, tag, body):
+    req = urllib.request.Request(
+        reg.http(f"/v2/{repo}/manifests/{tag}"), data=body, method="PUT",
+        headers={"Content-Type": MANIFEST})
+    with urllib.request.urlopen(req, timeout=30) as f:
+        assert f.status == 201
+
+
+def project(tmp, url, pub, plugins):
+    d = tmp / "proj"
+    d.mkdir(exist_ok=True)
+    (d / "plugins.json").write_text(json.dumps(
+        {"schema_version": 1,
+         "registries": [{"name": "oci", "url": url, "public_key": pub}],
+         "plugins": plugins}, indent=2) + "\n")
+    return d
+
+
+def test_publish_install_lock_sync_yank(tmp_path):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci") as reg:
+        url = reg.url()
+        r = ok("registry", "init", url, "--key", keys.key)
+        assert r.out.startswith(f'created registry "plugins" in {url}\n'), r
+        assert "snapshot version 1, expires " in r.out
+        # A second init is refused: it would throw the registry away.
+        r = run("registry", "init", url, "--key", keys.key)
+        assert r.code != 0 and "is already a registry" in r.err, r
+
+        r = ok("publish", pk["base-1.0.0"], pk["base-1.1.0"], pk["fft-1.0.0"],
+               "--registry", url, "--key", keys.key)
+        assert "published fft-kit 1.0.0: archives/fft-kit/fft-kit-1.0.0." \
+               "ireepkg" in r.out and "snapshot version 4" in r.out, r
+        # The same bytes again change nothing.
+        r = ok("publish", pk["fft-1.0.0"], "--registry", url, "--key", keys.key)
+        assert "fft-kit 1.0.0 is already published with the same contents; " \
+               "nothing changed" in r.out, r
+
+        ok("install", "fft-kit", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        got = installed(tmp_path / "p1")
+        assert {n: p["version"] for n, p in got.items()} == {
+            "base-kernels": "1.1.0", "fft-kit": "1.0.0"}
+
+        d = project(tmp_path, url, keys.pub, [{"name": "fft-kit"}])
+        ok("lock", cwd=d)
+        lock = json.loads((d / "plugins.lock.json").read_text())
+        shas = {p["name"]: p["sha256"] for p in lock["packages"]}
+        assert shas == {"base-kernels": sha256_file(pk["base-1.1.0"]),
+                        "fft-kit": sha256_file(pk["fft-1.0.0"])}
+        assert {p["source"]["registry"] for p in lock["packages"]} == {url}
+        ok("sync", "--locked", cwd=d)
+        assert set(installed(d / ".iree-plugins")) == {"base-kernels",
+                                                      "fft-kit"}
+        # Offline, from what was fetched.
+        ok("sync", "--locked", "--offline", cwd=d)
+
+        r = ok("registry", "verify", url, "--registry-key", keys.pub)
+        assert "snapshot version 4" in r.out, r
+        r = ok("search", "fft", "--registry", url, "--registry-key", keys.pub)
+        assert "fft-kit" in r.out, r
+
+        r = ok("yank", "base-kernels@1.1.0", "--registry", url, "--key",
+               keys.key)
+        assert r.out == "yanked base-kernels 1.1.0, snapshot version 5\n", r
+        r = ok("yank", "base-kernels@1.1.0", "--registry", url, "--key",
+               keys.key)
+        assert "already yanked; nothing changed" in r.out, r
+        (d / "plugins.lock.json").unlink()
+        ok("lock", cwd=d)
+        lock = json.loads((d / "plugins.lock.json").read_text())
+        assert {p["name"]: p["version"] for p in lock["packages"]} == {
+            "base-kernels": "1.0.0", "fft-kit": "1.0.0"}
+        r = ok("registry", "resign", url, "--key", keys.key)
+        assert r.out.startswith(f"re-signed {url}: snapshot version 6"), r
+
+
+def test_layout_and_media_types(tmp_path):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci") as reg:
+        url = reg.url("acme/iree")
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        tags = json.loads(get(reg, "/v2/acme/iree/base-kernels/tags/list"))
+        assert sorted(tags["tags"]) == ["1.0.0", "index"]
+        m = json.loads(get(reg, "/v2/acme/iree/base-kernels/manifests/1.0.0"))
+        assert m["mediaType"] == MANIFEST and m["schemaVersion"] == 2
+        assert m["artifactType"] == "application/vnd.ireepkg.package.v1"
+        assert m["annotations"]["org.opencontainers.image.version"] == "1.0.0"
+        assert m["annotations"]["vnd.ireepkg.archive.minisig"].startswith(
+            "untrusted comment:")
+        [layer] = m["layers"]
+        assert layer["mediaType"] == "application/vnd.ireepkg.archive.v1"
+        assert layer["digest"] == "sha256:" + sha256_file(pk["base-1.0.0"])
+        assert layer["size"] == pk["base-1.0.0"].stat().st_size
+        assert layer["annotations"] == {
+            "org.opencontainers.image.title": "base-kernels-1.0.0.ireepkg"}
+        # ireeplugin.json without downloading the archive: the config blob.
+        cfg = m["config"]
+        assert cfg["mediaType"] == \
+            "application/vnd.ireepkg.plugin-manifest.v1+json"
+        plugin = json.loads(get(reg, "/v2/acme/iree/base-kernels/blobs/" +
+                                cfg["digest"], accept="*/*"))
+        assert plugin["name"] == "base-kernels" and plugin["version"] == "1.0.0"
+
+        s = json.loads(get(reg, "/v2/acme/iree/manifests/snapshot"))
+        assert s["artifactType"] == \
+            "application/vnd.ireepkg.registry.snapshot.v1+json"
+        assert s["config"] == {
+            "mediaType": "application/vnd.oci.empty.v1+json",
+            "digest": "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e"
+                      "8310c060f61caaff8a", "size": 2}
+        assert [(l["mediaType"], l["annotations"]["org.opencontainers.image."
+                                                  "title"])
+                for l in s["layers"]] == [
+            ("application/vnd.ireepkg.registry.snapshot.v1+json",
+             "snapshot.json"),
+            ("application/vnd.ireepkg.minisign.v1", "snapshot.json.minisig")]
+        snapshot = json.loads(get(reg, "/v2/acme/iree/blobs/" +
+                                  s["layers"][0]["digest"], accept="*/*"))
+        assert snapshot["version"] == 2
+        # The snapshot pins the index by the digest of its blob.
+        idx_digest = snapshot["index"]["base-kernels"]
+        idx = json.loads(get(reg, "/v2/acme/iree/base-kernels/blobs/" +
+                             idx_digest, accept="*/*"))
+        assert idx["versions"][0]["sha256"] == sha256_file(pk["base-1.0.0"])
+        im = json.loads(get(reg, "/v2/acme/iree/base-kernels/manifests/index"))
+        assert im["artifactType"] == \
+            "application/vnd.ireepkg.registry.index.v1+json"
+        assert im["layers"][0]["digest"] == idx_digest
+        c = json.loads(get(reg, "/v2/acme/iree/manifests/config"))
+        assert c["artifactType"] == \
+            "application/vnd.ireepkg.registry.config.v1+json"
+
+
+def test_the_client_checks_as_for_any_registry(tmp_path):
+    keys = Keys(tmp_path)
+    other = Keys(tmp_path / "other")
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci") as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        old = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
+
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", other.pub, "--prefix", tmp_path / "p0")
+        assert r.code == 1 and "which is not a key you trust" in r.err, r
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        # An older snapshot put back under the tag: rollback.
+        put_manifest(reg, "iree/plugins", "snapshot", old)
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p2")
+        assert r.code == 1, r
+        assert "rollback: snapshot.json of " + url + " is version 2, older " \
+               "than version 3" in r.err, r
+
+    # An archive changed in the registry's storage after publishing.
+    with oci_registry(tmp_path / "oci2") as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["fft-1.0.0"], pk["base-1.0.0"], "--registry", url,
+           "--key", keys.key)
+        sha = sha256_file(pk["base-1.0.0"])
+        data = (tmp_path / "oci2" / "storage" / "docker" / "registry" / "v2" /
+                "blobs" / "sha256" / sha[:2] / sha / "data")
+        raw = bytearray(data.read_bytes())
+        raw[-1] ^= 1
+        data.write_bytes(bytes(raw))
+        r = run("install", "fft-kit", "--registry", url, "--registry-key",
+                keys.pub, "--prefix", tmp_path / "p3",
+                env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache2")})
+        assert r.code == 1, r
+        assert "wrong SHA-256" in r.err, r
+        assert not (tmp_path / "p3" / "packages" / "base-kernels").exists()
