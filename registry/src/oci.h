@@ -130,7 +130,8 @@ public:
   /// One request to the registry for `repo`, authenticated: a 401's
   /// challenge (Bearer: a token from its realm; Basic) is answered once.
   Expected<net::HttpResponse> send(net::HttpRequest request,
-                                   const std::string &repo, bool push);
+                                   const std::string &repo, bool push,
+                                   const std::string &alsoPull = "");
   /// The headers that authenticate a pull of `repo` (after a first request
   /// has learnt what the registry asks for): for downloads.
   Expected<std::vector<std::string>> pullHeaders(const std::string &repo);
@@ -161,7 +162,7 @@ private:
     std::map<std::string, std::string> params;
   };
   Expected<std::string> authorize(const Challenge &challenge,
-                                  const std::string &scope);
+                                  const std::vector<std::string> &scopes);
   Expected<std::optional<Credentials>> credentials();
   Error httpError(const std::string &what, const net::HttpResponse &r) const;
 

@@ -357,7 +357,10 @@ Error Client::httpError(const std::string &what,
 }
 
 Expected<std::string> Client::authorize(const Challenge &challenge,
-                                        const std::string &scope) {
+                                        const std::vector<std::string> &scopes) {
+  std::string scope;
+  for (const std::string &sc : scopes)
+    scope += (scope.empty() ? "" : " ") + sc;
   auto creds = credentials();
   if (!creds)
     return Unexpected(creds.error());
@@ -387,7 +390,10 @@ Expected<std::string> Client::authorize(const Challenge &challenge,
     url += "service=" + percentEncode(s->second);
     first = false;
   }
-  url += (first ? "" : "&") + std::string("scope=") + percentEncode(scope);
+  for (const std::string &sc : scopes) {
+    url += (first ? "" : "&") + std::string("scope=") + percentEncode(sc);
+    first = false;
+  }
   net::HttpRequest req;
   req.url = url;
   req.label = "get a token for " + scope + " from " + realm->second;
@@ -418,8 +424,14 @@ Expected<std::string> Client::authorize(const Challenge &challenge,
 }
 
 Expected<net::HttpResponse> Client::send(net::HttpRequest request,
-                                         const std::string &repo, bool push) {
-  const std::string scope = scopeFor(repo, push);
+                                         const std::string &repo, bool push,
+                                         const std::string &alsoPull) {
+  std::vector<std::string> scopes{scopeFor(repo, push)};
+  if (!alsoPull.empty())
+    scopes.push_back(scopeFor(alsoPull, false));
+  std::string scope;
+  for (const std::string &sc : scopes)
+    scope += (scope.empty() ? "" : " ") + sc;
   const std::vector<std::string> base = request.headers;
   for (int round = 0;; ++round) {
     request.headers = base;
@@ -432,7 +444,7 @@ Expected<net::HttpResponse> Client::send(net::HttpRequest request,
     if (!parsed)
       return r;
     challenge_ = Challenge{parsed->first, parsed->second};
-    auto header = authorize(*challenge_, scope);
+    auto header = authorize(*challenge_, scopes);
     if (!header)
       return Unexpected(header.error());
     if (header->empty())
@@ -445,7 +457,7 @@ Expected<std::vector<std::string>>
 Client::pullHeaders(const std::string &repo) {
   const std::string scope = scopeFor(repo, false);
   if (auto it = auth_.find(scope); it == auth_.end() && challenge_) {
-    auto header = authorize(*challenge_, scope);
+    auto header = authorize(*challenge_, {scope});
     if (!header)
       return Unexpected(header.error());
     auth_[scope] = *header;
@@ -517,10 +529,13 @@ Expected<bool> Client::hasBlob(const std::string &repo,
   req.method = "HEAD";
   req.url = loc_.base() + "/v2/" + repo + "/blobs/" + digest;
   req.label = "HEAD " + loc_.host + "/" + repo + "@" + digest;
+  // A redirect (to blob storage) already says the blob is there; a URL
+  // presigned for GET may refuse a HEAD.
+  req.followRedirects = false;
   auto r = send(req, repo, true);
   if (!r)
     return Unexpected(r.error());
-  if (r->status == 200)
+  if (r->status == 200 || (r->status >= 301 && r->status <= 308))
     return true;
   if (r->status == 404)
     return false;
@@ -544,7 +559,7 @@ Status Client::pushBlob(const std::string &repo, const std::string &digest,
   if (!mountFrom.empty())
     post.url += "?mount=" + digest + "&from=" + mountFrom;
   post.label = what;
-  auto r = send(post, repo, true);
+  auto r = send(post, repo, true, mountFrom);
   if (!r)
     return Unexpected(r.error());
   if (r->status == 201)

@@ -248,3 +248,116 @@ def test_the_client_checks_as_for_any_registry(tmp_path):
         assert r.code == 1, r
         assert "wrong SHA-256" in r.err, r
         assert not (tmp_path / "p3" / "packages" / "base-kernels").exists()
+
+
+def test_bearer_tokens_anonymous_pull_and_credentials_to_push(tmp_path,
+                                                             monkeypatch):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", auth="token",
+                      users={"ci-bot": "s3cret"}) as reg:
+        url = reg.url()
+        # No credentials: the token server grants pull only, and pushing is
+        # refused with what to do.
+        r = run("registry", "init", url, "--key", keys.key)
+        assert r.code == 1, r
+        assert f"cannot upload sha256:" in r.err and "HTTP 401" in r.err, r
+        assert f"no credentials are configured for {reg.host}: log in " \
+               f"(`docker login {reg.host}`" in r.err, r
+        assert reg.token_log and all(t["user"] is None for t in reg.token_log)
+
+        # ~/.docker/config.json auths (through DOCKER_CONFIG).
+        cfg = docker_config(tmp_path / "docker", reg.host, "ci-bot", "s3cret")
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        assert any(t["user"] == "ci-bot" and t["scope"] ==
+                   ["repository:iree/plugins/base-kernels:pull,push"]
+                   and t["service"] == ["ireepkg-test"]
+                   for t in reg.token_log), reg.token_log
+
+        # Wrong credentials: the token server says no.
+        bad = docker_config(tmp_path / "bad", reg.host, "ci-bot", "nope")
+        monkeypatch.setenv("DOCKER_CONFIG", str(bad))
+        r = run("publish", pk["base-1.1.0"], "--registry", url, "--key",
+                keys.key)
+        assert r.code == 1, r
+        assert "cannot get a token for repository:iree/plugins:pull from " \
+               f"{reg.realm}: HTTP 401" in r.err, r
+        assert "are not accepted for this" in r.err, r
+
+        # A credential helper named by credHelpers, found on PATH.
+        helper = docker_config(tmp_path / "helper", reg.host, "ci-bot",
+                               "s3cret", helper="ireepkg-test")
+        monkeypatch.setenv("DOCKER_CONFIG", str(helper))
+        monkeypatch.setenv("PATH",
+                           f"{helper / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
+
+        # $REGISTRY_AUTH_FILE (podman, skopeo) comes before the docker one.
+        monkeypatch.setenv("DOCKER_CONFIG", str(bad))
+        auth = docker_config(tmp_path / "containers", reg.host, "ci-bot",
+                             "s3cret")
+        monkeypatch.setenv("REGISTRY_AUTH_FILE", str(auth / "config.json"))
+        ok("publish", pk["fft-1.0.0"], "--registry", url, "--key", keys.key)
+
+        # Anonymous pull: install with no credentials at all.
+        monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "none"))
+        monkeypatch.delenv("REGISTRY_AUTH_FILE")
+        reg.token_log.clear()
+        ok("install", "fft-kit", "--registry", url, "--registry-key", keys.pub,
+           "--prefix", tmp_path / "p1")
+        assert set(installed(tmp_path / "p1")) == {"base-kernels", "fft-kit"}
+        scopes = {s for t in reg.token_log for s in t["scope"]}
+        assert scopes == {"repository:iree/plugins:pull",
+                          "repository:iree/plugins/base-kernels:pull",
+                          "repository:iree/plugins/fft-kit:pull"}, scopes
+        assert all(t["user"] is None for t in reg.token_log)
+
+
+def test_basic_auth_with_htpasswd(tmp_path, monkeypatch):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", auth="htpasswd",
+                      users={"alice": "wonder-land"}) as reg:
+        url = reg.url()
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p0")
+        assert r.code == 1, r
+        assert "HTTP 401" in r.err and "no credentials are configured for " \
+               f"{reg.host}" in r.err, r
+        cfg = docker_config(tmp_path / "docker", reg.host, "alice",
+                            "wonder-land")
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        assert set(installed(tmp_path / "p1")) == {"base-kernels"}
+
+
+def test_blob_redirects_do_not_carry_the_registry_token(tmp_path, monkeypatch):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", auth="token", redirect=True,
+                      users={"ci-bot": "s3cret"}) as reg:
+        url = reg.url()
+        cfg = docker_config(tmp_path / "docker", reg.host, "ci-bot", "s3cret")
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], pk["fft-1.0.0"], "--registry", url,
+           "--key", keys.key)
+        reg.redirect_log.clear()
+        ok("install", "fft-kit", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        assert set(installed(tmp_path / "p1")) == {"base-kernels", "fft-kit"}
+        # Metadata blobs and both archives came from the other server...
+        paths = [e["path"] for e in reg.redirect_log]
+        for archive in (pk["base-1.0.0"], pk["fft-1.0.0"]):
+            sha = sha256_file(archive)
+            assert any(f"/blobs/sha256/{sha[:2]}/{sha}/data" in p
+                       for p in paths), paths
+        # ... which never saw the registry's Authorization header.
+        assert reg.redirect_log
+        for e in reg.redirect_log:
+            assert not any(k.lower() == "authorization" for k in e["headers"]), e
