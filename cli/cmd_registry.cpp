@@ -414,4 +414,64 @@ int runRegistryVerify(const Command &, const ParsedArgs &args) {
   return kExitOk;
 }
 
+//===----------------------------------------------------------------------===//
+// registry add-existing
+//===----------------------------------------------------------------------===//
+
+int runRegistryAddExisting(const Command &self, const ParsedArgs &args) {
+  bool json = args.flag("json");
+  const std::string &spec = args.positional[0];
+  size_t at = spec.find('@');
+  if (at == std::string::npos || at == 0 || at + 1 == spec.size()) {
+    printError("'" + spec + "' is not <name>@<version>",
+               "name the exact version, e.g. `ireepkg registry add-existing "
+               "simple-mul@1.2.0`");
+    return kExitUsage;
+  }
+  const std::string name = spec.substr(0, at);
+  auto version = Version::parse(spec.substr(at + 1));
+  if (!version) {
+    printError("'" + spec.substr(at + 1) +
+                   "' is not a version: " + version.error().message,
+               "name the exact version, e.g. `ireepkg registry add-existing "
+               "simple-mul@1.2.0`");
+    return kExitUsage;
+  }
+  auto url = args.value("registry");
+  if (!url || !registry::isOciRegistryUrl(*url)) {
+    printError("'" + self.name +
+                   "' needs --registry oci://HOST/NAMESPACE (a registry kept "
+                   "in an OCI registry)",
+               helpHint(self));
+    return kExitUsage;
+  }
+  registry::SigningOptions options;
+  if (int rc = signingOptions(self, args, options); rc != kExitOk)
+    return rc;
+  auto r = registry::addExistingOciArtifact(*url, name, *version, options);
+  if (!r)
+    return printFailure(r.error(), json);
+  if (json) {
+    printJson({{"ok", true},
+               {"registry", *url},
+               {"name", r->name},
+               {"version", r->version.str()},
+               {"sha256", r->sha256},
+               {"size", r->size},
+               {"snapshot_version", r->snapshotVersion},
+               {"already_published", r->alreadyPublished}});
+    return kExitOk;
+  }
+  if (r->alreadyPublished)
+    std::printf("%s %s is already in the registry's metadata with the same "
+                "contents; nothing changed\n",
+                r->name.c_str(), r->version.str().c_str());
+  else
+    std::printf("added %s %s (sha256 %s...), snapshot version %lld\n",
+                r->name.c_str(), r->version.str().c_str(),
+                shortSha(r->sha256).c_str(),
+                static_cast<long long>(r->snapshotVersion));
+  return kExitOk;
+}
+
 } // namespace ireepkg::cli

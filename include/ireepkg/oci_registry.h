@@ -17,6 +17,7 @@
 #define IREEPKG_OCI_REGISTRY_H
 
 #include "ireepkg/error.h"
+#include "ireepkg/registry.h"
 
 #include <string>
 
@@ -29,6 +30,16 @@ bool isOciRegistryUrl(const std::string &url);
 /// and index files, as they are now, into the directory `dir` (which must
 /// exist). Nothing is verified: for showing what a command just wrote.
 Status pullOciRegistryMetadata(const std::string &url, const std::string &dir);
+
+/// Adds to the registry's signed metadata a package version that another
+/// OCI client pushed as NAMESPACE/<name>:<version> (an artifact whose layer
+/// of media type application/vnd.ireepkg.archive.v1 is the archive): the
+/// archive is downloaded, checked as `publish` checks a file (it must be
+/// that name and version), and published; the artifact stays as it was.
+Expected<PublishResult> addExistingOciArtifact(const std::string &url,
+                                               const std::string &name,
+                                               const Version &version,
+                                               const SigningOptions &options);
 
 } // namespace ireepkg::registry
 

@@ -184,6 +184,10 @@ Expected<int64_t> yankVersion(const std::string &url, const std::string &name,
                               const SigningOptions &options);
 Expected<int64_t> resignRegistry(const std::string &url,
                                  const SigningOptions &options);
+Expected<PublishResult> addExisting(const std::string &url,
+                                    const std::string &name,
+                                    const Version &version,
+                                    const SigningOptions &options);
 /// config.json, snapshot.json (+ .minisig) and the index files as they are
 /// now, into `dir` (no check: the publisher or client checks).
 Status pullMetadata(const std::string &url, const std::string &dir);

@@ -27,6 +27,8 @@
 #include "ireepkg/json_document.h"
 #include "ireepkg/package.h"
 #include "ireepkg/registry.h"
+#include "ireepkg/oci_registry.h"
+#include "ireepkg/prefix.h"
 #include "registry_util.h"
 
 #include <cstdlib>
@@ -434,6 +436,66 @@ Expected<int64_t> resignRegistry(const std::string &url,
   return r;
 }
 
+Expected<PublishResult> addExisting(const std::string &url,
+                                    const std::string &name,
+                                    const Version &version,
+                                    const SigningOptions &options) {
+  auto s = openSession(url, true);
+  if (!s)
+    return Unexpected(s.error());
+  Client &c = *(*s)->client;
+  const std::string repo = c.location().packageRepo(name);
+  const std::string tag = versionTag(version.str());
+  const std::string ref = c.location().host + "/" + repo + ":" + tag;
+  auto m = c.getManifest(repo, tag);
+  if (!m)
+    return Unexpected(m.error());
+  const Descriptor *layer = m->layer(kArchiveLayer);
+  if (!layer)
+    return makeError(ErrorCode::Invalid,
+                     ref + " has no layer of media type " +
+                         std::string(kArchiveLayer),
+                     Location{url, 0, 0, "", name, ""},
+                     "push the .ireepkg archive as a layer of that media "
+                     "type (docs/registries.md)");
+  const std::string file = (*s)->staging.dir + "/" + name + "-" +
+                           version.str() + ".ireepkg";
+  net::DownloadRequest d;
+  d.urls = {c.location().base() + "/v2/" + repo + "/blobs/" + layer->digest};
+  auto headers = c.pullHeaders(repo);
+  if (!headers)
+    return Unexpected(headers.error());
+  d.urlHeaders = {*headers};
+  d.destPath = file;
+  d.size = layer->size;
+  d.sha256 = layer->digest.substr(7);
+  d.label = name + " " + version.str();
+  Reporter quiet;
+  if (Status st = c.http().downloadAll({d}, quiet); !st)
+    return Unexpected(st.error());
+  auto head = readArchiveHead(file);
+  if (!head)
+    return Unexpected(renamed(head.error(), **s, url));
+  if (head->manifest.name != name || !(head->manifest.version == version))
+    return makeError(ErrorCode::Conflict,
+                     ref + " holds " + head->manifest.name + " " +
+                         head->manifest.version.str() + ", not " + name +
+                         " " + version.str(),
+                     Location{url, 0, 0, "", name, ""},
+                     "push each version under its own name and version tag");
+  auto r = registry::publishArchive((*s)->dir, file, options);
+  if (!r) {
+    Error e = renamed(r.error(), **s, url);
+    for (std::string *t : {&e.message, &e.where.file})
+      for (size_t pos; (pos = t->find(file)) != std::string::npos;)
+        t->replace(pos, file.size(), ref);
+    return Unexpected(e);
+  }
+  if (Status st = push(c, (*s)->dir, (*s)->pulled); !st)
+    return Unexpected(renamed(st.error(), **s, url));
+  return r;
+}
+
 Status pullMetadata(const std::string &url, const std::string &dir) {
   auto loc = parseOciUrl(url);
   if (!loc)
@@ -456,6 +518,13 @@ bool isOciRegistryUrl(const std::string &url) { return oci::isOciUrl(url); }
 Status pullOciRegistryMetadata(const std::string &url,
                                const std::string &dir) {
   return oci::pullMetadata(url, dir);
+}
+
+Expected<PublishResult> addExistingOciArtifact(const std::string &url,
+                                               const std::string &name,
+                                               const Version &version,
+                                               const SigningOptions &options) {
+  return oci::addExisting(url, name, version, options);
 }
 
 } // namespace ireepkg::registry

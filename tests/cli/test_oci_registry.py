@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import pathlib
-import tarfile
 import urllib.request
 
 import pytest
@@ -361,3 +360,71 @@ def test_blob_redirects_do_not_carry_the_registry_token(tmp_path, monkeypatch):
         assert reg.redirect_log
         for e in reg.redirect_log:
             assert not any(k.lower() == "authorization" for k in e["headers"]), e
+
+
+def test_oras_pulls_what_publish_pushed_and_pushes_what_installs(tmp_path):
+    import oras.client as oras_client  # scripts/requirements.txt
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci") as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        d = project(tmp_path, url, keys.pub, [{"name": "base-kernels"}])
+        ok("lock", cwd=d)
+        [locked] = json.loads((d / "plugins.lock.json").read_text())["packages"]
+
+        # A general OCI client pulls the version ireepkg published: the
+        # file (named by its title) has the digest the lock pins.
+        client = oras_client.OrasClient(hostname=reg.host, insecure=True)
+        out = tmp_path / "pulled"
+        files = client.pull(target=f"{reg.host}/iree/plugins/base-kernels:1.0.0",
+                            outdir=str(out))
+        assert [pathlib.Path(f).name for f in files] == [
+            "base-kernels-1.0.0.ireepkg"]
+        assert sha256_file(files[0]) == locked["sha256"]
+
+        # The other way: oras pushes an archive under ireepkg's media types,
+        # `registry add-existing` signs it into the metadata, and it installs.
+        work = tmp_path / "oras-push"
+        work.mkdir()
+        archive = work / pk["fft-1.0.0"].name
+        archive.write_bytes(pk["fft-1.0.0"].read_bytes())
+        manifest_json = work / "ireeplugin.json"
+        manifest_json.write_text(
+            (tmp_path / "src" / "fft-kit-1.0.0" / "ireeplugin.json").read_text())
+        cwd = os.getcwd()
+        os.chdir(work)
+        try:
+            client.push(
+                target=f"{reg.host}/iree/plugins/fft-kit:1.0.0",
+                files=[f"{archive.name}:application/vnd.ireepkg.archive.v1"],
+                manifest_config="ireeplugin.json:application/vnd.ireepkg."
+                                "plugin-manifest.v1+json",
+                quiet=True)
+        finally:
+            os.chdir(cwd)
+        pushed = json.loads(get(reg, "/v2/iree/plugins/fft-kit/manifests/1.0.0"))
+        r = run("install", "fft-kit", "--registry", url, "--registry-key",
+                keys.pub, "--prefix", tmp_path / "p0")
+        assert r.code != 0, r  # not in the signed metadata yet
+        r = ok("registry", "add-existing", "fft-kit@1.0.0", "--registry", url,
+               "--key", keys.key)
+        assert r.out == ("added fft-kit 1.0.0 (sha256 " +
+                         sha256_file(archive)[:12] +
+                         "...), snapshot version 3\n"), r
+        # The artifact oras pushed is left as it was.
+        assert json.loads(get(
+            reg, "/v2/iree/plugins/fft-kit/manifests/1.0.0")) == pushed
+        ok("install", "fft-kit", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        assert set(installed(tmp_path / "p1")) == {"base-kernels", "fft-kit"}
+        assert installed(tmp_path / "p1")["fft-kit"]["archive_sha256"] == \
+            sha256_file(archive)
+
+        # Something else under the tag: refused, nothing signed.
+        r = run("registry", "add-existing", "base-kernels@9.9.9", "--registry",
+                url, "--key", keys.key)
+        assert r.code == 1, r
+        assert f"{reg.host}/iree/plugins/base-kernels:9.9.9 does not exist" \
+               in r.err, r
