@@ -21,11 +21,18 @@ middleware): what blob storage behind a CDN does. That server serves the
 registry's storage and records the headers of every request it gets
 (`reg.redirect_log`).
 
+With proxy=True, the registry is reached through a forwarding proxy of
+the test's own on another port (`reg.host` is the proxy's), which records
+every request (`reg.proxy_log`) and answers chosen requests itself:
+`reg.faults.append({"match": "/manifests/snapshot", "status": 429,
+"retry_after": 1, "times": 1})`.
+
 A missing docker-registry, openssl or htpasswd is an error, never a skip.
 """
 import base64
 import contextlib
 import hashlib
+import http.client
 import http.server
 import json
 import os
@@ -83,6 +90,8 @@ class Registry:
         self.host = f"127.0.0.1:{port}"
         self.token_log = []
         self.redirect_log = []
+        self.proxy_log = []
+        self.faults = []
         self.proc = None
 
     def url(self, ns="iree/plugins"):
@@ -166,8 +175,56 @@ def _redirect_handler(reg, storage):
     return Handler
 
 
+def _proxy_handler(reg, upstream_port):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def _any(self):
+            n = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(n) if n else b""
+            for f in reg.faults:
+                if f["match"] in self.path and f.get("times", 1) > 0 and \
+                        f.get("method", self.command) == self.command:
+                    f["times"] = f.get("times", 1) - 1
+                    reg.proxy_log.append({"method": self.command,
+                                          "path": self.path,
+                                          "status": f["status"]})
+                    self.send_response(f["status"])
+                    if "retry_after" in f:
+                        self.send_header("Retry-After", str(f["retry_after"]))
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+            conn = http.client.HTTPConnection("127.0.0.1", upstream_port,
+                                              timeout=60)
+            headers = {k: v for k, v in self.headers.items()
+                       if k.lower() not in ("connection", "content-length")}
+            conn.request(self.command, self.path, body=body or None,
+                         headers=headers)
+            resp = conn.getresponse()
+            data = resp.read()
+            reg.proxy_log.append({"method": self.command, "path": self.path,
+                                  "status": resp.status})
+            self.send_response(resp.status)
+            for k, v in resp.getheaders():
+                if k.lower() not in ("connection", "content-length",
+                                     "transfer-encoding"):
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+            conn.close()
+
+        do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = _any
+    return Handler
+
+
 @contextlib.contextmanager
-def oci_registry(root, auth=None, users=None, redirect=False):
+def oci_registry(root, auth=None, users=None, redirect=False, proxy=False):
     root = pathlib.Path(root)
     root.mkdir(parents=True, exist_ok=True)
     exe = need(DOCKER_REGISTRY)
@@ -251,6 +308,9 @@ def oci_registry(root, auth=None, users=None, redirect=False):
                     raise RuntimeError("docker-registry did not answer in "
                                        f"{START_TIMEOUT} s:\n" + reg.log())
                 time.sleep(0.05)
+        if proxy:
+            front = stack.enter_context(_serve(_proxy_handler(reg, port)))
+            reg.host = f"127.0.0.1:{front.server_address[1]}"
         yield reg
 
 

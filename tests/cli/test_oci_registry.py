@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import pathlib
+import time
 import urllib.request
 
 import pytest
@@ -428,3 +429,32 @@ def test_oras_pulls_what_publish_pushed_and_pushes_what_installs(tmp_path):
         assert r.code == 1, r
         assert f"{reg.host}/iree/plugins/base-kernels:9.9.9 does not exist" \
                in r.err, r
+
+
+def test_retry_after_on_429_is_honoured(tmp_path):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", proxy=True) as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        sha = sha256_file(pk["base-1.0.0"])
+        reg.faults += [
+            {"match": "/manifests/snapshot", "status": 429, "retry_after": 1},
+            {"match": f"/blobs/sha256:{sha}", "status": 429, "retry_after": 1,
+             "method": "GET"},
+        ]
+        reg.proxy_log.clear()
+        start = time.monotonic()
+        r = ok("install", "base-kernels", "--registry", url, "--registry-key",
+               keys.pub, "--prefix", tmp_path / "p1")
+        assert time.monotonic() - start >= 2.0
+        assert "HTTP 429: waiting 1 s before retrying, as the server asks " \
+               "(Retry-After)" in r.err, r
+        statuses = [(e["path"].split("/")[-1], e["status"])
+                    for e in reg.proxy_log if e["method"] == "GET"]
+        assert statuses.count(("snapshot", 429)) == 1
+        assert statuses.count(("snapshot", 200)) == 1
+        assert statuses.count((f"sha256:{sha}", 429)) == 1
+        assert statuses.count((f"sha256:{sha}", 200)) == 1
+        assert set(installed(tmp_path / "p1")) == {"base-kernels"}
