@@ -146,6 +146,22 @@ def test_publish_install_lock_sync_yank(tmp_path):
         r = ok("registry", "resign", url, "--key", keys.key)
         assert r.out.startswith(f"re-signed {url}: snapshot version 6"), r
 
+        # outdated sees a newer version; a bundle made from the OCI registry
+        # installs with the registry gone.
+        newer = pack(data_package(tmp_path / "src", "fft-kit", "1.1.0",
+                                  {"base-kernels": "^1.0"}), tmp_path / "dist")
+        ok("publish", newer, "--registry", url, "--key", keys.key)
+        out = json.loads(ok("outdated", "--json", cwd=d).out)
+        by = {p["name"]: p for p in out["packages"]}
+        assert by["fft-kit"]["locked"] == "1.0.0"
+        assert by["fft-kit"]["latest"] == "1.1.0"
+        bundle = tmp_path / "vendor.ireebundle"
+        assert json.loads(ok("bundle", "create", "-o", bundle, "--json",
+                             cwd=d).out)["packages"] == 2
+    r = run("sync", "--offline", "--bundle", bundle, cwd=d,
+            env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache-other")})
+    assert r.code == 0, r
+
 
 def test_layout_and_media_types(tmp_path):
     keys = Keys(tmp_path)
