@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 namespace ireepkg::registry::oci {
 
@@ -571,14 +572,49 @@ Status Client::pushBlob(const std::string &repo, const std::string &digest,
     return makeError(ErrorCode::Invalid,
                      what + ": the registry gave no upload location",
                      at(post.url));
-  if (location.rfind("http://", 0) != 0 && location.rfind("https://", 0) != 0)
-    location = loc_.base() + (location[0] == '/' ? "" : "/") + location;
+  auto absolute = [&](std::string l) {
+    if (l.rfind("http://", 0) != 0 && l.rfind("https://", 0) != 0)
+      l = loc_.base() + (l[0] == '/' ? "" : "/") + l;
+    return l;
+  };
+  location = absolute(location);
+  // Chunked: a file larger than IREEPKG_OCI_CHUNK_SIZE bytes goes up in
+  // PATCHes of that size (at least the registry's OCI-Chunk-Min-Length),
+  // each to the Location the previous one returned, then an empty PUT.
+  uint64_t chunk = 0;
+  if (const char *e = ::secure_getenv("IREEPKG_OCI_CHUNK_SIZE"); e && *e)
+    chunk = std::strtoull(e, nullptr, 10);
+  if (std::string min = r->header("oci-chunk-min-length"); !min.empty())
+    chunk = std::max<uint64_t>(chunk, std::strtoull(min.c_str(), nullptr, 10));
+  const bool chunked = !bytes && chunk > 0 && size > chunk;
+  for (uint64_t offset = 0; chunked && offset < size; offset += chunk) {
+    uint64_t n = std::min(chunk, size - offset);
+    net::HttpRequest patch;
+    patch.method = "PATCH";
+    patch.url = location;
+    patch.headers = {"Content-Type: application/octet-stream",
+                     "Content-Range: " + std::to_string(offset) + "-" +
+                         std::to_string(offset + n - 1)};
+    patch.bodyFile = file;
+    patch.bodyOffset = offset;
+    patch.bodySize = n;
+    patch.label = what;
+    auto p = send(patch, repo, true);
+    if (!p)
+      return Unexpected(p.error());
+    if (p->status != 202)
+      return Unexpected(httpError(what, *p));
+    if (std::string next = p->header("location"); !next.empty())
+      location = absolute(next);
+  }
   net::HttpRequest put;
   put.method = "PUT";
   put.url = location + (location.find('?') == std::string::npos ? "?" : "&") +
             "digest=" + percentEncode(digest);
   put.headers = {"Content-Type: application/octet-stream"};
-  if (bytes) {
+  if (chunked) {
+    // Everything was sent in the PATCHes.
+  } else if (bytes) {
     put.body = *bytes;
   } else {
     put.bodyFile = file;

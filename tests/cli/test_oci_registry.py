@@ -474,3 +474,67 @@ def test_retry_after_on_429_is_honoured(tmp_path):
         assert statuses.count((f"sha256:{sha}", 429)) == 1
         assert statuses.count((f"sha256:{sha}", 200)) == 1
         assert set(installed(tmp_path / "p1")) == {"base-kernels"}
+
+
+def test_chunked_upload(tmp_path):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", proxy=True) as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        reg.proxy_log.clear()
+        size = pk["fft-1.0.0"].stat().st_size
+        ok("publish", pk["fft-1.0.0"], "--registry", url, "--key", keys.key,
+           env={"IREEPKG_OCI_CHUNK_SIZE": "100"})
+        patches = [e for e in reg.proxy_log if e["method"] == "PATCH"]
+        assert len(patches) == (size + 99) // 100, reg.proxy_log
+        assert all(e["status"] == 202 for e in patches)
+        m = json.loads(get(reg, "/v2/iree/plugins/fft-kit/manifests/1.0.0"))
+        assert m["layers"][0]["digest"] == \
+            "sha256:" + sha256_file(pk["fft-1.0.0"])
+        sha = sha256_file(pk["fft-1.0.0"])
+        blob = get(reg, f"/v2/iree/plugins/fft-kit/blobs/sha256:{sha}",
+                   accept="*/*")
+        assert blob == pk["fft-1.0.0"].read_bytes()
+
+
+@pytest.mark.parametrize("url, why", [
+    ("oci://127.0.0.1:9", "it names no namespace"),
+    ("oci://127.0.0.1:9/Iree/Plugins", '"Iree/Plugins" is not a repository '
+                                       'name (lower case letters'),
+    ("oci://127.0.0.1:9/iree//plugins", '"iree//plugins" is not a '
+                                        'repository name'),
+    ("oci://127.0.0.1:9/iree:latest", '"iree:latest" is not a repository '
+                                      'name'),
+])
+def test_malformed_oci_urls(tmp_path, url, why):
+    keys = Keys(tmp_path)
+    r = run("install", "x", "--registry", url, "--registry-key", keys.pub,
+            "--prefix", tmp_path / "p")
+    assert r.code == 1, r
+    assert f'"{url}" is not a registry in an OCI registry: {why}' in r.err, r
+    assert "oci://HOST[:PORT]/NAMESPACE" in r.err, r
+
+
+def test_a_mirror_answers_when_the_registry_does_not(tmp_path):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci") as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["fft-1.0.0"], pk["base-1.0.0"], "--registry", url,
+           "--key", keys.key)
+        from netfix import free_port
+        dead = f"oci+http://127.0.0.1:{free_port()}/iree/plugins"
+        d = tmp_path / "proj"
+        d.mkdir()
+        (d / "plugins.json").write_text(json.dumps(
+            {"schema_version": 1,
+             "registries": [{"name": "oci", "url": dead, "mirrors": [url],
+                             "public_key": keys.pub}],
+             "plugins": [{"name": "fft-kit"}]}, indent=2) + "\n")
+        ok("sync", cwd=d)
+        assert set(installed(d / ".iree-plugins")) == {"base-kernels",
+                                                      "fft-kit"}
+        lock = json.loads((d / "plugins.lock.json").read_text())
+        assert {p["source"]["registry"] for p in lock["packages"]} == {dead}
