@@ -141,8 +141,8 @@ std::string urlOrigin(const std::string &url) {
     curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
     curl_url_get(u, CURLUPART_HOST, &host, 0);
     curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
-    out = lower(std::string(scheme ? scheme : "") + "://" +
-                (host ? host : "") + ":" + (port ? port : ""));
+    out = lower(std::string(scheme ? scheme : "") + "://" + (host ? host : "") +
+                ":" + (port ? port : ""));
     curl_free(scheme);
     curl_free(host);
     curl_free(port);
@@ -155,17 +155,16 @@ std::string urlOrigin(const std::string &url) {
 Expected<HttpResponse> performRequest(const FetchOptions &options,
                                       const std::string &caFile,
                                       const HttpRequest &request) {
-  const std::string what =
-      request.label.empty() ? request.method + " " + request.url
-                            : request.label;
+  const std::string what = request.label.empty()
+                               ? request.method + " " + request.url
+                               : request.label;
   if (options.offline)
     return makeError(ErrorCode::NotFound,
                      "offline: cannot " + request.method + " " + request.url,
                      {}, "run the command once online");
-  const bool hasBody =
-      !request.bodyFile.empty() || !request.body.empty() ||
-      request.method == "POST" || request.method == "PUT" ||
-      request.method == "PATCH";
+  const bool hasBody = !request.bodyFile.empty() || !request.body.empty() ||
+                       request.method == "POST" || request.method == "PUT" ||
+                       request.method == "PATCH";
   int fd = -1;
   if (!request.bodyFile.empty()) {
     fd = ::open(request.bodyFile.c_str(), O_RDONLY | O_CLOEXEC);
@@ -234,9 +233,9 @@ Expected<HttpResponse> performRequest(const FetchOptions &options,
       curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
     }
     if (options.connectTimeoutSeconds > 0)
-      curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
-                       static_cast<long>(
-                           std::ceil(options.connectTimeoutSeconds * 1000)));
+      curl_easy_setopt(
+          easy, CURLOPT_CONNECTTIMEOUT_MS,
+          static_cast<long>(std::ceil(options.connectTimeoutSeconds * 1000)));
     if (options.readTimeoutSeconds > 0) {
       curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT,
                        static_cast<long>(std::max<uint64_t>(
@@ -267,9 +266,10 @@ Expected<HttpResponse> performRequest(const FetchOptions &options,
     };
     if (x.overflow)
       return makeError(ErrorCode::Integrity,
-                       "cannot " + what + ": the answer is larger than the "
-                       "limit of " + std::to_string(x.limit) +
-                           " bytes; cut off",
+                       "cannot " + what +
+                           ": the answer is larger than the "
+                           "limit of " +
+                           std::to_string(x.limit) + " bytes; cut off",
                        Location{url, 0, 0, "", "", ""},
                        "the server sends more than a registry's answer "
                        "needs: do not use it");
@@ -278,12 +278,12 @@ Expected<HttpResponse> performRequest(const FetchOptions &options,
         backoff();
         continue;
       }
-      return makeError(ErrorCode::Io,
-                       "cannot " + what + ": " +
-                           (errbuf[0] ? std::string(errbuf)
-                                      : curl_easy_strerror(rc)),
-                       Location{url, 0, 0, "", "", ""},
-                       "check the network and the registry's URL");
+      return makeError(
+          ErrorCode::Io,
+          "cannot " + what + ": " +
+              (errbuf[0] ? std::string(errbuf) : curl_easy_strerror(rc)),
+          Location{url, 0, 0, "", "", ""},
+          "check the network and the registry's URL");
     }
     x.response.status = status;
     if ((status == 429 || status == 503) && retryAfter >= 0 &&

@@ -46,7 +46,8 @@ inline constexpr const char *kSignatureLayer =
     "application/vnd.ireepkg.minisign.v1";
 inline constexpr const char *kIndexArtifact =
     "application/vnd.ireepkg.registry.index.v1+json";
-inline constexpr const char *kTitleAnnotation = "org.opencontainers.image.title";
+inline constexpr const char *kTitleAnnotation =
+    "org.opencontainers.image.title";
 inline constexpr const char *kVersionAnnotation =
     "org.opencontainers.image.version";
 inline constexpr const char *kArchiveSignatureAnnotation =
@@ -147,8 +148,7 @@ public:
   /// `mountFrom` (when given), then a POST and a monolithic PUT.
   Status pushBlob(const std::string &repo, const std::string &digest,
                   uint64_t size, const std::string *bytes,
-                  const std::string &file,
-                  const std::string &mountFrom = "");
+                  const std::string &file, const std::string &mountFrom = "");
   /// PUTs a manifest under `tag`; returns its digest.
   Expected<std::string> putManifest(const std::string &repo,
                                     const std::string &tag,
@@ -169,8 +169,8 @@ private:
   OciLocation loc_;
   std::unique_ptr<net::HttpClient> http_;
   std::optional<std::optional<Credentials>> creds_;
-  std::optional<Challenge> challenge_;        ///< the registry's, once seen
-  std::map<std::string, std::string> auth_;   ///< scope -> Authorization
+  std::optional<Challenge> challenge_;      ///< the registry's, once seen
+  std::map<std::string, std::string> auth_; ///< scope -> Authorization
 };
 
 /// The publisher's operations (registry.h) on an oci:// registry, through

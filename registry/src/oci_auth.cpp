@@ -183,11 +183,11 @@ fromFile(const std::string &file, const std::string &host) {
         auto decoded = unbase64(v["auth"]);
         size_t colon = decoded ? decoded->find(':') : std::string::npos;
         if (colon == std::string::npos)
-          return makeError(ErrorCode::Parse,
-                           file + ": auths[\"" + k +
-                               "\"].auth is not base64 of user:password",
-                           Location{file, 0, 0, "/auths/" + k + "/auth", "",
-                                    ""});
+          return makeError(
+              ErrorCode::Parse,
+              file + ": auths[\"" + k +
+                  "\"].auth is not base64 of user:password",
+              Location{file, 0, 0, "/auths/" + k + "/auth", "", ""});
         c.username = decoded->substr(0, colon);
         c.password = decoded->substr(colon + 1);
         return R{std::optional<Credentials>{c}};
@@ -212,8 +212,7 @@ fromFile(const std::string &file, const std::string &host) {
 
 } // namespace
 
-Expected<std::optional<Credentials>>
-findCredentials(const std::string &host) {
+Expected<std::optional<Credentials>> findCredentials(const std::string &host) {
   std::vector<std::string> files;
   if (std::string f = env("REGISTRY_AUTH_FILE"); !f.empty())
     files.push_back(f);

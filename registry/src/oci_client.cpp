@@ -55,8 +55,8 @@ std::string base64(const std::string &in) {
   std::string out;
   size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) |
-                 uint8_t(in[i + 2]);
+    uint32_t v =
+        (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
     out += t[v >> 18];
     out += t[(v >> 12) & 63];
     out += t[(v >> 6) & 63];
@@ -155,13 +155,12 @@ Expected<OciLocation> parseOciUrl(const std::string &url) {
     rest.pop_back();
   size_t slash = rest.find('/');
   auto bad = [&](const std::string &why) {
-    return makeError(ErrorCode::Usage,
-                     "\"" + url + "\" is not a registry in an OCI registry: " +
-                         why,
-                     {},
-                     "write oci://HOST[:PORT]/NAMESPACE (oci+http:// for a "
-                     "registry served over plain HTTP), e.g. "
-                     "oci://ghcr.io/my-org/iree-plugins");
+    return makeError(
+        ErrorCode::Usage,
+        "\"" + url + "\" is not a registry in an OCI registry: " + why, {},
+        "write oci://HOST[:PORT]/NAMESPACE (oci+http:// for a "
+        "registry served over plain HTTP), e.g. "
+        "oci://ghcr.io/my-org/iree-plugins");
   };
   if (slash == std::string::npos || slash == 0 || slash + 1 >= rest.size())
     return bad("it names no namespace");
@@ -201,9 +200,8 @@ std::string versionTag(const std::string &version) {
 }
 
 nlohmann::json Descriptor::toJson() const {
-  nlohmann::json j = {{"mediaType", mediaType},
-                      {"digest", digest},
-                      {"size", size}};
+  nlohmann::json j = {
+      {"mediaType", mediaType}, {"digest", digest}, {"size", size}};
   if (!annotations.empty())
     j["annotations"] = annotations;
   return j;
@@ -352,13 +350,13 @@ Error Client::httpError(const std::string &what,
                      "~/.docker/config.json (auths), $REGISTRY_AUTH_FILE or a "
                      "credential helper";
   }
-  return Error(code,
-               what + ": HTTP " + std::to_string(r.status) + detail,
+  return Error(code, what + ": HTTP " + std::to_string(r.status) + detail,
                at(r.url), hint);
 }
 
-Expected<std::string> Client::authorize(const Challenge &challenge,
-                                        const std::vector<std::string> &scopes) {
+Expected<std::string>
+Client::authorize(const Challenge &challenge,
+                  const std::vector<std::string> &scopes) {
   std::string scope;
   for (const std::string &sc : scopes)
     scope += (scope.empty() ? "" : " ") + sc;
@@ -405,9 +403,8 @@ Expected<std::string> Client::authorize(const Challenge &challenge,
   if (!r)
     return Unexpected(r.error());
   if (r->status != 200)
-    return Unexpected(httpError("cannot get a token for " + scope + " from " +
-                                    realm->second,
-                                *r));
+    return Unexpected(httpError(
+        "cannot get a token for " + scope + " from " + realm->second, *r));
   nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
   std::string token;
   if (j.is_object()) {
@@ -509,8 +506,7 @@ Expected<std::string> Client::getBlob(const std::string &repo,
     return Unexpected(r.error());
   if (r->status == 404)
     return makeError(ErrorCode::NotFound,
-                     loc_.host + "/" + repo + "@" + digest +
-                         " does not exist",
+                     loc_.host + "/" + repo + "@" + digest + " does not exist",
                      at(r->url));
   if (r->status != 200)
     return Unexpected(httpError(req.label, *r));
@@ -545,8 +541,7 @@ Expected<bool> Client::hasBlob(const std::string &repo,
 
 Status Client::pushBlob(const std::string &repo, const std::string &digest,
                         uint64_t size, const std::string *bytes,
-                        const std::string &file,
-                        const std::string &mountFrom) {
+                        const std::string &file, const std::string &mountFrom) {
   auto has = hasBlob(repo, digest);
   if (!has)
     return Unexpected(has.error());

@@ -25,10 +25,10 @@
 
 #include "ireepkg/hash.h"
 #include "ireepkg/json_document.h"
-#include "ireepkg/package.h"
-#include "ireepkg/registry.h"
 #include "ireepkg/oci_registry.h"
+#include "ireepkg/package.h"
 #include "ireepkg/prefix.h"
+#include "ireepkg/registry.h"
 #include "registry_util.h"
 
 #include <cstdlib>
@@ -63,7 +63,7 @@ Expected<std::string> makeStagingDir() {
 
 struct Pulled {
   bool exists = false;
-  std::string snapshotDigest; ///< of the snapshot manifest
+  std::string snapshotDigest;               ///< of the snapshot manifest
   std::map<std::string, std::string> files; ///< relPath -> sha256 hex
 };
 
@@ -112,12 +112,12 @@ Expected<Pulled> pull(Client &c, const std::string &dir) {
   if (!snap)
     return Unexpected(snap.error());
   p.snapshotDigest = snap->digest;
-  if (Status s = fetchLayer(*snap, kSnapshotArtifact, loc.ns,
-                            kMaxSnapshotBytes, "snapshot.json");
+  if (Status s = fetchLayer(*snap, kSnapshotArtifact, loc.ns, kMaxSnapshotBytes,
+                            "snapshot.json");
       !s)
     return Unexpected(s.error());
-  if (Status s = fetchLayer(*snap, kSignatureLayer, loc.ns,
-                            kMaxSignatureBytes, "snapshot.json.minisig");
+  if (Status s = fetchLayer(*snap, kSignatureLayer, loc.ns, kMaxSignatureBytes,
+                            "snapshot.json.minisig");
       !s)
     return Unexpected(s.error());
   // Every index file the snapshot pins, by that digest: the publisher
@@ -126,8 +126,7 @@ Expected<Pulled> pull(Client &c, const std::string &dir) {
   if (!doc)
     return Unexpected(doc.error());
   DiagnosticList diags;
-  RegistrySnapshot s =
-      parseRegistrySnapshot(*doc, ParseOptions{false}, diags);
+  RegistrySnapshot s = parseRegistrySnapshot(*doc, ParseOptions{false}, diags);
   if (diags.hasErrors())
     return makeError(ErrorCode::Invalid, diags);
   for (const auto &[name, digest] : s.index) {
@@ -142,8 +141,8 @@ Expected<Pulled> pull(Client &c, const std::string &dir) {
   return p;
 }
 
-Descriptor fileDescriptor(const std::string &mediaType,
-                          const std::string &text, const std::string &title) {
+Descriptor fileDescriptor(const std::string &mediaType, const std::string &text,
+                          const std::string &title) {
   Descriptor d;
   d.mediaType = mediaType;
   d.digest = "sha256:" + Sha256::hex(text);
@@ -179,8 +178,8 @@ Status pushFiles(Client &c, const std::string &repo, const std::string &tag,
       return s;
     layers.push_back(d);
   }
-  auto m = c.putManifest(repo, tag, makeManifest(artifactType, emptyConfig(),
-                                                 layers, {}));
+  auto m = c.putManifest(repo, tag,
+                         makeManifest(artifactType, emptyConfig(), layers, {}));
   if (!m)
     return Unexpected(m.error());
   return ok();
@@ -206,11 +205,11 @@ Status pushPackage(Client &c, const std::string &dir, const IndexEntry &e,
     return Unexpected(head.error());
   if (Status s = c.pushBlob(repo, digest, e.size, nullptr, path); !s)
     return s;
-  Descriptor config = fileDescriptor(kPluginManifestConfig,
-                                     head->manifestText, "ireeplugin.json");
+  Descriptor config = fileDescriptor(kPluginManifestConfig, head->manifestText,
+                                     "ireeplugin.json");
   config.annotations.clear();
-  if (Status s = c.pushBlob(repo, config.digest, config.size,
-                            &head->manifestText, "");
+  if (Status s =
+          c.pushBlob(repo, config.digest, config.size, &head->manifestText, "");
       !s)
     return s;
   Descriptor layer;
@@ -222,9 +221,8 @@ Status pushPackage(Client &c, const std::string &dir, const IndexEntry &e,
       {kVersionAnnotation, e.version.str()}};
   if (auto sig = fsutil::readFile(path + ".minisig"); sig)
     annotations[kArchiveSignatureAnnotation] = *sig;
-  auto m = c.putManifest(repo, tag,
-                         makeManifest(kPackageArtifact, config, {layer},
-                                      annotations));
+  auto m = c.putManifest(
+      repo, tag, makeManifest(kPackageArtifact, config, {layer}, annotations));
   if (!m)
     return Unexpected(m.error());
   return ok();
@@ -266,19 +264,18 @@ Status push(Client &c, const std::string &dir, const Pulled &before) {
       continue;
     const std::string rel = "index/" + file;
     if (auto text = changed(rel))
-      if (Status s = pushFiles(c, loc.packageRepo(file.substr(0, file.size() - 5)),
-                               kIndexTag, kIndexArtifact,
-                               {{fileDescriptor(kIndexArtifact, *text, file),
-                                 *text}});
+      if (Status s =
+              pushFiles(c, loc.packageRepo(file.substr(0, file.size() - 5)),
+                        kIndexTag, kIndexArtifact,
+                        {{fileDescriptor(kIndexArtifact, *text, file), *text}});
           !s)
         return s;
   }
   // 3. config.json (written by init only).
   if (auto text = changed("config.json"))
-    if (Status s = pushFiles(c, loc.ns, kConfigTag, kConfigArtifact,
-                             {{fileDescriptor(kConfigArtifact, *text,
-                                              "config.json"),
-                               *text}});
+    if (Status s = pushFiles(
+            c, loc.ns, kConfigTag, kConfigArtifact,
+            {{fileDescriptor(kConfigArtifact, *text, "config.json"), *text}});
         !s)
       return s;
   // 4. The snapshot and its signature, in one manifest, last.
@@ -300,8 +297,9 @@ Status push(Client &c, const std::string &dir, const Pulled &before) {
     return Unexpected(now.error());
   if (nowDigest != before.snapshotDigest)
     return makeError(ErrorCode::Conflict,
-                     loc.url + " changed while this command ran (its snapshot "
-                               "is now " +
+                     loc.url +
+                         " changed while this command ran (its snapshot "
+                         "is now " +
                          (nowDigest.empty() ? "gone" : nowDigest) +
                          "): another publisher was at work; nothing of the "
                          "snapshot was overwritten",
@@ -458,8 +456,8 @@ Expected<PublishResult> addExisting(const std::string &url,
                      Location{url, 0, 0, "", name, ""},
                      "push the .ireepkg archive as a layer of that media "
                      "type (docs/registries.md)");
-  const std::string file = (*s)->staging.dir + "/" + name + "-" +
-                           version.str() + ".ireepkg";
+  const std::string file =
+      (*s)->staging.dir + "/" + name + "-" + version.str() + ".ireepkg";
   net::DownloadRequest d;
   d.urls = {c.location().base() + "/v2/" + repo + "/blobs/" + layer->digest};
   auto headers = c.pullHeaders(repo);
@@ -479,8 +477,8 @@ Expected<PublishResult> addExisting(const std::string &url,
   if (head->manifest.name != name || !(head->manifest.version == version))
     return makeError(ErrorCode::Conflict,
                      ref + " holds " + head->manifest.name + " " +
-                         head->manifest.version.str() + ", not " + name +
-                         " " + version.str(),
+                         head->manifest.version.str() + ", not " + name + " " +
+                         version.str(),
                      Location{url, 0, 0, "", name, ""},
                      "push each version under its own name and version tag");
   auto r = registry::publishArchive((*s)->dir, file, options);
@@ -515,8 +513,7 @@ namespace ireepkg::registry {
 
 bool isOciRegistryUrl(const std::string &url) { return oci::isOciUrl(url); }
 
-Status pullOciRegistryMetadata(const std::string &url,
-                               const std::string &dir) {
+Status pullOciRegistryMetadata(const std::string &url, const std::string &dir) {
   return oci::pullMetadata(url, dir);
 }
 

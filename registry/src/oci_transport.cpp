@@ -101,9 +101,10 @@ public:
         const std::string repo = c.location().packageRepo(name);
         r.urls.push_back(c.location().base() + "/v2/" + repo +
                          "/blobs/sha256:" + d.sha256);
-        auto headers = offline_ ? Expected<std::vector<std::string>>(
-                                      std::vector<std::string>{})
-                                : c.pullHeaders(repo);
+        auto headers =
+            offline_
+                ? Expected<std::vector<std::string>>(std::vector<std::string>{})
+                : c.pullHeaders(repo);
         if (!headers)
           return Unexpected(headers.error());
         r.urlHeaders.push_back(*headers);
@@ -198,8 +199,8 @@ private:
       return *text;
     if (offline_)
       return makeError(ErrorCode::NotFound,
-                       "offline, and " + c.location().host + "/" + repo +
-                           "@" + digest + " is not in the metadata cache (" +
+                       "offline, and " + c.location().host + "/" + repo + "@" +
+                           digest + " is not in the metadata cache (" +
                            cacheDir_ + ")",
                        {}, "run the command once online to fill the cache");
     auto body = c.getBlob(repo, digest, maxBytes);
@@ -210,23 +211,21 @@ private:
     return body;
   }
 
-  Expected<net::MetadataResponse> fetchFrom(size_t i,
-                                            const std::string &relPath,
-                                            uint64_t maxBytes) {
+  Expected<net::MetadataResponse>
+  fetchFrom(size_t i, const std::string &relPath, uint64_t maxBytes) {
     oci::Client &c = *clients_[i];
     const oci::OciLocation &loc = c.location();
     const std::string shown = joinUrl(loc.url, relPath);
     net::MetadataResponse out;
     out.url = shown;
     out.fromCache = offline_;
-    auto layerOf = [&](const oci::Manifest &m, const char *mediaType,
-                       const std::string &tagShown)
-        -> Expected<const oci::Descriptor *> {
+    auto layerOf =
+        [&](const oci::Manifest &m, const char *mediaType,
+            const std::string &tagShown) -> Expected<const oci::Descriptor *> {
       const oci::Descriptor *d = m.layer(mediaType);
       if (!d)
         return makeError(ErrorCode::NotFound,
-                         tagShown + " has no layer of media type " +
-                             mediaType,
+                         tagShown + " has no layer of media type " + mediaType,
                          at(shown));
       return d;
     };
@@ -236,9 +235,9 @@ private:
       auto m = manifest(c, loc.ns, tag);
       if (!m)
         return Unexpected(m.error());
-      auto d = layerOf(*m, config ? oci::kConfigArtifact
-                                  : oci::kSnapshotArtifact,
-                       loc.host + "/" + loc.ns + ":" + tag);
+      auto d =
+          layerOf(*m, config ? oci::kConfigArtifact : oci::kSnapshotArtifact,
+                  loc.host + "/" + loc.ns + ":" + tag);
       if (!d)
         return Unexpected(d.error());
       auto body = blob(c, loc.ns, **d, maxBytes, shown);
@@ -267,8 +266,7 @@ private:
         snapshotManifest_ = *m;
         snapshotFrom_ = i;
       }
-      const oci::Descriptor *d =
-          snapshotManifest_->layer(oci::kSignatureLayer);
+      const oci::Descriptor *d = snapshotManifest_->layer(oci::kSignatureLayer);
       if (!d)
         return makeError(ErrorCode::NotFound,
                          loc.host + "/" + loc.ns +
