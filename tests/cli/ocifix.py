@@ -314,10 +314,11 @@ def oci_registry(root, auth=None, users=None, redirect=False, proxy=False):
         yield reg
 
 
-def docker_config(directory, host, user, password, helper=None):
+def docker_config(directory, host, user, password, helper=None,
+                  store=False):
     """A ~/.docker/config.json for `host`, in `directory` (for
-    DOCKER_CONFIG): with `auths`, or with a credHelpers entry naming a
-    helper script written beside it."""
+    DOCKER_CONFIG): with `auths`, or with a credHelpers entry (with store,
+    credsStore) naming a helper script written beside it."""
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     if helper:
@@ -334,7 +335,8 @@ def docker_config(directory, host, user, password, helper=None):
             "echo 'credentials not found in native keychain'\n"
             "exit 1\n")
         script.chmod(0o755)
-        cfg = {"credHelpers": {host: helper}}
+        cfg = ({"credsStore": helper} if store
+               else {"credHelpers": {host: helper}})
     else:
         cfg = {"auths": {host: {"auth": base64.b64encode(
             f"{user}:{password}".encode()).decode()}}}

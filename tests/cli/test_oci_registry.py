@@ -351,6 +351,37 @@ def test_basic_auth_with_htpasswd(tmp_path, monkeypatch):
            keys.pub, "--prefix", tmp_path / "p1")
         assert set(installed(tmp_path / "p1")) == {"base-kernels"}
 
+        # $XDG_RUNTIME_DIR/containers/auth.json (podman login).
+        monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "none"))
+        run_dir = tmp_path / "run"
+        docker_config(run_dir / "containers", reg.host, "alice", "wonder-land")
+        (run_dir / "containers" / "config.json").rename(
+            run_dir / "containers" / "auth.json")
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(run_dir))
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p2")
+        monkeypatch.delenv("XDG_RUNTIME_DIR")
+
+        # credsStore: the default helper for every host.
+        store = docker_config(tmp_path / "store", reg.host, "alice",
+                              "wonder-land", helper="ireepkg-store",
+                              store=True)
+        monkeypatch.setenv("DOCKER_CONFIG", str(store))
+        monkeypatch.setenv("PATH",
+                           f"{store / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p3",
+           env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache3")})
+        # A helper that fails says so.
+        (store / "bin" / "docker-credential-ireepkg-store").write_text(
+            "#!/bin/sh\necho 'keychain locked' >&2\nexit 3\n")
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p4",
+                env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache4")})
+        assert r.code == 1, r
+        assert f"docker-credential-ireepkg-store get failed for {reg.host}: " \
+               "keychain locked" in r.err, r
+
 
 def test_blob_redirects_do_not_carry_the_registry_token(tmp_path, monkeypatch):
     keys = Keys(tmp_path)
