@@ -194,8 +194,20 @@ Status pushPackage(Client &c, const std::string &dir, const IndexEntry &e,
   // Already there (published before, or pushed by another OCI client and
   // added with `publish`): keep that manifest.
   if (auto m = c.getManifest(repo, tag); m) {
-    if (const Descriptor *d = m->layer(kArchiveLayer); d && d->digest == digest)
+    const Descriptor *d = m->layer(kArchiveLayer);
+    if (d && d->digest == digest)
       return ok();
+    // Another artifact under the version's tag: OCI clients see that one
+    // as this version. Replacing it would change a published version.
+    return makeError(
+        ErrorCode::Conflict,
+        c.location().host + "/" + repo + ":" + tag + " already holds " +
+            (d ? "another archive (" + d->digest + ")"
+               : "an artifact that is not an ireepkg package") +
+            "; this archive's digest is " + digest,
+        Location{c.location().url, 0, 0, "", name, ""},
+        "a published version never changes: raise the version, or remove "
+        "that tag from the OCI registry if it was pushed by mistake");
   } else if (m.error().code != ErrorCode::NotFound) {
     return Unexpected(m.error());
   }

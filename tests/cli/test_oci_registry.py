@@ -569,3 +569,37 @@ def test_a_mirror_answers_when_the_registry_does_not(tmp_path):
                                                       "fft-kit"}
         lock = json.loads((d / "plugins.lock.json").read_text())
         assert {p["source"]["registry"] for p in lock["packages"]} == {dead}
+
+
+def test_publish_never_replaces_another_artifact_under_the_version_tag(
+        tmp_path):
+    import oras.client as oras_client
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    other = pack(data_package(tmp_path / "other", "fft-kit", "1.0.0",
+                              {"base-kernels": "^1.0"},
+                              files={"data/x.txt": "other bytes\n"}),
+                 tmp_path / "other-dist")
+    with oci_registry(tmp_path / "oci") as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        client = oras_client.OrasClient(hostname=reg.host, insecure=True)
+        cwd = os.getcwd()
+        os.chdir(other.parent)
+        try:
+            client.push(target=f"{reg.host}/iree/plugins/fft-kit:1.0.0",
+                        files=[f"{other.name}:application/vnd.ireepkg."
+                               "archive.v1"], quiet=True)
+        finally:
+            os.chdir(cwd)
+        before = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        r = run("publish", pk["fft-1.0.0"], "--registry", url, "--key",
+                keys.key)
+        assert r.code == 1, r
+        assert f"{reg.host}/iree/plugins/fft-kit:1.0.0 already holds another " \
+               f"archive (sha256:{sha256_file(other)}); this archive's " \
+               f"digest is sha256:{sha256_file(pk['fft-1.0.0'])}" in r.err, r
+        assert get(reg, "/v2/iree/plugins/manifests/snapshot") == before
+        m = json.loads(get(reg, "/v2/iree/plugins/fft-kit/manifests/1.0.0"))
+        assert m["layers"][0]["digest"] == "sha256:" + sha256_file(other)
