@@ -21,6 +21,9 @@ middleware): what blob storage behind a CDN does. That server serves the
 registry's storage and records the headers of every request it gets
 (`reg.redirect_log`).
 
+With https=True, docker-registry serves TLS with a certificate for
+127.0.0.1 from a throwaway CA (`reg.ca_file`), and `reg.url()` is oci://.
+
 With proxy=True, the registry is reached through a forwarding proxy of
 the test's own on another port (`reg.host` is the proxy's), which records
 every request (`reg.proxy_log`) and answers chosen requests itself:
@@ -45,7 +48,9 @@ import time
 import urllib.parse
 import urllib.request
 
-from netfix import START_TIMEOUT, _stop, free_port
+import ssl
+
+from netfix import START_TIMEOUT, _stop, free_port, make_ca
 
 DOCKER_REGISTRY = os.environ.get("IREEPKG_DOCKER_REGISTRY",
                                  "/usr/bin/docker-registry")
@@ -94,11 +99,15 @@ class Registry:
         self.faults = []
         self.proc = None
 
+    https = False
+    ca_file = None
+
     def url(self, ns="iree/plugins"):
-        return f"oci+http://{self.host}/{ns}"
+        scheme = "oci" if self.https else "oci+http"
+        return f"{scheme}://{self.host}/{ns}"
 
     def http(self, path):
-        return f"http://{self.host}{path}"
+        return f"{'https' if self.https else 'http'}://{self.host}{path}"
 
     def log(self):
         return (self.root / "registry.log").read_text(errors="replace")
@@ -224,7 +233,8 @@ def _proxy_handler(reg, upstream_port):
 
 
 @contextlib.contextmanager
-def oci_registry(root, auth=None, users=None, redirect=False, proxy=False):
+def oci_registry(root, auth=None, users=None, redirect=False, proxy=False,
+                 https=False):
     root = pathlib.Path(root)
     root.mkdir(parents=True, exist_ok=True)
     exe = need(DOCKER_REGISTRY)
@@ -285,6 +295,13 @@ def oci_registry(root, auth=None, users=None, redirect=False, proxy=False):
                        "    service: ireepkg-test",
                        "    issuer: ireepkg-test-issuer",
                        f"    rootcertbundle: {cert}"]
+        if https:
+            certs = make_ca(root / "tls")
+            reg.https = True
+            reg.ca_file = certs.ca
+            at = config.index("http:") + 1
+            config[at:at] = ["  tls:", f"    certificate: {certs.cert}",
+                             f"    key: {certs.key}"]
         (root / "config.yml").write_text("\n".join(config) + "\n")
         logf = open(root / "registry.log", "wb")
         stack.callback(logf.close)
@@ -299,7 +316,10 @@ def oci_registry(root, auth=None, users=None, redirect=False, proxy=False):
                 raise RuntimeError("docker-registry exited at start:\n" +
                                    reg.log())
             try:
-                urllib.request.urlopen(reg.http("/v2/"), timeout=2)
+                ctx = (ssl.create_default_context(cafile=str(reg.ca_file))
+                       if https else None)
+                urllib.request.urlopen(reg.http("/v2/"), timeout=2,
+                                       context=ctx)
                 break
             except urllib.error.HTTPError:
                 break  # 401: up, and asking for credentials

@@ -603,3 +603,20 @@ def test_publish_never_replaces_another_artifact_under_the_version_tag(
         assert get(reg, "/v2/iree/plugins/manifests/snapshot") == before
         m = json.loads(get(reg, "/v2/iree/plugins/fft-kit/manifests/1.0.0"))
         assert m["layers"][0]["digest"] == "sha256:" + sha256_file(other)
+
+
+def test_oci_over_https_with_a_private_ca(tmp_path, monkeypatch):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", https=True) as reg:
+        url = reg.url()
+        assert url.startswith("oci://127.0.0.1:")
+        r = run("registry", "init", url, "--key", keys.key)
+        assert r.code == 1 and "certificate" in r.err.lower(), r
+        monkeypatch.setenv("IREEPKG_CA_FILE", str(reg.ca_file))
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], pk["fft-1.0.0"], "--registry", url,
+           "--key", keys.key)
+        ok("install", "fft-kit", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        assert set(installed(tmp_path / "p1")) == {"base-kernels", "fft-kit"}
