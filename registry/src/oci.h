@@ -82,6 +82,10 @@ std::string versionTag(const std::string &version);
 struct Credentials {
   std::string username;
   std::string password;
+  /// An OAuth2 refresh token (`identitytoken` in auths, as `docker login`
+  /// stores it for registries that use OAuth2): exchanged at the token
+  /// realm with a POST (grant_type=refresh_token) instead of Basic.
+  std::string identityToken;
   /// Where they came from, for messages ("~/.docker/config.json auths").
   std::string source;
 };

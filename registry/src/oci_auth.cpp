@@ -10,7 +10,8 @@
 //
 // The first file with something for the host decides. In a file:
 // `credHelpers: {"<host>": "<helper>"}`, then `auths: {"<host>": {"auth":
-// base64(user:password)}}` (or "username"/"password"), then `credsStore:
+// base64(user:password)}}` (or "username"/"password", or an OAuth2 refresh
+// token "identitytoken"), then `credsStore:
 // "<helper>"`. A helper is the program docker-credential-<helper> on $PATH,
 // run as `docker-credential-<helper> get` with the host on stdin; it prints
 // {"Username": ..., "Secret": ...}.
@@ -178,6 +179,14 @@ fromFile(const std::string &file, const std::string &host) {
         continue;
       Credentials c;
       c.source = file + " (auths)";
+      if (v.contains("identitytoken") && v["identitytoken"].is_string() &&
+          !v["identitytoken"].get<std::string>().empty()) {
+        c.identityToken = v["identitytoken"];
+        if (v.contains("auth") && v["auth"].is_string())
+          if (auto decoded = unbase64(v["auth"]))
+            c.username = decoded->substr(0, decoded->find(':'));
+        return R{std::optional<Credentials>{c}};
+      }
       if (v.contains("auth") && v["auth"].is_string() &&
           !v["auth"].get<std::string>().empty()) {
         auto decoded = unbase64(v["auth"]);

@@ -397,8 +397,21 @@ Client::authorize(const Challenge &challenge,
   req.url = url;
   req.label = "get a token for " + scope + " from " + realm->second;
   req.maxResponseBytes = 1 << 20;
-  if (!basic.empty())
+  if (*creds && !(*creds)->identityToken.empty()) {
+    // OAuth2: the refresh token `docker login` stored, exchanged for an
+    // access token (the form POST of the distribution token spec).
+    req.method = "POST";
+    req.url = realm->second;
+    req.headers = {"Content-Type: application/x-www-form-urlencoded"};
+    req.body = "grant_type=refresh_token&client_id=ireepkg&refresh_token=" +
+               percentEncode((*creds)->identityToken) +
+               "&scope=" + percentEncode(scope);
+    if (auto sv = challenge.params.find("service");
+        sv != challenge.params.end())
+      req.body += "&service=" + percentEncode(sv->second);
+  } else if (!basic.empty()) {
     req.headers.push_back(basic);
+  }
   auto r = http_->request(req);
   if (!r)
     return Unexpected(r.error());

@@ -13,7 +13,8 @@ With auth="token", a token server of the test's own (a thread in the test
 process, on 127.0.0.1) issues RS256 JSON Web Tokens, signed with a key and
 certificate made with openssl, that docker-registry's `auth: token:`
 checks. Anonymous clients get `pull` only; users (HTTP Basic at the token
-server) get what they ask for.
+server, or an OAuth2 refresh token of `refresh_tokens`, {token: user},
+POSTed with grant_type=refresh_token) get what they ask for.
 
 With redirect=True, docker-registry answers blob GETs with a redirect to a
 second loopback server on another port (its `redirect` storage
@@ -113,10 +114,28 @@ class Registry:
         return (self.root / "registry.log").read_text(errors="replace")
 
 
-def _token_handler(reg, key_pem, cert_der, service, issuer, users):
+def _token_handler(reg, key_pem, cert_der, service, issuer, users,
+                   refresh_tokens):
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *a):
             pass
+
+        def do_POST(self):
+            # OAuth2: grant_type=refresh_token with an identity token.
+            n = int(self.headers.get("Content-Length") or 0)
+            form = urllib.parse.parse_qs(self.rfile.read(n).decode())
+            user = refresh_tokens.get(form.get("refresh_token", [""])[0])
+            if form.get("grant_type") != ["refresh_token"] or user is None:
+                reg.token_log.append({"scope": form.get("scope"),
+                                      "user": None, "denied": True,
+                                      "grant": "refresh_token"})
+                self.send_response(401)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            scopes = form.get("scope", [""])[0].split(" ")
+            self._issue(user, scopes, form.get("service"), "refresh_token",
+                        "access_token")
 
         def do_GET(self):
             q = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
@@ -131,15 +150,19 @@ def _token_handler(reg, key_pem, cert_der, service, issuer, users):
                     self.end_headers()
                     return
                 user = u
+            self._issue(user, q.get("scope", []), q.get("service"), "basic"
+                        if user else "anonymous", "token")
+
+        def _issue(self, user, scopes, service_param, grant, field):
             access = []
-            for scope in q.get("scope", []):
+            for scope in scopes:
                 kind, name, actions = scope.split(":")
                 wanted = actions.split(",")
                 granted = wanted if user else [a for a in wanted if a == "pull"]
                 access.append({"type": kind, "name": name,
                                "actions": granted})
-            reg.token_log.append({"scope": q.get("scope"), "user": user,
-                                  "service": q.get("service")})
+            reg.token_log.append({"scope": scopes, "user": user,
+                                  "service": service_param, "grant": grant})
             now = int(time.time())
             header = {"typ": "JWT", "alg": "RS256",
                       "x5c": [base64.b64encode(cert_der).decode()]}
@@ -153,7 +176,7 @@ def _token_handler(reg, key_pem, cert_der, service, issuer, users):
                 input=signing_input.encode(), capture_output=True,
                 check=True, timeout=30).stdout
             token = signing_input + "." + b64url(sig)
-            body = json.dumps({"token": token, "expires_in": 300}).encode()
+            body = json.dumps({field: token, "expires_in": 300}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -234,7 +257,7 @@ def _proxy_handler(reg, upstream_port):
 
 @contextlib.contextmanager
 def oci_registry(root, auth=None, users=None, redirect=False, proxy=False,
-                 https=False):
+                 https=False, refresh_tokens=None):
     root = pathlib.Path(root)
     root.mkdir(parents=True, exist_ok=True)
     exe = need(DOCKER_REGISTRY)
@@ -289,7 +312,8 @@ def oci_registry(root, auth=None, users=None, redirect=False, proxy=False,
                 [openssl, "x509", "-in", cert, "-outform", "DER"],
                 capture_output=True, check=True, timeout=60).stdout
             server = stack.enter_context(_serve(_token_handler(
-                reg, key, der, "ireepkg-test", "ireepkg-test-issuer", users)))
+                reg, key, der, "ireepkg-test", "ireepkg-test-issuer", users,
+                refresh_tokens or {})))
             reg.realm = f"http://127.0.0.1:{server.server_address[1]}/token"
             config += ["auth:", "  token:", f"    realm: {reg.realm}",
                        "    service: ireepkg-test",

@@ -620,3 +620,32 @@ def test_oci_over_https_with_a_private_ca(tmp_path, monkeypatch):
         ok("install", "fft-kit", "--registry", url, "--registry-key",
            keys.pub, "--prefix", tmp_path / "p1")
         assert set(installed(tmp_path / "p1")) == {"base-kernels", "fft-kit"}
+
+
+def test_identity_token_is_exchanged_for_an_access_token(tmp_path,
+                                                         monkeypatch):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", auth="token",
+                      refresh_tokens={"refresh-abc": "ci-bot"}) as reg:
+        url = reg.url()
+        cfg = tmp_path / "docker"
+        cfg.mkdir()
+        (cfg / "config.json").write_text(json.dumps({"auths": {reg.host: {
+            "auth": base64.b64encode(b"<token>:").decode(),
+            "identitytoken": "refresh-abc"}}}))
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        grants = {(t["grant"], t["user"]) for t in reg.token_log}
+        assert ("refresh_token", "ci-bot") in grants, reg.token_log
+        assert not any(t.get("denied") for t in reg.token_log)
+        assert any(t["grant"] == "refresh_token" and t["scope"] == [
+            "repository:iree/plugins/base-kernels:pull,push"]
+            for t in reg.token_log), reg.token_log
+        # A refresh token the server does not know.
+        (cfg / "config.json").write_text(json.dumps({"auths": {reg.host: {
+            "identitytoken": "stale"}}}))
+        r = run("publish", pk["base-1.1.0"], "--registry", url, "--key",
+                keys.key)
+        assert r.code == 1 and "HTTP 401" in r.err, r
