@@ -127,7 +127,8 @@ def test_publish_install_lock_sync_yank(tmp_path):
         # Offline, from what was fetched.
         ok("sync", "--locked", "--offline", cwd=d)
 
-        r = ok("registry", "verify", url, "--registry-key", keys.pub)
+        r = ok("registry", "verify", url, "--registry-key", keys.pub,
+               "--archives")
         assert "snapshot version 4" in r.out, r
         r = ok("search", "fft", "--registry", url, "--registry-key", keys.pub)
         assert "fft-kit" in r.out, r
