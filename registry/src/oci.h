@@ -140,6 +140,9 @@ public:
   /// The headers that authenticate a pull of `repo` (after a first request
   /// has learnt what the registry asks for): for downloads.
   Expected<std::vector<std::string>> pullHeaders(const std::string &repo);
+  /// Drops every token kept (they may have expired): the next request
+  /// asks for new ones.
+  void forgetTokens() { auth_.clear(); }
 
   /// NotFound when the tag or digest is not there.
   Expected<Manifest> getManifest(const std::string &repo,

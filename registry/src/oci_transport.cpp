@@ -73,6 +73,25 @@ public:
 
   Status downloadAll(const std::vector<Download> &downloads,
                      Reporter &reporter) override {
+    Status first = downloadOnce(downloads, reporter);
+    if (first || offline_ ||
+        first.error().message.find("HTTP 401") == std::string::npos)
+      return first;
+    // A token can expire while a long batch downloads (registries give
+    // them minutes): ask for new ones, and fetch once more what is not in
+    // place yet (what was verified stays).
+    std::vector<Download> rest;
+    for (const Download &d : downloads)
+      if (!fsutil::exists(d.destPath))
+        rest.push_back(d);
+    for (auto &c : clients_)
+      c->forgetTokens();
+    return downloadOnce(rest, reporter);
+  }
+
+private:
+  Status downloadOnce(const std::vector<Download> &downloads,
+                      Reporter &reporter) {
     std::vector<net::DownloadRequest> requests;
     for (const Download &d : downloads) {
       if (Status s = fsutil::makeDirs(fs::path(d.destPath).parent_path()); !s)
@@ -114,7 +133,6 @@ public:
     return clients_.front()->http().downloadAll(requests, reporter);
   }
 
-private:
   std::string blobCachePath(const std::string &digest) const {
     return cacheDir_ + "/blobs/" + digest.substr(7);
   }

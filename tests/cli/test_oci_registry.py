@@ -650,3 +650,30 @@ def test_identity_token_is_exchanged_for_an_access_token(tmp_path,
         r = run("publish", pk["base-1.1.0"], "--registry", url, "--key",
                 keys.key)
         assert r.code == 1 and "HTTP 401" in r.err, r
+
+
+def test_an_expired_token_during_downloads_is_renewed(tmp_path, monkeypatch):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", auth="token", proxy=True,
+                      users={"ci-bot": "s3cret"}) as reg:
+        url = reg.url()
+        cfg = docker_config(tmp_path / "docker", reg.host, "ci-bot", "s3cret")
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], pk["fft-1.0.0"], "--registry", url,
+           "--key", keys.key)
+        sha = sha256_file(pk["base-1.0.0"])
+        # The registry refuses the archive once, as it does a token that
+        # expired since it was issued.
+        reg.faults.append({"match": f"/blobs/sha256:{sha}", "status": 401,
+                           "method": "GET"})
+        reg.token_log.clear()
+        ok("install", "fft-kit", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        assert set(installed(tmp_path / "p1")) == {"base-kernels", "fft-kit"}
+        asked = [t["scope"] for t in reg.token_log]
+        assert asked.count(["repository:iree/plugins/base-kernels:pull"]) == 2
+        got = [e["status"] for e in reg.proxy_log
+               if e["path"].endswith(f"/blobs/sha256:{sha}")]
+        assert got[-2:] == [401, 200], reg.proxy_log
