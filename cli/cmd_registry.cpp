@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "ireepkg/oci_registry.h"
-#include "ireepkg/registry.h"
-#include "ireepkg/signature.h"
+#include "ireepkg/registry/registry.h"
+#include "ireepkg/pkg/signature.h"
+#include "ireepkg/registry/oci_registry.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -8,7 +8,7 @@
 #ifndef IREEPKG_REGISTRY_HTTP_REQUEST_H
 #define IREEPKG_REGISTRY_HTTP_REQUEST_H
 
-#include "ireepkg/fetch.h"
+#include "ireepkg/registry/fetch.h"
 
 namespace ireepkg::net {
 

@@ -11,9 +11,9 @@
 #ifndef IREEPKG_REGISTRY_OCI_H
 #define IREEPKG_REGISTRY_OCI_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/fetch.h"
-#include "ireepkg/registry.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/registry/fetch.h"
+#include "ireepkg/registry/registry.h"
 
 #include <nlohmann/json.hpp>
 

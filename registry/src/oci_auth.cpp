@@ -19,8 +19,8 @@
 //===----------------------------------------------------------------------===//
 #include "oci.h"
 
-#include "child_process.h"
-#include "file_util.h"
+#include "ireepkg/pkg/child_process.h"
+#include "ireepkg/pkg/file_util.h"
 
 #include <cstdlib>
 #include <filesystem>

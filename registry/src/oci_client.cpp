@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "oci.h"
 
-#include "ireepkg/hash.h"
+#include "ireepkg/pkg/hash.h"
 #include "registry_util.h"
 
 #include <algorithm>

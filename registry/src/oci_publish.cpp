@@ -23,12 +23,12 @@
 //===----------------------------------------------------------------------===//
 #include "oci.h"
 
-#include "ireepkg/hash.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/oci_registry.h"
-#include "ireepkg/package.h"
-#include "ireepkg/prefix.h"
-#include "ireepkg/registry.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/registry/oci_registry.h"
+#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/registry/registry.h"
 #include "registry_util.h"
 
 #include <cstdlib>

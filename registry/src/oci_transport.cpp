@@ -24,8 +24,8 @@
 //===----------------------------------------------------------------------===//
 #include "oci.h"
 
-#include "ireepkg/hash.h"
-#include "ireepkg/registry.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/registry/registry.h"
 #include "registry_util.h"
 
 #include <filesystem>
