@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -105,10 +106,13 @@ public:
   explicit MetadataView(const std::string &registry) : dir_(registry) {
     if (!registry::isOciRegistryUrl(registry))
       return;
-    char buf[] = "/tmp/ireepkg-view-XXXXXX";
-    if (!::mkdtemp(buf))
+    std::error_code ec;
+    std::string tmpl =
+        (std::filesystem::temp_directory_path(ec) / "ireepkg-view-XXXXXX")
+            .string();
+    if (ec || !::mkdtemp(tmpl.data()))
       return;
-    temp_ = dir_ = buf;
+    temp_ = dir_ = tmpl;
     (void)registry::pullOciRegistryMetadata(registry, dir_);
   }
   ~MetadataView() {
