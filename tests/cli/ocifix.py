@@ -29,7 +29,8 @@ With proxy=True, the registry is reached through a forwarding proxy of
 the test's own on another port (`reg.host` is the proxy's), which records
 every request (`reg.proxy_log`) and answers chosen requests itself:
 `reg.faults.append({"match": "/manifests/snapshot", "status": 429,
-"retry_after": 1, "times": 1})`.
+"retry_after": 1, "times": 1})`, or run a function before forwarding
+one: `{"match": ..., "method": "PUT", "before": fn}`.
 
 A missing docker-registry, openssl or htpasswd is an error, never a skip.
 """
@@ -221,6 +222,9 @@ def _proxy_handler(reg, upstream_port):
                 if f["match"] in self.path and f.get("times", 1) > 0 and \
                         f.get("method", self.command) == self.command:
                     f["times"] = f.get("times", 1) - 1
+                    if "before" in f:
+                        f["before"]()  # then forwarded as usual
+                        continue
                     reg.proxy_log.append({"method": self.command,
                                           "path": self.path,
                                           "status": f["status"]})

@@ -677,3 +677,35 @@ def test_an_expired_token_during_downloads_is_renewed(tmp_path, monkeypatch):
         got = [e["status"] for e in reg.proxy_log
                if e["path"].endswith(f"/blobs/sha256:{sha}")]
         assert got[-2:] == [401, 200], reg.proxy_log
+
+
+def test_a_publisher_that_lost_a_race_overwrites_nothing(tmp_path):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", proxy=True) as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        first = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
+        second = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        # While the next publish pushes its index, another publisher moves
+        # the snapshot tag (here: to an earlier snapshot it still has).
+        reg.faults.append({"match": "/fft-kit/manifests/index",
+                           "method": "PUT",
+                           "before": lambda: put_manifest(
+                               reg, "iree/plugins", "snapshot", first)})
+        r = run("publish", pk["fft-1.0.0"], "--registry", url, "--key",
+                keys.key)
+        assert r.code == 1, r
+        digest = "sha256:" + hashlib.sha256(first).hexdigest()
+        assert f"{url} changed while this command ran (its snapshot is now " \
+               f"{digest}): another publisher was at work; nothing of the " \
+               "snapshot was overwritten" in r.err, r
+        assert "run the command again" in r.err, r
+        assert get(reg, "/v2/iree/plugins/manifests/snapshot") == first
+        # Put back, the same publish goes through.
+        put_manifest(reg, "iree/plugins", "snapshot", second)
+        r = ok("publish", pk["fft-1.0.0"], "--registry", url, "--key",
+               keys.key)
+        assert "snapshot version 4" in r.out, r
