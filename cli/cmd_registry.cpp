@@ -10,10 +10,12 @@
 
 #include "ireepkg/registry/registry.h"
 #include "ireepkg/pkg/signature.h"
+#include "ireepkg/registry/oci_registry.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -84,19 +86,51 @@ std::optional<std::string> registryDirOption(const Command &self,
   }
   if (dir->rfind("file://", 0) == 0)
     return dir->substr(7);
+  if (registry::isOciRegistryUrl(*dir))
+    return *dir;
   if (dir->find("://") != std::string::npos) {
     printError("'" + self.name + "' writes into a registry directory, not " +
                    *dir,
                "run it on the machine that holds the registry's files (the "
-               "directory the web server serves), then publish those");
+               "directory the web server serves), then publish those; or "
+               "keep the registry in an OCI registry (oci://HOST/NAMESPACE)");
     return std::nullopt;
   }
   return *dir;
 }
 
+/// The registry's metadata as files: its directory, or for an oci://
+/// registry a temporary copy of what it holds now (removed at the end).
+class MetadataView {
+public:
+  explicit MetadataView(const std::string &registry) : dir_(registry) {
+    if (!registry::isOciRegistryUrl(registry))
+      return;
+    std::error_code ec;
+    std::string tmpl =
+        (std::filesystem::temp_directory_path(ec) / "ireepkg-view-XXXXXX")
+            .string();
+    if (ec || !::mkdtemp(tmpl.data()))
+      return;
+    temp_ = dir_ = tmpl;
+    (void)registry::pullOciRegistryMetadata(registry, dir_);
+  }
+  ~MetadataView() {
+    if (!temp_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(temp_, ec);
+    }
+  }
+  const std::string &dir() const { return dir_; }
+
+private:
+  std::string dir_, temp_;
+};
+
 /// snapshot.json's version and expiry, as just written.
-std::pair<int64_t, std::string> readSnapshotInfo(const std::string &dir) {
-  auto doc = JsonDocument::load(dir + "/snapshot.json");
+std::pair<int64_t, std::string> readSnapshotInfo(const std::string &registry) {
+  MetadataView view(registry);
+  auto doc = JsonDocument::load(view.dir() + "/snapshot.json");
   if (!doc)
     return {0, ""};
   DiagnosticList diags;
@@ -130,7 +164,8 @@ int runRegistryInit(const Command &self, const ParsedArgs &args) {
 
   // What was written: config.json lists the key's public half.
   auto [version, expires] = readSnapshotInfo(dir);
-  auto doc = JsonDocument::load(dir + "/config.json");
+  MetadataView view(dir);
+  auto doc = JsonDocument::load(view.dir() + "/config.json");
   std::string name = options.name, pub, keyId;
   if (doc) {
     DiagnosticList diags;
@@ -177,7 +212,8 @@ int runRegistryResign(const Command &self, const ParsedArgs &args) {
   if (!version)
     return printFailure(version.error(), json);
   auto [v, expires] = readSnapshotInfo(dir);
-  auto sig = signing::readSignatureFile(dir + "/snapshot.json.minisig");
+  MetadataView view(dir);
+  auto sig = signing::readSignatureFile(view.dir() + "/snapshot.json.minisig");
   std::string keyId = sig ? signing::keyIdHex(sig->keyId) : "";
   if (json) {
     printJson({{"ok", true},
@@ -379,6 +415,66 @@ int runRegistryVerify(const Command &, const ParsedArgs &args) {
               versionCount == 1 ? "" : "s");
   if (archives)
     std::printf("every archive has the size and SHA-256 of its index entry\n");
+  return kExitOk;
+}
+
+//===----------------------------------------------------------------------===//
+// registry add-existing
+//===----------------------------------------------------------------------===//
+
+int runRegistryAddExisting(const Command &self, const ParsedArgs &args) {
+  bool json = args.flag("json");
+  const std::string &spec = args.positional[0];
+  size_t at = spec.find('@');
+  if (at == std::string::npos || at == 0 || at + 1 == spec.size()) {
+    printError("'" + spec + "' is not <name>@<version>",
+               "name the exact version, e.g. `ireepkg registry add-existing "
+               "simple-mul@1.2.0`");
+    return kExitUsage;
+  }
+  const std::string name = spec.substr(0, at);
+  auto version = Version::parse(spec.substr(at + 1));
+  if (!version) {
+    printError("'" + spec.substr(at + 1) +
+                   "' is not a version: " + version.error().message,
+               "name the exact version, e.g. `ireepkg registry add-existing "
+               "simple-mul@1.2.0`");
+    return kExitUsage;
+  }
+  auto url = args.value("registry");
+  if (!url || !registry::isOciRegistryUrl(*url)) {
+    printError("'" + self.name +
+                   "' needs --registry oci://HOST/NAMESPACE (a registry kept "
+                   "in an OCI registry)",
+               helpHint(self));
+    return kExitUsage;
+  }
+  registry::SigningOptions options;
+  if (int rc = signingOptions(self, args, options); rc != kExitOk)
+    return rc;
+  auto r = registry::addExistingOciArtifact(*url, name, *version, options);
+  if (!r)
+    return printFailure(r.error(), json);
+  if (json) {
+    printJson({{"ok", true},
+               {"registry", *url},
+               {"name", r->name},
+               {"version", r->version.str()},
+               {"sha256", r->sha256},
+               {"size", r->size},
+               {"snapshot_version", r->snapshotVersion},
+               {"already_published", r->alreadyPublished}});
+    return kExitOk;
+  }
+  if (r->alreadyPublished)
+    std::printf("%s %s is already in the registry's metadata with the same "
+                "contents; nothing changed\n",
+                r->name.c_str(), r->version.str().c_str());
+  else
+    std::printf("added %s %s (sha256 %s...), snapshot version %lld\n",
+                r->name.c_str(), r->version.str().c_str(),
+                shortSha(r->sha256).c_str(),
+                static_cast<long long>(r->snapshotVersion));
   return kExitOk;
 }
 

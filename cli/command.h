@@ -105,6 +105,7 @@ int runSearch(const Command &, const ParsedArgs &);
 int runBundleCreate(const Command &, const ParsedArgs &);
 int runRegistryInit(const Command &, const ParsedArgs &);
 int runRegistryResign(const Command &, const ParsedArgs &);
+int runRegistryAddExisting(const Command &, const ParsedArgs &);
 int runRegistryVerify(const Command &, const ParsedArgs &);
 int runPublish(const Command &, const ParsedArgs &);
 int runYank(const Command &, const ParsedArgs &);

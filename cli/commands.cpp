@@ -879,6 +879,26 @@ const std::vector<Command> &commandTable() {
           runYank,
       },
       {
+          "registry add-existing",
+          "<name>@<version> --registry oci://HOST/NAMESPACE --key FILE "
+          "[--json]",
+          "add a version another OCI client pushed to the signed metadata",
+          "For a registry kept in an OCI registry: the artifact "
+          "NAMESPACE/<name>:<version> was pushed by another tool (oras, a "
+          "CI's own pusher) with the archive as its layer of media type "
+          "application/vnd.ireepkg.archive.v1. Downloads that layer "
+          "(verified against its digest), checks it as `publish` checks an "
+          "archive (it must be that name and version), and adds it to the "
+          "index and a new signed snapshot. The artifact is left as it was.",
+          {kRegistryDir, kSigningKey, kPasswordFile, kExpiresDays, kJson},
+          {"ireepkg registry add-existing simple-mul@1.2.0 --registry "
+           "oci://ghcr.io/acme/iree-plugins --key registry-signing.key"},
+          1,
+          1,
+          false,
+          runRegistryAddExisting,
+      },
+      {
           "registry resign",
           "<dir> --key FILE [--password-file FILE] [--expires-days N] "
           "[--json]",

@@ -156,7 +156,8 @@ registriesFrom(const ParsedArgs &args, const workflow::Project *project) {
   if (!url.empty()) {
     registry::RegistrySpec spec;
     spec.name = "default";
-    spec.url = (net::isHttpUrl(url) || url.rfind("file://", 0) == 0)
+    spec.url = (net::isHttpUrl(url) || url.rfind("file://", 0) == 0 ||
+                url.rfind("oci://", 0) == 0 || url.rfind("oci+http://", 0) == 0)
                    ? url
                    : fs::absolute(url).lexically_normal().string();
     spec.publicKeys = keys;

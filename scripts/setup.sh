@@ -25,6 +25,9 @@ DEBIAN_PACKAGES=(
   libzstd-dev libsodium-dev
   # peers used by the tests and the demonstration
   python3 python3-venv zstd minisign nginx-light openssl
+  # registries in OCI registries: the CNCF distribution registry, and
+  # htpasswd for its Basic authentication (tests/cli/ocifix.py)
+  docker-registry apache2-utils
 )
 
 missing=()

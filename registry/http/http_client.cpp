@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../src/http_module.h"
+#include "http_request.h"
 
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/partial_files.h"
@@ -300,6 +301,7 @@ struct Job {
   uint64_t limit = 0; ///< metadata: maxBytes; archive: the exact size
   std::string destPath;
   std::string sha256;
+  std::vector<std::vector<std::string>> urlHeaders; ///< per URL, may be short
 
   // Metadata: the cached entry of the URL being tried, and the answer.
   std::optional<CacheEntry> cached;
@@ -446,6 +448,9 @@ public:
   fetchMetadata(const MetadataRequest &request) override;
   Status downloadAll(const std::vector<DownloadRequest> &requests,
                      Reporter &reporter) override;
+  Expected<HttpResponse> request(const HttpRequest &request) override {
+    return performRequest(options_, caFile_, request);
+  }
 
 private:
   Status run(std::vector<std::unique_ptr<Job>> &jobs, int parallel,
@@ -550,6 +555,7 @@ Status HttpClientImpl::downloadAll(const std::vector<DownloadRequest> &requests,
     job.limit = r.size;
     job.destPath = r.destPath;
     job.sha256 = r.sha256;
+    job.urlHeaders = r.urlHeaders;
   }
   return run(jobs, options_.parallel, &reporter);
 }
@@ -637,8 +643,14 @@ Status HttpClientImpl::startAttempt(Job &job) {
   if (job.metadata && job.cached && !job.cached->etag.empty()) {
     std::string header = "If-None-Match: " + job.cached->etag;
     job.headers = curl_slist_append(nullptr, header.c_str());
-    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, job.headers);
   }
+  // libcurl sends a custom Authorization header to the first host and port
+  // only, never after a redirect elsewhere (CURLOPT_UNRESTRICTED_AUTH off).
+  if (job.urlIndex < job.urlHeaders.size())
+    for (const std::string &h : job.urlHeaders[job.urlIndex])
+      job.headers = curl_slist_append(job.headers, h.c_str());
+  if (job.headers)
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, job.headers);
   if (curl_multi_add_handle(multi_, easy) != CURLM_OK) {
     job.endAttempt(multi_);
     return makeError(ErrorCode::Internal, "curl_multi_add_handle failed");

@@ -37,6 +37,7 @@
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/signature.h"
+#include "oci.h"
 #include "registry_util.h"
 
 #include <algorithm>
@@ -532,7 +533,7 @@ RegistryClient::open(const RegistrySpec &spec,
   impl->reporter = &reporter;
   impl->where = impl->transport->describe();
   const std::string url = spec.url.empty() ? impl->where : spec.url;
-  impl->remote = net::isHttpUrl(url);
+  impl->remote = net::isHttpUrl(url) || oci::isOciUrl(url);
   impl->now = currentTime(options.now);
   auto root = cacheRootFor(options);
   if (!root)

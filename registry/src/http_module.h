@@ -18,7 +18,7 @@
 namespace ireepkg::net {
 
 /// Bumped on every change to the interface of fetch.h or to the factory.
-inline constexpr uint32_t kHttpModuleAbiVersion = 1;
+inline constexpr uint32_t kHttpModuleAbiVersion = 2;
 
 struct HttpModuleAbi {
   uint32_t version = kHttpModuleAbiVersion;
@@ -28,6 +28,8 @@ struct HttpModuleAbi {
   uint32_t sizeofMetadataResponse = sizeof(MetadataResponse);
   uint32_t sizeofDownloadRequest = sizeof(DownloadRequest);
   uint32_t sizeofError = sizeof(Error);
+  uint32_t sizeofHttpRequest = sizeof(HttpRequest);
+  uint32_t sizeofHttpResponse = sizeof(HttpResponse);
 
   bool operator==(const HttpModuleAbi &) const = default;
 };

@@ -44,6 +44,7 @@
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/signature.h"
+#include "oci.h"
 #include "registry_util.h"
 
 #include <algorithm>
@@ -591,6 +592,8 @@ std::string publishedList(const RegistryIndex &idx) {
 
 Status initRegistry(const std::string &registryDir,
                     const InitOptions &options) {
+  if (oci::isOciUrl(registryDir))
+    return oci::initRegistry(registryDir, options);
   std::string dir = registryDir;
   while (dir.size() > 1 && dir.back() == '/')
     dir.pop_back();
@@ -719,6 +722,9 @@ Status initRegistry(const std::string &registryDir,
 Expected<PublishResult> publishArchive(const std::string &registryDir,
                                        const std::string &archive,
                                        const SigningOptions &options) {
+  if (oci::isOciUrl(registryDir))
+    return oci::publishArchive(registryDir, archive, options);
+
   auto session = openSession(registryDir, options);
   if (!session)
     return Unexpected(session.error());
@@ -861,6 +867,8 @@ Expected<PublishResult> publishArchive(const std::string &registryDir,
 Expected<int64_t> yankVersion(const std::string &registryDir,
                               const std::string &name, const Version &version,
                               bool yanked, const SigningOptions &options) {
+  if (oci::isOciUrl(registryDir))
+    return oci::yankVersion(registryDir, name, version, yanked, options);
   auto session = openSession(registryDir, options);
   if (!session)
     return Unexpected(session.error());
@@ -905,6 +913,8 @@ Expected<int64_t> yankVersion(const std::string &registryDir,
 
 Expected<int64_t> resignRegistry(const std::string &registryDir,
                                  const SigningOptions &options) {
+  if (oci::isOciUrl(registryDir))
+    return oci::resignRegistry(registryDir, options);
   auto session = openSession(registryDir, options);
   if (!session)
     return Unexpected(session.error());

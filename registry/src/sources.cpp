@@ -78,7 +78,8 @@ IreeRequirementCheck ireeCheckFor(const Environment &env) {
 namespace detail {
 
 std::string absoluteUrl(const std::string &url, const std::string &baseDir) {
-  if (net::isHttpUrl(url) || url.rfind("file://", 0) == 0 || url.empty() ||
+  if (net::isHttpUrl(url) || url.rfind("file://", 0) == 0 ||
+      url.find("://") != std::string::npos || url.empty() ||
       url[0] == '/')
     return url;
   return fs::weakly_canonical(fs::path(baseDir) / url).string();

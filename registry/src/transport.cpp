@@ -17,6 +17,7 @@
 #include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/prefix.h"
+#include "oci.h"
 #include "registry_util.h"
 
 #include <algorithm>
@@ -302,13 +303,15 @@ openTransport(const RegistrySpec &spec, const ClientOptions &options) {
     return std::unique_ptr<Transport>(
         std::make_unique<DirectoryTransport>(spec.url, root));
   }
+  if (oci::isOciUrl(spec.url))
+    return oci::openOciTransport(spec, options);
   if (!net::isHttpUrl(spec.url))
     return makeError(ErrorCode::Unsupported,
                      "registry \"" + spec.name + "\": unsupported URL \"" +
                          spec.url + "\"",
                      {},
-                     "a registry is an https://, http:// or file:// URL, or "
-                     "a directory");
+                     "a registry is an https://, http://, oci:// or file:// "
+                     "URL, or a directory");
   std::vector<std::string> bases{spec.url};
   for (const std::string &m : spec.mirrors) {
     if (!net::isHttpUrl(m))

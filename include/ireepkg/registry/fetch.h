@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ireepkg {
@@ -98,6 +99,46 @@ struct DownloadRequest {
   uint64_t size = 0;      ///< exact size the index declares
   std::string sha256;     ///< lower-case hex the index declares
   std::string label;      ///< "simple-mul 1.2.0", for progress and errors
+  /// Extra request headers ("Name: value") for urls[i] (may be shorter
+  /// than urls). An Authorization header goes to that URL's host and port
+  /// only: a redirect elsewhere (blob storage, a CDN) does not carry it.
+  std::vector<std::vector<std::string>> urlHeaders;
+};
+
+/// One HTTP exchange, for protocols that need more than GET (the OCI
+/// distribution API: HEAD, POST, PUT, PATCH, authentication challenges).
+struct HttpRequest {
+  std::string method = "GET"; ///< GET HEAD PUT POST PATCH DELETE
+  std::string url;
+  std::vector<std::string> headers; ///< "Name: value"
+  /// The request body: `body`, or with `bodyFile` set, that file's bytes
+  /// from `bodyOffset`, `bodySize` of them (streamed, never in memory).
+  std::string body;
+  std::string bodyFile;
+  uint64_t bodyOffset = 0;
+  uint64_t bodySize = 0;
+  /// A response body larger than this is cut off (Integrity error).
+  uint64_t maxResponseBytes = 4 << 20;
+  /// Redirects are followed (up to FetchOptions::maxRedirects); the
+  /// Authorization header is dropped when one leads to another scheme,
+  /// host or port.
+  bool followRedirects = true;
+  std::string label; ///< for errors
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::string url; ///< the URL that answered (after redirects)
+  /// The final response's headers, names in lower case, in order.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  /// The first header of that name (lower case), or "".
+  std::string header(const std::string &lowerName) const {
+    for (const auto &[k, v] : headers)
+      if (k == lowerName)
+        return v;
+    return "";
+  }
 };
 
 class HttpClient {
@@ -114,6 +155,14 @@ public:
   /// their partial files removed).
   virtual Status downloadAll(const std::vector<DownloadRequest> &requests,
                              Reporter &reporter) = 0;
+
+  /// One exchange (with its redirects). Connection failures and timeouts
+  /// of GET, HEAD and PUT are retried with the backoff, and a 429 or 503
+  /// with a Retry-After within FetchOptions::maxRetryAfterSeconds is
+  /// waited for and retried; any other answer, 4xx and 5xx included, is
+  /// returned as it is. Errors: the network (Io), a body over the limit
+  /// (Integrity), offline (NotFound).
+  virtual Expected<HttpResponse> request(const HttpRequest &request) = 0;
 };
 
 /// Loads the HTTP module and makes a client. Errors: Unsupported when the

@@ -1,0 +1,244 @@
+//===- oci_auth.cpp - Credentials for OCI registries ----------------------===//
+//
+// Found where docker, podman, skopeo, oras and helm find them, so that a
+// `docker login` or `podman login` (or a CI's credential file) is all a
+// publisher or a user behind an authenticated mirror needs:
+//
+//   1. $REGISTRY_AUTH_FILE;
+//   2. $XDG_RUNTIME_DIR/containers/auth.json;
+//   3. $DOCKER_CONFIG/config.json, else ~/.docker/config.json.
+//
+// The first file with something for the host decides. In a file:
+// `credHelpers: {"<host>": "<helper>"}`, then `auths: {"<host>": {"auth":
+// base64(user:password)}}` (or "username"/"password", or an OAuth2 refresh
+// token "identitytoken"), then `credsStore:
+// "<helper>"`. A helper is the program docker-credential-<helper> on $PATH,
+// run as `docker-credential-<helper> get` with the host on stdin; it prints
+// {"Username": ..., "Secret": ...}.
+//
+//===----------------------------------------------------------------------===//
+#include "oci.h"
+
+#include "ireepkg/pkg/child_process.h"
+#include "ireepkg/pkg/file_util.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace ireepkg::registry::oci {
+
+namespace {
+
+int b64value(char c) {
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A';
+  if (c >= 'a' && c <= 'z')
+    return c - 'a' + 26;
+  if (c >= '0' && c <= '9')
+    return c - '0' + 52;
+  if (c == '+' || c == '-')
+    return 62;
+  if (c == '/' || c == '_')
+    return 63;
+  return -1;
+}
+
+std::optional<std::string> unbase64(const std::string &in) {
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (c == '=' || c == '\n' || c == '\r')
+      continue;
+    int v = b64value(c);
+    if (v < 0)
+      return std::nullopt;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+std::string env(const char *name) {
+  const char *v = ::secure_getenv(name);
+  return v ? v : "";
+}
+
+/// docker-credential-<helper> on $PATH, or "".
+std::string findHelper(const std::string &helper) {
+  std::string path = env("PATH");
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos)
+      end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (!dir.empty()) {
+      std::string candidate = dir + "/docker-credential-" + helper;
+      if (::access(candidate.c_str(), X_OK) == 0)
+        return candidate;
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+Expected<std::optional<Credentials>> runHelper(const std::string &helper,
+                                               const std::string &host,
+                                               const std::string &file) {
+  const std::string program = findHelper(helper);
+  const std::string shown = "docker-credential-" + helper;
+  if (program.empty())
+    return makeError(ErrorCode::NotFound,
+                     file + " names the credential helper \"" + helper +
+                         "\" for " + host + ", but " + shown +
+                         " is not on $PATH",
+                     Location{file, 0, 0, "", "", ""},
+                     "install the helper, or remove it from " + file);
+  ChildOptions o;
+  o.argv = {program, "get"};
+  o.name = shown;
+  o.input = host + "\n";
+  o.timeoutSeconds = 60;
+  o.maxOut = 1 << 20;
+  o.maxErr = 64 << 10;
+  auto r = runChild(o);
+  if (!r)
+    return Unexpected(r.error());
+  if (r->spawnError)
+    return makeError(ErrorCode::Io, "cannot run " + program,
+                     Location{file, 0, 0, "", "", ""});
+  if (!r->exited || r->exitCode != 0) {
+    // "credentials not found in native keychain": none for this host.
+    if (r->out.find("not found") != std::string::npos ||
+        r->err.find("not found") != std::string::npos)
+      return std::optional<Credentials>{};
+    return makeError(ErrorCode::Io,
+                     shown + " get failed for " + host + ": " +
+                         firstOutputLine(r->err.empty() ? r->out : r->err),
+                     Location{file, 0, 0, "", "", ""},
+                     "check the credential helper (" + file + ")");
+  }
+  nlohmann::json j = nlohmann::json::parse(r->out, nullptr, false);
+  if (!j.is_object() || !j.contains("Secret") || !j["Secret"].is_string())
+    return makeError(ErrorCode::Invalid,
+                     shown + " get printed no {\"Username\", \"Secret\"} for " +
+                         host,
+                     Location{file, 0, 0, "", "", ""});
+  Credentials c;
+  c.username = j.value("Username", std::string());
+  c.password = j["Secret"];
+  c.source = file + " (credential helper " + shown + ")";
+  return std::optional<Credentials>{c};
+}
+
+/// auths keys are written as "host", "https://host", "http://host/v2/" ...
+std::string authsKeyHost(std::string key) {
+  for (const char *p : {"https://", "http://"})
+    if (key.rfind(p, 0) == 0)
+      key = key.substr(std::string(p).size());
+  if (size_t slash = key.find('/'); slash != std::string::npos)
+    key = key.substr(0, slash);
+  for (char &c : key)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return key;
+}
+
+Expected<std::optional<std::optional<Credentials>>>
+fromFile(const std::string &file, const std::string &host) {
+  using R = std::optional<std::optional<Credentials>>;
+  if (!fsutil::exists(file))
+    return R{};
+  auto text = fsutil::readFile(file);
+  if (!text)
+    return Unexpected(text.error());
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object())
+    return makeError(ErrorCode::Parse, file + " is not a JSON object",
+                     Location{file, 0, 0, "", "", ""},
+                     "fix the file, or point $REGISTRY_AUTH_FILE or "
+                     "$DOCKER_CONFIG elsewhere");
+  if (j.contains("credHelpers") && j["credHelpers"].is_object())
+    for (const auto &[k, v] : j["credHelpers"].items())
+      if (authsKeyHost(k) == host && v.is_string()) {
+        auto c = runHelper(v, host, file);
+        if (!c)
+          return Unexpected(c.error());
+        return R{*c};
+      }
+  if (j.contains("auths") && j["auths"].is_object())
+    for (const auto &[k, v] : j["auths"].items()) {
+      if (authsKeyHost(k) != host || !v.is_object())
+        continue;
+      Credentials c;
+      c.source = file + " (auths)";
+      if (v.contains("identitytoken") && v["identitytoken"].is_string() &&
+          !v["identitytoken"].get<std::string>().empty()) {
+        c.identityToken = v["identitytoken"];
+        if (v.contains("auth") && v["auth"].is_string())
+          if (auto decoded = unbase64(v["auth"]))
+            c.username = decoded->substr(0, decoded->find(':'));
+        return R{std::optional<Credentials>{c}};
+      }
+      if (v.contains("auth") && v["auth"].is_string() &&
+          !v["auth"].get<std::string>().empty()) {
+        auto decoded = unbase64(v["auth"]);
+        size_t colon = decoded ? decoded->find(':') : std::string::npos;
+        if (colon == std::string::npos)
+          return makeError(
+              ErrorCode::Parse,
+              file + ": auths[\"" + k +
+                  "\"].auth is not base64 of user:password",
+              Location{file, 0, 0, "/auths/" + k + "/auth", "", ""});
+        c.username = decoded->substr(0, colon);
+        c.password = decoded->substr(colon + 1);
+        return R{std::optional<Credentials>{c}};
+      }
+      if (v.contains("username") && v["username"].is_string() &&
+          v.contains("password") && v["password"].is_string()) {
+        c.username = v["username"];
+        c.password = v["password"];
+        return R{std::optional<Credentials>{c}};
+      }
+    }
+  if (j.contains("credsStore") && j["credsStore"].is_string() &&
+      !j["credsStore"].get<std::string>().empty()) {
+    auto c = runHelper(j["credsStore"], host, file);
+    if (!c)
+      return Unexpected(c.error());
+    if (*c)
+      return R{*c};
+  }
+  return R{};
+}
+
+} // namespace
+
+Expected<std::optional<Credentials>> findCredentials(const std::string &host) {
+  std::vector<std::string> files;
+  if (std::string f = env("REGISTRY_AUTH_FILE"); !f.empty())
+    files.push_back(f);
+  if (std::string d = env("XDG_RUNTIME_DIR"); !d.empty())
+    files.push_back(d + "/containers/auth.json");
+  if (std::string d = env("DOCKER_CONFIG"); !d.empty())
+    files.push_back(d + "/config.json");
+  else if (std::string h = env("HOME"); !h.empty())
+    files.push_back(h + "/.docker/config.json");
+  for (const std::string &f : files) {
+    auto r = fromFile(f, host);
+    if (!r)
+      return Unexpected(r.error());
+    if (*r)
+      return **r;
+  }
+  return std::optional<Credentials>{};
+}
+
+} // namespace ireepkg::registry::oci

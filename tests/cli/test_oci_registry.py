@@ -1,0 +1,711 @@
+"""Registries kept in an OCI registry (oci:// and oci+http:// URLs), against
+Debian's docker-registry (the CNCF distribution registry) on loopback,
+through the CLI: registry init, publish, yank and resign straight into it;
+install by name, lock, sync, search, outdated and registry verify from it;
+the layout and media types docs/registries.md promises; the same refusals
+as any registry (a wrong key, rollback, an archive changed in storage);
+Bearer-token and Basic authentication with credentials from
+~/.docker/config.json, $REGISTRY_AUTH_FILE and credential helpers; blob
+redirects that must not carry the registry's Authorization header; and
+interoperability with a general OCI client (the `oras` Python SDK) both
+ways."""
+import base64
+import hashlib
+import json
+import os
+import pathlib
+import time
+import urllib.request
+
+import pytest
+
+from conftest import data_package, pack, run
+from ocifix import docker_config, oci_registry, sha256_file
+from test_registry_workflow import installed
+
+MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    """No credentials of the machine's; a cache of the test's own."""
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "no-docker-config"))
+    monkeypatch.delenv("REGISTRY_AUTH_FILE", raising=False)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+
+
+class Keys:
+    def __init__(self, tmp):
+        base = tmp / "keys" / "registry"
+        base.parent.mkdir(parents=True, exist_ok=True)
+        r = run("key", "generate", "-o", base)
+        assert r.code == 0, r
+        self.key = pathlib.Path(str(base) + ".key")
+        self.pub = pathlib.Path(str(base) + ".pub").read_text().splitlines()[1]
+
+
+def packages(tmp):
+    src, dist = tmp / "src", tmp / "dist"
+    return {
+        "base-1.0.0": pack(data_package(src, "base-kernels", "1.0.0"), dist),
+        "base-1.1.0": pack(data_package(src, "base-kernels", "1.1.0"), dist),
+        "fft-1.0.0": pack(data_package(src, "fft-kit", "1.0.0",
+                                       {"base-kernels": "^1.0"}), dist),
+    }
+
+
+def ok(*args, **kw):
+    r = run(*args, **kw)
+    assert r.code == 0, r
+    return r
+
+
+def get(reg, path, accept=MANIFEST, token=None):
+    req = urllib.request.Request(reg.http(path), headers={"Accept": accept})
+    if token:
+        req.add_header("Authorization", token)
+    with urllib.request.urlopen(req, timeout=30) as f:
+        return f.read()
+
+
+def put_manifest(reg, repo, tag, body):
+    req = urllib.request.Request(
+        reg.http(f"/v2/{repo}/manifests/{tag}"), data=body, method="PUT",
+        headers={"Content-Type": MANIFEST})
+    with urllib.request.urlopen(req, timeout=30) as f:
+        assert f.status == 201
+
+
+def project(tmp, url, pub, plugins):
+    d = tmp / "proj"
+    d.mkdir(exist_ok=True)
+    (d / "plugins.json").write_text(json.dumps(
+        {"schema_version": 1,
+         "registries": [{"name": "oci", "url": url, "public_key": pub}],
+         "plugins": plugins}, indent=2) + "\n")
+    return d
+
+
+def test_publish_install_lock_sync_yank(tmp_path):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci") as reg:
+        url = reg.url()
+        r = ok("registry", "init", url, "--key", keys.key)
+        assert r.out.startswith(f'created registry "plugins" in {url}\n'), r
+        assert "snapshot version 1, expires " in r.out
+        # A second init is refused: it would throw the registry away.
+        r = run("registry", "init", url, "--key", keys.key)
+        assert r.code != 0 and "is already a registry" in r.err, r
+
+        r = ok("publish", pk["base-1.0.0"], pk["base-1.1.0"], pk["fft-1.0.0"],
+               "--registry", url, "--key", keys.key)
+        assert "published fft-kit 1.0.0: archives/fft-kit/fft-kit-1.0.0." \
+               "ireepkg" in r.out and "snapshot version 4" in r.out, r
+        # The same bytes again change nothing.
+        r = ok("publish", pk["fft-1.0.0"], "--registry", url, "--key", keys.key)
+        assert "fft-kit 1.0.0 is already published with the same contents; " \
+               "nothing changed" in r.out, r
+
+        ok("install", "fft-kit", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        got = installed(tmp_path / "p1")
+        assert {n: p["version"] for n, p in got.items()} == {
+            "base-kernels": "1.1.0", "fft-kit": "1.0.0"}
+
+        d = project(tmp_path, url, keys.pub, [{"name": "fft-kit"}])
+        ok("lock", cwd=d)
+        lock = json.loads((d / "plugins.lock.json").read_text())
+        shas = {p["name"]: p["sha256"] for p in lock["packages"]}
+        assert shas == {"base-kernels": sha256_file(pk["base-1.1.0"]),
+                        "fft-kit": sha256_file(pk["fft-1.0.0"])}
+        assert {p["source"]["registry"] for p in lock["packages"]} == {url}
+        ok("sync", "--locked", cwd=d)
+        assert set(installed(d / ".iree-plugins")) == {"base-kernels",
+                                                      "fft-kit"}
+        # Offline, from what was fetched.
+        ok("sync", "--locked", "--offline", cwd=d)
+
+        r = ok("registry", "verify", url, "--registry-key", keys.pub,
+               "--archives")
+        assert "snapshot version 4" in r.out, r
+        r = ok("search", "fft", "--registry", url, "--registry-key", keys.pub)
+        assert "fft-kit" in r.out, r
+
+        r = ok("yank", "base-kernels@1.1.0", "--registry", url, "--key",
+               keys.key)
+        assert r.out == "yanked base-kernels 1.1.0, snapshot version 5\n", r
+        r = ok("yank", "base-kernels@1.1.0", "--registry", url, "--key",
+               keys.key)
+        assert "already yanked; nothing changed" in r.out, r
+        (d / "plugins.lock.json").unlink()
+        ok("lock", cwd=d)
+        lock = json.loads((d / "plugins.lock.json").read_text())
+        assert {p["name"]: p["version"] for p in lock["packages"]} == {
+            "base-kernels": "1.0.0", "fft-kit": "1.0.0"}
+        r = ok("registry", "resign", url, "--key", keys.key)
+        assert r.out.startswith(f"re-signed {url}: snapshot version 6"), r
+
+        # outdated sees a newer version; a bundle made from the OCI registry
+        # installs with the registry gone.
+        newer = pack(data_package(tmp_path / "src", "fft-kit", "1.1.0",
+                                  {"base-kernels": "^1.0"}), tmp_path / "dist")
+        ok("publish", newer, "--registry", url, "--key", keys.key)
+        out = json.loads(ok("outdated", "--json", cwd=d).out)
+        by = {p["name"]: p for p in out["packages"]}
+        assert by["fft-kit"]["locked"] == "1.0.0"
+        assert by["fft-kit"]["latest"] == "1.1.0"
+        bundle = tmp_path / "vendor.ireebundle"
+        assert json.loads(ok("bundle", "create", "-o", bundle, "--json",
+                             cwd=d).out)["packages"] == 2
+    r = run("sync", "--offline", "--bundle", bundle, cwd=d,
+            env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache-other")})
+    assert r.code == 0, r
+
+
+def test_layout_and_media_types(tmp_path):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci") as reg:
+        url = reg.url("acme/iree")
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        tags = json.loads(get(reg, "/v2/acme/iree/base-kernels/tags/list"))
+        assert sorted(tags["tags"]) == ["1.0.0", "index"]
+        m = json.loads(get(reg, "/v2/acme/iree/base-kernels/manifests/1.0.0"))
+        assert m["mediaType"] == MANIFEST and m["schemaVersion"] == 2
+        assert m["artifactType"] == "application/vnd.ireepkg.package.v1"
+        assert m["annotations"]["org.opencontainers.image.version"] == "1.0.0"
+        assert m["annotations"]["vnd.ireepkg.archive.minisig"].startswith(
+            "untrusted comment:")
+        [layer] = m["layers"]
+        assert layer["mediaType"] == "application/vnd.ireepkg.archive.v1"
+        assert layer["digest"] == "sha256:" + sha256_file(pk["base-1.0.0"])
+        assert layer["size"] == pk["base-1.0.0"].stat().st_size
+        assert layer["annotations"] == {
+            "org.opencontainers.image.title": "base-kernels-1.0.0.ireepkg"}
+        # ireeplugin.json without downloading the archive: the config blob.
+        cfg = m["config"]
+        assert cfg["mediaType"] == \
+            "application/vnd.ireepkg.plugin-manifest.v1+json"
+        plugin = json.loads(get(reg, "/v2/acme/iree/base-kernels/blobs/" +
+                                cfg["digest"], accept="*/*"))
+        assert plugin["name"] == "base-kernels" and plugin["version"] == "1.0.0"
+
+        s = json.loads(get(reg, "/v2/acme/iree/manifests/snapshot"))
+        assert s["artifactType"] == \
+            "application/vnd.ireepkg.registry.snapshot.v1+json"
+        assert s["config"] == {
+            "mediaType": "application/vnd.oci.empty.v1+json",
+            "digest": "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e"
+                      "8310c060f61caaff8a", "size": 2}
+        assert [(l["mediaType"], l["annotations"]["org.opencontainers.image."
+                                                  "title"])
+                for l in s["layers"]] == [
+            ("application/vnd.ireepkg.registry.snapshot.v1+json",
+             "snapshot.json"),
+            ("application/vnd.ireepkg.minisign.v1", "snapshot.json.minisig")]
+        snapshot = json.loads(get(reg, "/v2/acme/iree/blobs/" +
+                                  s["layers"][0]["digest"], accept="*/*"))
+        assert snapshot["version"] == 2
+        # The snapshot pins the index by the digest of its blob.
+        idx_digest = snapshot["index"]["base-kernels"]
+        idx = json.loads(get(reg, "/v2/acme/iree/base-kernels/blobs/" +
+                             idx_digest, accept="*/*"))
+        assert idx["versions"][0]["sha256"] == sha256_file(pk["base-1.0.0"])
+        im = json.loads(get(reg, "/v2/acme/iree/base-kernels/manifests/index"))
+        assert im["artifactType"] == \
+            "application/vnd.ireepkg.registry.index.v1+json"
+        assert im["layers"][0]["digest"] == idx_digest
+        c = json.loads(get(reg, "/v2/acme/iree/manifests/config"))
+        assert c["artifactType"] == \
+            "application/vnd.ireepkg.registry.config.v1+json"
+
+
+def test_the_client_checks_as_for_any_registry(tmp_path):
+    keys = Keys(tmp_path)
+    other = Keys(tmp_path / "other")
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci") as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        old = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
+
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", other.pub, "--prefix", tmp_path / "p0")
+        assert r.code == 1 and "which is not a key you trust" in r.err, r
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        # An older snapshot put back under the tag: rollback.
+        put_manifest(reg, "iree/plugins", "snapshot", old)
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p2")
+        assert r.code == 1, r
+        assert "rollback: snapshot.json of " + url + " is version 2, older " \
+               "than version 3" in r.err, r
+
+    # An archive changed in the registry's storage after publishing.
+    with oci_registry(tmp_path / "oci2") as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["fft-1.0.0"], pk["base-1.0.0"], "--registry", url,
+           "--key", keys.key)
+        sha = sha256_file(pk["base-1.0.0"])
+        data = (tmp_path / "oci2" / "storage" / "docker" / "registry" / "v2" /
+                "blobs" / "sha256" / sha[:2] / sha / "data")
+        raw = bytearray(data.read_bytes())
+        raw[-1] ^= 1
+        data.write_bytes(bytes(raw))
+        r = run("install", "fft-kit", "--registry", url, "--registry-key",
+                keys.pub, "--prefix", tmp_path / "p3",
+                env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache2")})
+        assert r.code == 1, r
+        assert "wrong SHA-256" in r.err, r
+        assert not (tmp_path / "p3" / "packages" / "base-kernels").exists()
+
+
+def test_bearer_tokens_anonymous_pull_and_credentials_to_push(tmp_path,
+                                                             monkeypatch):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", auth="token",
+                      users={"ci-bot": "s3cret"}) as reg:
+        url = reg.url()
+        # No credentials: the token server grants pull only, and pushing is
+        # refused with what to do.
+        r = run("registry", "init", url, "--key", keys.key)
+        assert r.code == 1, r
+        assert f"cannot upload sha256:" in r.err and "HTTP 401" in r.err, r
+        assert f"no credentials are configured for {reg.host}: log in " \
+               f"(`docker login {reg.host}`" in r.err, r
+        assert reg.token_log and all(t["user"] is None for t in reg.token_log)
+
+        # ~/.docker/config.json auths (through DOCKER_CONFIG).
+        cfg = docker_config(tmp_path / "docker", reg.host, "ci-bot", "s3cret")
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        assert any(t["user"] == "ci-bot" and t["scope"] ==
+                   ["repository:iree/plugins/base-kernels:pull,push"]
+                   and t["service"] == ["ireepkg-test"]
+                   for t in reg.token_log), reg.token_log
+
+        # Wrong credentials: the token server says no.
+        bad = docker_config(tmp_path / "bad", reg.host, "ci-bot", "nope")
+        monkeypatch.setenv("DOCKER_CONFIG", str(bad))
+        r = run("publish", pk["base-1.1.0"], "--registry", url, "--key",
+                keys.key)
+        assert r.code == 1, r
+        assert "cannot get a token for repository:iree/plugins:pull from " \
+               f"{reg.realm}: HTTP 401" in r.err, r
+        assert "are not accepted for this" in r.err, r
+
+        # A credential helper named by credHelpers, found on PATH.
+        helper = docker_config(tmp_path / "helper", reg.host, "ci-bot",
+                               "s3cret", helper="ireepkg-test")
+        monkeypatch.setenv("DOCKER_CONFIG", str(helper))
+        monkeypatch.setenv("PATH",
+                           f"{helper / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
+
+        # $REGISTRY_AUTH_FILE (podman, skopeo) comes before the docker one.
+        monkeypatch.setenv("DOCKER_CONFIG", str(bad))
+        auth = docker_config(tmp_path / "containers", reg.host, "ci-bot",
+                             "s3cret")
+        monkeypatch.setenv("REGISTRY_AUTH_FILE", str(auth / "config.json"))
+        ok("publish", pk["fft-1.0.0"], "--registry", url, "--key", keys.key)
+
+        # Anonymous pull: install with no credentials at all.
+        monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "none"))
+        monkeypatch.delenv("REGISTRY_AUTH_FILE")
+        reg.token_log.clear()
+        ok("install", "fft-kit", "--registry", url, "--registry-key", keys.pub,
+           "--prefix", tmp_path / "p1")
+        assert set(installed(tmp_path / "p1")) == {"base-kernels", "fft-kit"}
+        scopes = {s for t in reg.token_log for s in t["scope"]}
+        assert scopes == {"repository:iree/plugins:pull",
+                          "repository:iree/plugins/base-kernels:pull",
+                          "repository:iree/plugins/fft-kit:pull"}, scopes
+        assert all(t["user"] is None for t in reg.token_log)
+
+
+def test_basic_auth_with_htpasswd(tmp_path, monkeypatch):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", auth="htpasswd",
+                      users={"alice": "wonder-land"}) as reg:
+        url = reg.url()
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p0")
+        assert r.code == 1, r
+        assert "HTTP 401" in r.err and "no credentials are configured for " \
+               f"{reg.host}" in r.err, r
+        cfg = docker_config(tmp_path / "docker", reg.host, "alice",
+                            "wonder-land")
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        assert set(installed(tmp_path / "p1")) == {"base-kernels"}
+
+        # $XDG_RUNTIME_DIR/containers/auth.json (podman login).
+        monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "none"))
+        run_dir = tmp_path / "run"
+        docker_config(run_dir / "containers", reg.host, "alice", "wonder-land")
+        (run_dir / "containers" / "config.json").rename(
+            run_dir / "containers" / "auth.json")
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(run_dir))
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p2")
+        monkeypatch.delenv("XDG_RUNTIME_DIR")
+
+        # credsStore: the default helper for every host.
+        store = docker_config(tmp_path / "store", reg.host, "alice",
+                              "wonder-land", helper="ireepkg-store",
+                              store=True)
+        monkeypatch.setenv("DOCKER_CONFIG", str(store))
+        monkeypatch.setenv("PATH",
+                           f"{store / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p3",
+           env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache3")})
+        # A helper that fails says so.
+        (store / "bin" / "docker-credential-ireepkg-store").write_text(
+            "#!/bin/sh\necho 'keychain locked' >&2\nexit 3\n")
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p4",
+                env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache4")})
+        assert r.code == 1, r
+        assert f"docker-credential-ireepkg-store get failed for {reg.host}: " \
+               "keychain locked" in r.err, r
+
+
+def test_blob_redirects_do_not_carry_the_registry_token(tmp_path, monkeypatch):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", auth="token", redirect=True,
+                      users={"ci-bot": "s3cret"}) as reg:
+        url = reg.url()
+        cfg = docker_config(tmp_path / "docker", reg.host, "ci-bot", "s3cret")
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], pk["fft-1.0.0"], "--registry", url,
+           "--key", keys.key)
+        reg.redirect_log.clear()
+        ok("install", "fft-kit", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        assert set(installed(tmp_path / "p1")) == {"base-kernels", "fft-kit"}
+        # Metadata blobs and both archives came from the other server...
+        paths = [e["path"] for e in reg.redirect_log]
+        for archive in (pk["base-1.0.0"], pk["fft-1.0.0"]):
+            sha = sha256_file(archive)
+            assert any(f"/blobs/sha256/{sha[:2]}/{sha}/data" in p
+                       for p in paths), paths
+        # ... which never saw the registry's Authorization header.
+        assert reg.redirect_log
+        for e in reg.redirect_log:
+            assert not any(k.lower() == "authorization" for k in e["headers"]), e
+
+
+def test_oras_pulls_what_publish_pushed_and_pushes_what_installs(tmp_path):
+    import oras.client as oras_client  # scripts/requirements.txt
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci") as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        d = project(tmp_path, url, keys.pub, [{"name": "base-kernels"}])
+        ok("lock", cwd=d)
+        [locked] = json.loads((d / "plugins.lock.json").read_text())["packages"]
+
+        # A general OCI client pulls the version ireepkg published: the
+        # file (named by its title) has the digest the lock pins.
+        client = oras_client.OrasClient(hostname=reg.host, insecure=True)
+        out = tmp_path / "pulled"
+        files = client.pull(target=f"{reg.host}/iree/plugins/base-kernels:1.0.0",
+                            outdir=str(out))
+        assert [pathlib.Path(f).name for f in files] == [
+            "base-kernels-1.0.0.ireepkg"]
+        assert sha256_file(files[0]) == locked["sha256"]
+
+        # The other way: oras pushes an archive under ireepkg's media types,
+        # `registry add-existing` signs it into the metadata, and it installs.
+        work = tmp_path / "oras-push"
+        work.mkdir()
+        archive = work / pk["fft-1.0.0"].name
+        archive.write_bytes(pk["fft-1.0.0"].read_bytes())
+        manifest_json = work / "ireeplugin.json"
+        manifest_json.write_text(
+            (tmp_path / "src" / "fft-kit-1.0.0" / "ireeplugin.json").read_text())
+        cwd = os.getcwd()
+        os.chdir(work)
+        try:
+            client.push(
+                target=f"{reg.host}/iree/plugins/fft-kit:1.0.0",
+                files=[f"{archive.name}:application/vnd.ireepkg.archive.v1"],
+                manifest_config="ireeplugin.json:application/vnd.ireepkg."
+                                "plugin-manifest.v1+json",
+                quiet=True)
+        finally:
+            os.chdir(cwd)
+        pushed = json.loads(get(reg, "/v2/iree/plugins/fft-kit/manifests/1.0.0"))
+        r = run("install", "fft-kit", "--registry", url, "--registry-key",
+                keys.pub, "--prefix", tmp_path / "p0")
+        assert r.code != 0, r  # not in the signed metadata yet
+        r = ok("registry", "add-existing", "fft-kit@1.0.0", "--registry", url,
+               "--key", keys.key)
+        assert r.out == ("added fft-kit 1.0.0 (sha256 " +
+                         sha256_file(archive)[:12] +
+                         "...), snapshot version 3\n"), r
+        # The artifact oras pushed is left as it was.
+        assert json.loads(get(
+            reg, "/v2/iree/plugins/fft-kit/manifests/1.0.0")) == pushed
+        ok("install", "fft-kit", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        assert set(installed(tmp_path / "p1")) == {"base-kernels", "fft-kit"}
+        assert installed(tmp_path / "p1")["fft-kit"]["archive_sha256"] == \
+            sha256_file(archive)
+
+        # Something else under the tag: refused, nothing signed.
+        r = run("registry", "add-existing", "base-kernels@9.9.9", "--registry",
+                url, "--key", keys.key)
+        assert r.code == 1, r
+        assert f"{reg.host}/iree/plugins/base-kernels:9.9.9 does not exist" \
+               in r.err, r
+
+
+def test_retry_after_on_429_is_honoured(tmp_path):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", proxy=True) as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        sha = sha256_file(pk["base-1.0.0"])
+        reg.faults += [
+            {"match": "/manifests/snapshot", "status": 429, "retry_after": 1},
+            {"match": f"/blobs/sha256:{sha}", "status": 429, "retry_after": 1,
+             "method": "GET"},
+        ]
+        reg.proxy_log.clear()
+        start = time.monotonic()
+        r = ok("install", "base-kernels", "--registry", url, "--registry-key",
+               keys.pub, "--prefix", tmp_path / "p1")
+        assert time.monotonic() - start >= 2.0
+        assert "HTTP 429: waiting 1 s before retrying, as the server asks " \
+               "(Retry-After)" in r.err, r
+        statuses = [(e["path"].split("/")[-1], e["status"])
+                    for e in reg.proxy_log if e["method"] == "GET"]
+        assert statuses.count(("snapshot", 429)) == 1
+        assert statuses.count(("snapshot", 200)) == 1
+        assert statuses.count((f"sha256:{sha}", 429)) == 1
+        assert statuses.count((f"sha256:{sha}", 200)) == 1
+        assert set(installed(tmp_path / "p1")) == {"base-kernels"}
+
+
+def test_chunked_upload(tmp_path):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", proxy=True) as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        reg.proxy_log.clear()
+        size = pk["fft-1.0.0"].stat().st_size
+        ok("publish", pk["fft-1.0.0"], "--registry", url, "--key", keys.key,
+           env={"IREEPKG_OCI_CHUNK_SIZE": "100"})
+        patches = [e for e in reg.proxy_log if e["method"] == "PATCH"]
+        assert len(patches) == (size + 99) // 100, reg.proxy_log
+        assert all(e["status"] == 202 for e in patches)
+        m = json.loads(get(reg, "/v2/iree/plugins/fft-kit/manifests/1.0.0"))
+        assert m["layers"][0]["digest"] == \
+            "sha256:" + sha256_file(pk["fft-1.0.0"])
+        sha = sha256_file(pk["fft-1.0.0"])
+        blob = get(reg, f"/v2/iree/plugins/fft-kit/blobs/sha256:{sha}",
+                   accept="*/*")
+        assert blob == pk["fft-1.0.0"].read_bytes()
+
+
+@pytest.mark.parametrize("url, why", [
+    ("oci://127.0.0.1:9", "it names no namespace"),
+    ("oci://127.0.0.1:9/Iree/Plugins", '"Iree/Plugins" is not a repository '
+                                       'name (lower case letters'),
+    ("oci://127.0.0.1:9/iree//plugins", '"iree//plugins" is not a '
+                                        'repository name'),
+    ("oci://127.0.0.1:9/iree:latest", '"iree:latest" is not a repository '
+                                      'name'),
+])
+def test_malformed_oci_urls(tmp_path, url, why):
+    keys = Keys(tmp_path)
+    r = run("install", "x", "--registry", url, "--registry-key", keys.pub,
+            "--prefix", tmp_path / "p")
+    assert r.code == 1, r
+    assert f'"{url}" is not a registry in an OCI registry: {why}' in r.err, r
+    assert "oci://HOST[:PORT]/NAMESPACE" in r.err, r
+
+
+def test_a_mirror_answers_when_the_registry_does_not(tmp_path):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci") as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["fft-1.0.0"], pk["base-1.0.0"], "--registry", url,
+           "--key", keys.key)
+        from netfix import free_port
+        dead = f"oci+http://127.0.0.1:{free_port()}/iree/plugins"
+        d = tmp_path / "proj"
+        d.mkdir()
+        (d / "plugins.json").write_text(json.dumps(
+            {"schema_version": 1,
+             "registries": [{"name": "oci", "url": dead, "mirrors": [url],
+                             "public_key": keys.pub}],
+             "plugins": [{"name": "fft-kit"}]}, indent=2) + "\n")
+        ok("sync", cwd=d)
+        assert set(installed(d / ".iree-plugins")) == {"base-kernels",
+                                                      "fft-kit"}
+        lock = json.loads((d / "plugins.lock.json").read_text())
+        assert {p["source"]["registry"] for p in lock["packages"]} == {dead}
+
+
+def test_publish_never_replaces_another_artifact_under_the_version_tag(
+        tmp_path):
+    import oras.client as oras_client
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    other = pack(data_package(tmp_path / "other", "fft-kit", "1.0.0",
+                              {"base-kernels": "^1.0"},
+                              files={"data/x.txt": "other bytes\n"}),
+                 tmp_path / "other-dist")
+    with oci_registry(tmp_path / "oci") as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        client = oras_client.OrasClient(hostname=reg.host, insecure=True)
+        cwd = os.getcwd()
+        os.chdir(other.parent)
+        try:
+            client.push(target=f"{reg.host}/iree/plugins/fft-kit:1.0.0",
+                        files=[f"{other.name}:application/vnd.ireepkg."
+                               "archive.v1"], quiet=True)
+        finally:
+            os.chdir(cwd)
+        before = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        r = run("publish", pk["fft-1.0.0"], "--registry", url, "--key",
+                keys.key)
+        assert r.code == 1, r
+        assert f"{reg.host}/iree/plugins/fft-kit:1.0.0 already holds another " \
+               f"archive (sha256:{sha256_file(other)}); this archive's " \
+               f"digest is sha256:{sha256_file(pk['fft-1.0.0'])}" in r.err, r
+        assert get(reg, "/v2/iree/plugins/manifests/snapshot") == before
+        m = json.loads(get(reg, "/v2/iree/plugins/fft-kit/manifests/1.0.0"))
+        assert m["layers"][0]["digest"] == "sha256:" + sha256_file(other)
+
+
+def test_oci_over_https_with_a_private_ca(tmp_path, monkeypatch):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", https=True) as reg:
+        url = reg.url()
+        assert url.startswith("oci://127.0.0.1:")
+        r = run("registry", "init", url, "--key", keys.key)
+        assert r.code == 1 and "certificate" in r.err.lower(), r
+        monkeypatch.setenv("IREEPKG_CA_FILE", str(reg.ca_file))
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], pk["fft-1.0.0"], "--registry", url,
+           "--key", keys.key)
+        ok("install", "fft-kit", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        assert set(installed(tmp_path / "p1")) == {"base-kernels", "fft-kit"}
+
+
+def test_identity_token_is_exchanged_for_an_access_token(tmp_path,
+                                                         monkeypatch):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", auth="token",
+                      refresh_tokens={"refresh-abc": "ci-bot"}) as reg:
+        url = reg.url()
+        cfg = tmp_path / "docker"
+        cfg.mkdir()
+        (cfg / "config.json").write_text(json.dumps({"auths": {reg.host: {
+            "auth": base64.b64encode(b"<token>:").decode(),
+            "identitytoken": "refresh-abc"}}}))
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        grants = {(t["grant"], t["user"]) for t in reg.token_log}
+        assert ("refresh_token", "ci-bot") in grants, reg.token_log
+        assert not any(t.get("denied") for t in reg.token_log)
+        assert any(t["grant"] == "refresh_token" and t["scope"] == [
+            "repository:iree/plugins/base-kernels:pull,push"]
+            for t in reg.token_log), reg.token_log
+        # A refresh token the server does not know.
+        (cfg / "config.json").write_text(json.dumps({"auths": {reg.host: {
+            "identitytoken": "stale"}}}))
+        r = run("publish", pk["base-1.1.0"], "--registry", url, "--key",
+                keys.key)
+        assert r.code == 1 and "HTTP 401" in r.err, r
+
+
+def test_an_expired_token_during_downloads_is_renewed(tmp_path, monkeypatch):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", auth="token", proxy=True,
+                      users={"ci-bot": "s3cret"}) as reg:
+        url = reg.url()
+        cfg = docker_config(tmp_path / "docker", reg.host, "ci-bot", "s3cret")
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], pk["fft-1.0.0"], "--registry", url,
+           "--key", keys.key)
+        sha = sha256_file(pk["base-1.0.0"])
+        # The registry refuses the archive once, as it does a token that
+        # expired since it was issued.
+        reg.faults.append({"match": f"/blobs/sha256:{sha}", "status": 401,
+                           "method": "GET"})
+        reg.token_log.clear()
+        ok("install", "fft-kit", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        assert set(installed(tmp_path / "p1")) == {"base-kernels", "fft-kit"}
+        asked = [t["scope"] for t in reg.token_log]
+        assert asked.count(["repository:iree/plugins/base-kernels:pull"]) == 2
+        got = [e["status"] for e in reg.proxy_log
+               if e["path"].endswith(f"/blobs/sha256:{sha}")]
+        assert got[-2:] == [401, 200], reg.proxy_log
+
+
+def test_a_publisher_that_lost_a_race_overwrites_nothing(tmp_path):
+    keys = Keys(tmp_path)
+    pk = packages(tmp_path)
+    with oci_registry(tmp_path / "oci", proxy=True) as reg:
+        url = reg.url()
+        ok("registry", "init", url, "--key", keys.key)
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        first = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
+        second = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        # While the next publish pushes its index, another publisher moves
+        # the snapshot tag (here: to an earlier snapshot it still has).
+        reg.faults.append({"match": "/fft-kit/manifests/index",
+                           "method": "PUT",
+                           "before": lambda: put_manifest(
+                               reg, "iree/plugins", "snapshot", first)})
+        r = run("publish", pk["fft-1.0.0"], "--registry", url, "--key",
+                keys.key)
+        assert r.code == 1, r
+        digest = "sha256:" + hashlib.sha256(first).hexdigest()
+        assert f"{url} changed while this command ran (its snapshot is now " \
+               f"{digest}): another publisher was at work; nothing of the " \
+               "snapshot was overwritten" in r.err, r
+        assert "run the command again" in r.err, r
+        assert get(reg, "/v2/iree/plugins/manifests/snapshot") == first
+        # Put back, the same publish goes through.
+        put_manifest(reg, "iree/plugins", "snapshot", second)
+        r = ok("publish", pk["fft-1.0.0"], "--registry", url, "--key",
+               keys.key)
+        assert "snapshot version 4" in r.out, r
