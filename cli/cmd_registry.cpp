@@ -20,6 +20,8 @@
 namespace ireepkg::cli {
 
 int printFailure(const Error &e, bool json);
+bool updateSiteAfterWrite(const ParsedArgs &args, const std::string &dir,
+                          bool json);
 bool passwordOption(const ParsedArgs &args, std::optional<std::string> &out);
 
 namespace {
@@ -176,6 +178,8 @@ int runRegistryResign(const Command &self, const ParsedArgs &args) {
   auto version = registry::resignRegistry(dir, options);
   if (!version)
     return printFailure(version.error(), json);
+  if (!updateSiteAfterWrite(args, dir, json))
+    return kExitFailure;
   auto [v, expires] = readSnapshotInfo(dir);
   auto sig = signing::readSignatureFile(dir + "/snapshot.json.minisig");
   std::string keyId = sig ? signing::keyIdHex(sig->keyId) : "";
@@ -243,6 +247,8 @@ int runPublish(const Command &self, const ParsedArgs &args) {
                   shortSha(r->sha256).c_str(),
                   static_cast<long long>(r->snapshotVersion));
   }
+  if (!updateSiteAfterWrite(args, *dir, json))
+    failed = true;
   if (json)
     printJson({{"ok", !failed}, {"registry", *dir}, {"published", results}});
   return failed ? kExitFailure : kExitOk;
@@ -281,6 +287,8 @@ int runYank(const Command &self, const ParsedArgs &args) {
   if (!after)
     return printFailure(after.error(), json);
   bool changed = *after != before;
+  if (!updateSiteAfterWrite(args, *dir, json))
+    return kExitFailure;
   if (json) {
     printJson({{"ok", true},
                {"registry", *dir},
