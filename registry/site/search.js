@@ -173,6 +173,7 @@
   [q, iree].forEach(function (el) { el.addEventListener("input", update); });
   [platform, kind].forEach(function (el) { el.addEventListener("change", update); });
   more.addEventListener("click", function () { limit += PAGE * 4; search(); });
+  window.addEventListener("hashchange", function () { fromHash(); limit = PAGE; search(); });
   fromHash();
   document.getElementById("search-js").hidden = false;
   search();

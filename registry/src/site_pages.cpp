@@ -351,8 +351,8 @@ std::string packagePage(const Model &m, const Package &p,
   if (mf && !mf->description.empty() && mf->description != e.summary)
     b += "<p>" + esc(mf->description) + "</p>\n";
   for (const std::string &k : p.kinds)
-    b += "<span class=\"tag\">" + esc(k) + "</span>";
-  b += "\n<dl class=\"facts\">";
+    b += "<span class=\"tag\">" + esc(k) + "</span>\n";
+  b += "<dl class=\"facts\">";
   if (mf && !mf->license.empty())
     b += "<dt>Licence</dt><dd>" + esc(mf->license) + "</dd>";
   if (mf && !mf->authors.empty()) {
