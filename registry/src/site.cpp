@@ -213,6 +213,7 @@ struct ArchiveDetails {
 /// The manifest and README of an archive file that must have `size` bytes
 /// and SHA-256 `sha256` (its index entry's).
 Expected<ArchiveDetails> readDetails(const std::string &path,
+                                     const std::string &name,
                                      const IndexEntry &entry) {
   auto file = ArchiveFile::open(path);
   if (!file)
@@ -237,6 +238,14 @@ Expected<ArchiveDetails> readDetails(const std::string &path,
   auto head = readArchiveHead(*file);
   if (!head)
     return Unexpected(head.error());
+  // The index pins these bytes, and publish checked them; still, never show
+  // one package's manifest on another's page.
+  if (head->manifest.name != name || !(head->manifest.version == entry.version))
+    return makeError(ErrorCode::Integrity,
+                     "the archive holds " + head->manifest.name + " " +
+                         head->manifest.version.str() + ", not " + name + " " +
+                         entry.version.str(),
+                     at(path));
   ArchiveDetails d;
   d.manifest = head->manifest;
   if (const RecordEntry *readme = findReadme(head->record)) {
@@ -416,7 +425,7 @@ Expected<SiteResult> generateSite(const SiteOptions &options,
     }
     for (size_t i = 0; i < model.packages.size(); ++i) {
       site::Package &p = model.packages[i];
-      auto details = readDetails(paths[i], p.latestEntry());
+      auto details = readDetails(paths[i], p.name, p.latestEntry());
       if (!details) {
         p.detailsProblem = "the archive of " + p.latestEntry().version.str() +
                            " could not be read (" + details.error().message +
