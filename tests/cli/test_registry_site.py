@@ -496,3 +496,48 @@ def test_over_http(registry, browser):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def serve(directory):
+    from functools import partial
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), partial(_Quiet, directory=str(directory)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_from_a_remote_registry(registry, tmp_path):
+    server = serve(registry["reg"])
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        # A URL needs a trusted key: config.json is not trusted by itself.
+        r = run("registry", "site", url, "-o", tmp_path / "a", timeout=TIMEOUT)
+        assert r.code == 1, r
+        assert f"no trusted key is configured for registry {url}" in r.err, r.err
+        assert not (tmp_path / "a").exists()
+        cache = tmp_path / "cache"
+        r = run("registry", "site", url, "-o", tmp_path / "b", "--registry-key", registry["pub"],
+                "--json", env={"IREEPKG_CACHE_DIR": str(cache)}, timeout=TIMEOUT)
+        assert r.code == 0, r
+        assert json.loads(r.out)["warnings"] == []
+        # The newest archives came through the download cache, verified.
+        downloaded = sorted(p.name for p in (cache / "downloads").rglob("*.ireepkg"))
+        assert len(downloaded) == 4, downloaded
+        page = (tmp_path / "b" / "packages" / "mul-pipeline.html").read_text()
+        assert "iree-torch-decompose-complex-ops" in page
+        assert f"ireepkg install mul-pipeline --registry {url} --registry-key {registry['pub']}" in page
+        # The same pages as from the directory, but for the URL they name.
+        local = (registry["site"] / "packages" / "mul-pipeline.html").read_text()
+        assert page.replace(url, URL) == local
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_index_only(registry, tmp_path):
+    r = ok("registry", "site", registry["reg"], "-o", tmp_path / "s", "--index-only", "--json")
+    assert json.loads(r.out)["warnings"] == []
+    page = (tmp_path / "s" / "packages" / "mul-pipeline.html").read_text()
+    assert "Compiler side of the simple-mul example" in page  # from the index
+    assert "iree-torch-decompose-complex-ops" not in page   # from the manifest
+    assert "Only the index" not in page
