@@ -31,6 +31,7 @@ nlohmann::json siteJson(const registry::SiteResult &r) {
           {"packages", r.packages},
           {"versions", r.versions},
           {"files", r.files},
+          {"written", r.written},
           {"bytes", r.bytes},
           {"seconds", r.seconds},
           {"warnings", warnings}};
@@ -38,13 +39,13 @@ nlohmann::json siteJson(const registry::SiteResult &r) {
 
 void printSite(const registry::SiteResult &r) {
   std::printf("wrote the site of registry \"%s\" to %s: %zu package%s, %zu "
-              "version%s, %zu files, %s (snapshot version %lld, signed by "
-              "%s, expires %s)\n",
+              "version%s, %zu files, %s, %zu new or changed (snapshot "
+              "version %lld, signed by %s, expires %s)\n",
               r.registryName.c_str(), r.outputDir.c_str(), r.packages,
               r.packages == 1 ? "" : "s", r.versions,
               r.versions == 1 ? "" : "s", r.files, formatBytes(r.bytes).c_str(),
-              static_cast<long long>(r.snapshotVersion), r.signedBy.c_str(),
-              r.expires.c_str());
+              r.written, static_cast<long long>(r.snapshotVersion),
+              r.signedBy.c_str(), r.expires.c_str());
 }
 
 } // namespace

@@ -9,12 +9,13 @@ reads only the newest one), then measures in the same run:
   generate    `ireepkg registry site REG -o SITE`: verifying the snapshot and
               every index file, hashing and reading each newest archive
               (manifest and README), rendering and writing every page.
-              Three times: into a new directory with an empty client cache
-              (the first run fills the cache of verified index files), into
-              a new directory again (the cache filled, as a site rebuilt
-              after a publish), and over the first site (which is then
-              deleted). Wall and CPU time (the machine is shared: wall
-              time includes waiting for the disk and the CPU).
+              Into a new directory with an empty client cache (the first
+              run fills the cache of verified index files), into a new
+              directory again (the cache filled), over the first site with
+              nothing changed, and as `publish --site` of one more package
+              (the publish included). Wall and CPU time (the machine is
+              shared: wall time includes waiting for the disk and the
+              CPU), and how many files each wrote.
   size        files and bytes of the site; the search index; the pages.
   browser     in headless Chromium (Selenium, Debian's chromedriver): the
               time from navigation to the search being ready (the search
@@ -269,20 +270,39 @@ def main():
         made = time.monotonic() - t
         print(f"registry: {args.packages} packages x {args.versions} versions, made in {made:.1f} s")
         runs = []
-        for label, out in (("new directory, empty client cache", "site"),
-                           ("new directory, index cache filled", "site2"),
-                           ("replacing the first site", "site")):
+        extra = work / "extra"
+        (extra / "src").mkdir(parents=True)
+        (extra / "src" / "ireeplugin.json").write_text(json.dumps(
+            {"schema_version": 1, "name": "one-more", "version": "1.0.0", "summary": "published last"}))
+        (extra / "src" / "README.md").write_text("# one-more\n")
+        ireepkg("pack", extra / "src", "-o", extra)
+        site_args = ["--url", "https://plugins.example.org/iree", "--json"]
+        for label, command in (
+                ("new directory, empty client cache",
+                 ["registry", "site", reg, "-o", work / "site", *site_args]),
+                ("new directory, index cache filled",
+                 ["registry", "site", reg, "-o", work / "site2", *site_args]),
+                ("over the first site, nothing changed",
+                 ["registry", "site", reg, "-o", work / "site", *site_args]),
+                ("publish one package with --site (the publish included)",
+                 ["publish", extra / "one-more-1.0.0.ireepkg", "--registry", reg, "--key",
+                  work / "k.key", "--site", work / "site", "--site-url",
+                  "https://plugins.example.org/iree"])):
             t = time.monotonic()
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            r = json.loads(ireepkg("registry", "site", reg, "-o", work / out,
-                                   "--url", "https://plugins.example.org/iree", "--json", env=env))
+            out = ireepkg(*command, env=env)
             wall = time.monotonic() - t
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-            runs.append({"run": label, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-                         "max_rss_mib": round(after.ru_maxrss / 1024)})
-            assert r["packages"] == args.packages and r["versions"] == args.packages * args.versions, r
-            assert not r["warnings"], r["warnings"][:3]
+            run = {"run": label, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2)}
+            if command[0] == "registry":
+                r = json.loads(out)
+                assert r["packages"] == args.packages and r["versions"] == args.packages * args.versions, r
+                assert not r["warnings"], r["warnings"][:3]
+                run["written"] = r["written"]
+            else:
+                run["written"] = int(out.split(" new or changed")[0].rsplit(", ", 1)[1])
+            runs.append(run)
         shutil.rmtree(work / "site2")
         site = work / "site"
         files, total = dir_size(site)
@@ -297,7 +317,8 @@ def main():
         if not args.no_browser:
             results["browser"] = browser_times(site)
         for r in runs:
-            print(f"generate, {r['run']}: {r['wall_s']} s wall, {r['cpu_s']} s CPU")
+            print(f"{r['run']}: {r['wall_s']} s wall, {r['cpu_s']} s CPU, "
+                  f"{r['written']} files written")
         print(f"site: {files} files, {total / 2**20:.1f} MiB; search index "
               f"{size['search_index_js'] / 2**20:.2f} MiB; median package page "
               f"{size['package_page_median'] / 1024:.1f} KiB")

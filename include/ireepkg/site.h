@@ -35,7 +35,8 @@ struct SiteOptions {
   RegistrySpec spec;
   ClientOptions client;
   /// Where the site goes. It must be absent, empty, or a site written
-  /// before (it holds .ireepkg-site); it is replaced as a whole.
+  /// before (it holds .ireepkg-site). It is updated in place: files that
+  /// differ are replaced (each atomically), other files removed.
   std::string outputDir;
   /// The URL users reach the registry at, for the install snippets and the
   /// archive links. Default: spec.url (a directory as a file:// URL).
@@ -55,8 +56,9 @@ struct SiteResult {
   std::string signedBy; ///< key id
   size_t packages = 0;
   size_t versions = 0;
-  size_t files = 0;       ///< files written
+  size_t files = 0;       ///< files of the site
   uint64_t bytes = 0;     ///< their total size
+  size_t written = 0;     ///< files that were new or changed
   double seconds = 0;     ///< how long it took
   /// Packages whose details could not be read (an archive missing from a
   /// directory registry, for example); their pages show the index only.

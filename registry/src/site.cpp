@@ -15,9 +15,12 @@
 //      remote one. The README member must also have the SHA-256 its
 //      RECORD.json declares.
 //   3. The pages (site_pages.cpp) and the assets (registry/site/, compiled
-//      in) are written into a new directory beside the output, which then
-//      replaces the output as a whole: a web server serving the output
-//      sees the old site or the new one.
+//      in) are written into the output, in place: each file that differs
+//      is replaced atomically, package pages before the search index and
+//      the index page that lead to them, and files that are no longer part
+//      of the site are removed last. Pages do not name the snapshot's
+//      version (only the index page does), so a publish rewrites only the
+//      pages it changes.
 //
 // Why cmark: the reference C implementation of CommonMark, kept by its
 // authors and packaged by Debian (libcmark-dev). Since 0.29 its HTML
@@ -48,7 +51,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <map>
-#include <random>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,6 +110,9 @@ std::string renderMarkdown(std::string_view markdown) {
 namespace {
 
 constexpr const char *kMarker = ".ireepkg-site";
+constexpr const char *kMarkerText =
+    "A registry site written by `ireepkg registry site`. Writing it again "
+    "updates it to the registry's state and removes every other file.\n";
 constexpr uint64_t kMaxReadmeBytes = 1u << 20;
 
 Location at(const std::string &file) {
@@ -275,13 +281,6 @@ Expected<ArchiveDetails> readDetails(const std::string &path,
   return d;
 }
 
-std::string randomSuffix() {
-  std::random_device rd;
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
-  return std::to_string(::getpid()) + "-" + buf;
-}
-
 /// The output must be absent, an empty directory, or a site written
 /// before: never someone's other files.
 Status checkOutput(const std::string &dir) {
@@ -322,6 +321,57 @@ Status writePlain(const std::string &path, const std::string &text) {
   }
   if (::close(fd) != 0)
     return Unexpected(fsutil::ioError("cannot write", path, errno));
+  return ok();
+}
+
+/// Writes `text` to `path` unless it holds exactly that already: a
+/// temporary file renamed over it, so that a reader sees the old file or
+/// the new one. Not synced: the site is made again from the registry, and
+/// a file a crash left short differs, so the next run rewrites it.
+Expected<bool> writeIfChanged(const std::string &path,
+                              const std::string &text) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<uint64_t>(st.st_size) == text.size()) {
+    auto have = fsutil::readFile(path, text.size() + 1);
+    if (have && *have == text)
+      return false;
+  }
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  if (Status s = writePlain(tmp, text); !s)
+    return Unexpected(s.error());
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return Unexpected(fsutil::ioError("cannot rename into place", path, err));
+  }
+  return true;
+}
+
+/// Removes everything under `root` that is not one of `keep` (paths
+/// relative to it) nor a directory holding one.
+Status removeOthers(const std::string &root,
+                    const std::set<std::string> &keep) {
+  std::vector<std::string> extra;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::string rel = it->path().lexically_relative(root).generic_string();
+    bool isDir = it->is_directory(ec) && !it->is_symlink(ec);
+    if (isDir && (rel == "assets" || rel == "packages"))
+      continue;
+    if (!keep.count(rel)) {
+      extra.push_back(it->path().string());
+      if (isDir)
+        it.disable_recursion_pending();
+    }
+  }
+  if (ec)
+    return Unexpected(fsutil::ioError("cannot read directory", root,
+                                      ec.value()));
+  for (const std::string &path : extra)
+    if (Status st = fsutil::removeTree(path); !st)
+      return st;
   return ok();
 }
 
@@ -451,56 +501,35 @@ Expected<SiteResult> generateSite(const SiteOptions &options,
     if (auto it = dependents.find(p.name); it != dependents.end())
       p.dependents = it->second; // names in order: packages are sorted
 
-  // Write into a new directory beside the output, then swap it in.
-  const fs::path outPath(fsutil::absolutePath(out));
-  const std::string parent = outPath.parent_path().string();
-  const std::string base = outPath.filename().string();
-  const std::string suffix = randomSuffix();
-  const std::string staging = parent + "/." + base + ".new-" + suffix;
-  if (Status st = fsutil::makeDirs(parent); !st)
-    return Unexpected(st.error());
-  struct Cleanup {
-    std::string path;
-    ~Cleanup() {
-      if (!path.empty())
-        (void)fsutil::removeTree(path);
-    }
-  } dropStaging{staging};
+  // Update the output in place: each file that differs is replaced
+  // atomically, pages before the pages that link to them (renderSite's
+  // order), the index page last; then what is no longer part of the site
+  // goes. A publish into a large registry rewrites a handful of files.
+  const std::string root = fsutil::absolutePath(out);
   for (const char *sub : {"", "/assets", "/packages"})
-    if (Status st = fsutil::makeDirs(staging + sub); !st)
+    if (Status st = fsutil::makeDirs(root + sub); !st)
       return Unexpected(st.error());
+  if (auto marked = writeIfChanged(root + "/" + kMarker, kMarkerText);
+      !marked)
+    return Unexpected(marked.error());
+  std::set<std::string> produced = {kMarker};
   auto write = [&](const std::string &rel, const std::string &text) -> Status {
+    produced.insert(rel);
     result.files += 1;
     result.bytes += text.size();
-    return writePlain(staging + "/" + rel, text);
+    auto changed = writeIfChanged(root + "/" + rel, text);
+    if (!changed)
+      return Unexpected(changed.error());
+    result.written += *changed ? 1 : 0;
+    return ok();
   };
   for (const auto &[name, text] : site::siteAssets())
     if (Status st = write("assets/" + name, text); !st)
       return Unexpected(st.error());
   if (Status st = site::renderSite(model, write); !st)
     return Unexpected(st.error());
-  if (Status st = writePlain(staging + "/" + kMarker,
-                             "A registry site written by `ireepkg registry "
-                             "site`; the whole directory is replaced when it "
-                             "is written again.\n");
-      !st)
+  if (Status st = removeOthers(root, produced); !st)
     return Unexpected(st.error());
-  if (Status st = fsutil::syncFileSystem(staging); !st)
-    return Unexpected(st.error());
-
-  const std::string old = parent + "/." + base + ".old-" + suffix;
-  const bool replacing = fsutil::exists(outPath.string());
-  if (replacing)
-    if (Status st = fsutil::renameDurable(outPath.string(), old); !st)
-      return Unexpected(st.error());
-  if (Status st = fsutil::renameDurable(staging, outPath.string()); !st) {
-    if (replacing)
-      (void)fsutil::renameDurable(old, outPath.string());
-    return Unexpected(st.error());
-  }
-  dropStaging.path.clear();
-  if (replacing)
-    (void)fsutil::removeTree(old);
 
   result.outputDir = out;
   result.registryName = model.registryName;

@@ -222,17 +222,29 @@ def test_text_output_and_rewrite(registry, tmp_path):
     first = r.out.splitlines()[0]
     assert first.startswith(f'wrote the site of registry "examples" to {site}: 4 packages, '
                             "5 versions, 9 files, "), first
+    assert first.split(", ")[4] == "9 new or changed (snapshot version " + str(snapshot["version"]), first
     key_id = (registry["tmp"] / "k.pub").read_text().splitlines()[0].rsplit(" ", 1)[1]
     assert first.endswith(f"(snapshot version {snapshot['version']}, signed by {key_id}, "
                           f"expires {snapshot['expires']})"), first
     # Without --url the install snippets name the directory as a file:// URL.
     page = (site / "packages" / "simple-mul.html").read_text()
     assert f"ireepkg install simple-mul --registry file://{registry['reg']} " in page
-    # Written again: replaced as a whole (a stray file goes).
+    # Written again: updated in place, only what changed is written, and
+    # files that are not part of the site go.
     (site / "stray.html").write_text("x")
-    ok("registry", "site", registry["reg"], "-o", site)
-    assert not (site / "stray.html").exists()
-    assert (site / "index.html").exists()
+    (site / "packages" / "gone.html").write_text("x")
+    (site / "packages" / "simple-mul.html").write_text("stale")
+    (site / "more").mkdir()
+    (site / "more" / "x").write_text("x")
+    before = {p: p.stat().st_mtime_ns for p in site.rglob("*.html")}
+    r = ok("registry", "site", registry["reg"], "-o", site, "--json")
+    assert json.loads(r.out)["written"] == 1
+    assert sorted(str(p.relative_to(site)) for p in site.rglob("*")) == [
+        ".ireepkg-site", "all.html", "assets", "assets/search-index.js", "assets/search.js",
+        "assets/style.css", "index.html", "packages", "packages/data-only.html",
+        "packages/hostile.html", "packages/mul-pipeline.html", "packages/simple-mul.html"]
+    assert (site / "packages" / "simple-mul.html").read_text() == page
+    assert (site / "index.html").stat().st_mtime_ns == before[site / "index.html"]
 
 
 def test_refuses_to_replace_other_files(registry, tmp_path):
@@ -306,6 +318,18 @@ def test_publish_and_yank_with_site(tmp_path):
        "--site", site, "--site-url", URL)
     page = (site / "packages" / "alpha.html").read_text()
     assert '<span class="yanked">yanked</span>' in page
+    # A second package: its page, the search index and the lists change;
+    # alpha's page does not (pages do not name the snapshot's version).
+    b = pack(data_package(tmp_path / "src", "beta", "1.0.0"), tmp_path / "dist")
+    r = ok("publish", b, "--registry", reg, "--key", tmp_path / "k.key",
+           "--site", site, "--site-url", URL)
+    assert ", 4 new or changed (snapshot version 4," in r.out, r.out
+    assert (site / "packages" / "alpha.html").read_text() == page
+    # resign: the index page's snapshot version and expiry only.
+    r = ok("registry", "resign", reg, "--key", tmp_path / "k.key",
+           "--site", site, "--site-url", URL)
+    assert ", 1 new or changed (snapshot version 5," in r.out, r.out
+    assert "version 5, expires " in (site / "index.html").read_text()
     # The registry still verifies: the site inside it changes nothing.
     ok("registry", "verify", reg, "--registry-key", tmp_path / "k.pub")
 
