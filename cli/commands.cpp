@@ -961,7 +961,8 @@ const std::vector<Command> &commandTable() {
           "without raw HTML. <dir|url> defaults to the current directory; a "
           "directory given without --registry-key is checked with the keys "
           "of its own config.json, as publish does. DIR must be new, empty, "
-          "or a site written before: it is replaced as a whole.",
+          "or a site written before: it is updated in place (files that "
+          "differ are replaced, each atomically; other files removed).",
           {{"output", 'o', "DIR", "the directory to write the site to"},
            {"registry-key", 0, "KEY",
             "trust this minisign public key (the RW... line, or a .pub "

@@ -297,8 +297,9 @@ Status checkOutput(const std::string &dir) {
                      "is not empty and holds no site written by ireepkg (no " +
                          std::string(kMarker) + "), so it is not replaced",
                      at(dir),
-                     "choose a new or empty directory for the site; it is "
-                     "replaced as a whole on every run");
+                     "choose a new or empty directory for the site: on "
+                     "every run, whatever in it is not part of the site is "
+                     "removed");
   return ok();
 }
 

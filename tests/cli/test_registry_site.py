@@ -255,8 +255,8 @@ def test_refuses_to_replace_other_files(registry, tmp_path):
     assert r.code == 1, r
     assert r.err == (f"ireepkg: error: {out}: is not empty and holds no site written by "
                      "ireepkg (no .ireepkg-site), so it is not replaced\n"
-                     "  hint: choose a new or empty directory for the site; it is replaced "
-                     "as a whole on every run\n"), r.err
+                     "  hint: choose a new or empty directory for the site: on every run, "
+                     "whatever in it is not part of the site is removed\n"), r.err
     assert (out / "notes.txt").read_text() == "keep me"
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
     r = run("registry", "site", registry["reg"])
@@ -565,3 +565,29 @@ def test_index_only(registry, tmp_path):
     assert "Compiler side of the simple-mul example" in page  # from the index
     assert "iree-torch-decompose-complex-ops" not in page   # from the manifest
     assert "Only the index" not in page
+
+
+def test_pages_are_semantic_and_accessible(registry, browser):
+    """Every page: a language, one h1, landmarks, a skip link to main,
+    labelled fields, headed tables, no image without alt text."""
+    site = registry["site"]
+    pages = ["index.html", "all.html"] + [f"packages/{p.name}" for p in sorted((site / "packages").iterdir())]
+    assert len(pages) == 6
+    for page in pages:
+        browser.get((site / page).as_uri())
+        facts = browser.execute_script("""
+            const q = s => document.querySelectorAll(s);
+            return {
+              lang: document.documentElement.lang,
+              h1: q('h1').length - q('article.readme h1').length,
+              main: q('main#main').length, header: q('header').length,
+              footer: q('footer').length, nav: q('nav[aria-label]').length,
+              skip: document.querySelector('a.skip').getAttribute('href'),
+              unlabelled: [...q('input, select')].filter(e => !e.labels.length).length,
+              headless: [...q('table')].filter(t => !t.querySelector('thead th[scope=col]')).length,
+              noalt: [...q('img')].filter(i => !i.hasAttribute('alt')).length,
+              viewport: !!document.querySelector('meta[name=viewport]'),
+            };""")
+        assert facts == {"lang": "en", "h1": 1, "main": 1, "header": 1, "footer": 1, "nav": 1,
+                         "skip": "#main", "unlabelled": 0, "headless": 0, "noalt": 0,
+                         "viewport": True}, (page, facts)
