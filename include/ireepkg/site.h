@@ -56,10 +56,10 @@ struct SiteResult {
   std::string signedBy; ///< key id
   size_t packages = 0;
   size_t versions = 0;
-  size_t files = 0;       ///< files of the site
-  uint64_t bytes = 0;     ///< their total size
-  size_t written = 0;     ///< files that were new or changed
-  double seconds = 0;     ///< how long it took
+  size_t files = 0;   ///< files of the site
+  uint64_t bytes = 0; ///< their total size
+  size_t written = 0; ///< files that were new or changed
+  double seconds = 0; ///< how long it took
   /// Packages whose details could not be read (an archive missing from a
   /// directory registry, for example); their pages show the index only.
   std::vector<Diagnostic> warnings;

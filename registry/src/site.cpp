@@ -97,9 +97,9 @@ std::string htmlEscape(std::string_view text) {
 std::string renderMarkdown(std::string_view markdown) {
   // CMARK_OPT_DEFAULT is safe (no CMARK_OPT_UNSAFE); VALIDATE_UTF8 replaces
   // invalid sequences with U+FFFD.
-  char *html = cmark_markdown_to_html(markdown.data(), markdown.size(),
-                                      CMARK_OPT_DEFAULT |
-                                          CMARK_OPT_VALIDATE_UTF8);
+  char *html =
+      cmark_markdown_to_html(markdown.data(), markdown.size(),
+                             CMARK_OPT_DEFAULT | CMARK_OPT_VALIDATE_UTF8);
   if (!html)
     return {};
   std::string out(html);
@@ -238,8 +238,7 @@ Expected<ArchiveDetails> readDetails(const std::string &path,
                      "(size " +
                          std::to_string(digest->second) + ", sha256 " +
                          digest->first + "; declared " +
-                         std::to_string(entry.size) + ", " + entry.sha256 +
-                         ")",
+                         std::to_string(entry.size) + ", " + entry.sha256 + ")",
                      at(path));
   auto head = readArchiveHead(*file);
   if (!head)
@@ -368,8 +367,8 @@ Status removeOthers(const std::string &root,
     }
   }
   if (ec)
-    return Unexpected(fsutil::ioError("cannot read directory", root,
-                                      ec.value()));
+    return Unexpected(
+        fsutil::ioError("cannot read directory", root, ec.value()));
   for (const std::string &path : extra)
     if (Status st = fsutil::removeTree(path); !st)
       return st;
@@ -510,8 +509,7 @@ Expected<SiteResult> generateSite(const SiteOptions &options,
   for (const char *sub : {"", "/assets", "/packages"})
     if (Status st = fsutil::makeDirs(root + sub); !st)
       return Unexpected(st.error());
-  if (auto marked = writeIfChanged(root + "/" + kMarker, kMarkerText);
-      !marked)
+  if (auto marked = writeIfChanged(root + "/" + kMarker, kMarkerText); !marked)
     return Unexpected(marked.error());
   std::set<std::string> produced = {kMarker};
   auto write = [&](const std::string &rel, const std::string &text) -> Status {
@@ -538,9 +536,9 @@ Expected<SiteResult> generateSite(const SiteOptions &options,
   result.expires = model.expires;
   result.signedBy = model.keyId;
   result.packages = model.packages.size();
-  result.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return result;
 }
 

@@ -6,8 +6,9 @@
 // which renderMarkdown has already made safe. Pages link only to each
 // other and to assets/ by relative paths, so the site works from file://
 // and from any directory of a web server. No inline script or style: the
-// Content-Security-Policy of every page allows scripts and styles from the
-// site's own files only.
+// Content-Security-Policy of every page allows scripts, styles and images
+// from the site's own files only (and images inline in a README), so that
+// no page loads anything from elsewhere, not even an image a README links.
 //
 //===----------------------------------------------------------------------===//
 #include "site_model.h"
@@ -69,13 +70,14 @@ std::string page(const Model &m, const std::string &title,
                  const std::string &scripts = {}) {
   std::string out;
   out.reserve(body.size() + 4096);
-  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-         "<meta name=\"viewport\" content=\"width=device-width, "
-         "initial-scale=1\">\n"
-         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
-         "'none'; script-src 'self'; style-src 'self'; img-src 'self' https: "
-         "data:; base-uri 'none'; form-action 'none'\">\n"
-         "<meta name=\"referrer\" content=\"no-referrer\">\n<title>";
+  out +=
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, "
+      "initial-scale=1\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
+      "'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+      "base-uri 'none'; form-action 'none'\">\n"
+      "<meta name=\"referrer\" content=\"no-referrer\">\n<title>";
   out += esc(title);
   out += "</title>\n<link rel=\"stylesheet\" href=\"" + root +
          "assets/style.css\">\n";
@@ -122,9 +124,9 @@ std::string verifySection(const Model &m) {
        "prove that to you: ireepkg checks the same chain every time it "
        "installs from the registry. Confirm the public key with the "
        "registry's maintainer through a channel you trust, then:</p>\n";
-  b += pre("ireepkg registry verify " + m.url + " --registry-key " +
-               m.publicKey,
-           "Verify the registry");
+  b +=
+      pre("ireepkg registry verify " + m.url + " --registry-key " + m.publicKey,
+          "Verify the registry");
   b += "<p>or check the snapshot's signature by hand with minisign:</p>\n";
   b += pre("minisign -V -m snapshot.json -P " + m.publicKey,
            "Verify the snapshot with minisign");
@@ -330,8 +332,8 @@ std::string runtimeSection(const Manifest &mf) {
       b += "<p>Parameters: ";
       bool first = true;
       for (const auto &[k, v] : rp.parameters) {
-        b += std::string(first ? "" : ", ") + "<code>" + esc(k) + "=" +
-             esc(v) + "</code>";
+        b += std::string(first ? "" : ", ") + "<code>" + esc(k) + "=" + esc(v) +
+             "</code>";
         first = false;
       }
       b += "</p>\n";
@@ -345,10 +347,9 @@ std::string packagePage(const Model &m, const Package &p,
   const IndexEntry &e = p.latestEntry();
   const Manifest *mf = p.manifest ? &*p.manifest : nullptr;
   const std::string v = e.version.str();
-  std::string b = "<h1>" + esc(p.name) + " <span class=\"muted\">" + esc(v) +
-                  "</span>" +
-                  (e.yanked ? " <span class=\"yanked\">yanked</span>" : "") +
-                  "</h1>\n";
+  std::string b =
+      "<h1>" + esc(p.name) + " <span class=\"muted\">" + esc(v) + "</span>" +
+      (e.yanked ? " <span class=\"yanked\">yanked</span>" : "") + "</h1>\n";
   if (!e.summary.empty())
     b += "<p class=\"summary\">" + esc(e.summary) + "</p>\n";
   if (mf && !mf->description.empty() && mf->description != e.summary)
@@ -373,8 +374,8 @@ std::string packagePage(const Model &m, const Package &p,
                        : std::string("any version")) +
        "</dd>";
   b += "<dt>Platforms</dt><dd>" + esc(platformsText(e)) + "</dd>";
-  b += "<dt>Archive</dt><dd><a href=\"" + esc(m.url + "/" + e.archive) +
-       "\">" + esc(e.archive) + "</a> (" + esc(formatSize(e.size)) + ")</dd>";
+  b += "<dt>Archive</dt><dd><a href=\"" + esc(m.url + "/" + e.archive) + "\">" +
+       esc(e.archive) + "</a> (" + esc(formatSize(e.size)) + ")</dd>";
   b += "<dt>SHA-256</dt><dd><code>" + esc(e.sha256) + "</code></dd>";
   b += "<dt>Signed by</dt><dd>key <code>" + esc(m.keyId) +
        "</code> (the registry's snapshot)</dd>";
@@ -384,13 +385,14 @@ std::string packagePage(const Model &m, const Package &p,
          esc(p.detailsProblem) + "</p>\n";
 
   // Install snippets.
-  nlohmann::json project = {
-      {"registries",
-       {{{"name", m.registryName}, {"url", m.url}, {"public_key", m.publicKey}}}},
-      {"plugins",
-       {{{"name", p.name},
-         {"version", "^" + v},
-         {"registry", m.registryName}}}}};
+  nlohmann::json project = {{"registries",
+                             {{{"name", m.registryName},
+                               {"url", m.url},
+                               {"public_key", m.publicKey}}}},
+                            {"plugins",
+                             {{{"name", p.name},
+                               {"version", "^" + v},
+                               {"registry", m.registryName}}}}};
   b += "<h2 id=\"install\">Install</h2>\n<p>In a project (plugins.json):</p>\n";
   b += pre("ireepkg add " + p.name, "Add to a project");
   b += "<p>The entry <code>ireepkg add</code> writes, with the registry it "
@@ -409,10 +411,10 @@ std::string packagePage(const Model &m, const Package &p,
     b += "<ul>";
     for (const auto &[dep, c] : e.dependencies)
       b += "<li>" +
-           (known.count(dep) ? "<a href=\"" + esc(dep) + ".html\">" + esc(dep) +
-                                   "</a>"
-                             : esc(dep) + " <span class=\"muted\">(not in "
-                                          "this registry)</span>") +
+           (known.count(dep)
+                ? "<a href=\"" + esc(dep) + ".html\">" + esc(dep) + "</a>"
+                : esc(dep) + " <span class=\"muted\">(not in "
+                             "this registry)</span>") +
            " <code>" + esc(c.text()) + "</code></li>";
     b += "</ul>\n";
   }
@@ -438,22 +440,21 @@ std::string packagePage(const Model &m, const Package &p,
        "IREE</th><th scope=\"col\">Platforms</th><th scope=\"col\">Size</th>"
        "<th scope=\"col\">SHA-256</th></tr></thead>\n<tbody>\n";
   for (auto it = p.versions.rbegin(); it != p.versions.rend(); ++it)
-    b += "<tr><th scope=\"row\"><a href=\"" + esc(m.url + "/" + it->archive) +
-         "\">" + esc(it->version.str()) + "</a>" +
-         (it->yanked ? " <span class=\"yanked\">yanked</span>" : "") +
-         "</th><td>" +
-         (it->requiresIree ? "<code>" + esc(it->requiresIree->text()) +
-                                 "</code>"
-                           : std::string("any")) +
-         "</td><td>" + esc(platformsText(*it)) + "</td><td class=\"num\">" +
-         esc(formatSize(it->size)) + "</td><td><code>" + esc(it->sha256) +
-         "</code></td></tr>\n";
+    b +=
+        "<tr><th scope=\"row\"><a href=\"" + esc(m.url + "/" + it->archive) +
+        "\">" + esc(it->version.str()) + "</a>" +
+        (it->yanked ? " <span class=\"yanked\">yanked</span>" : "") +
+        "</th><td>" +
+        (it->requiresIree ? "<code>" + esc(it->requiresIree->text()) + "</code>"
+                          : std::string("any")) +
+        "</td><td>" + esc(platformsText(*it)) + "</td><td class=\"num\">" +
+        esc(formatSize(it->size)) + "</td><td><code>" + esc(it->sha256) +
+        "</code></td></tr>\n";
   b += "</tbody></table></div>\n";
 
   if (!p.readmeHtml.empty())
     b += "<h2 id=\"readme\">" + esc(p.readmeName) +
-         "</h2>\n<article class=\"readme\">\n" + p.readmeHtml +
-         "</article>\n";
+         "</h2>\n<article class=\"readme\">\n" + p.readmeHtml + "</article>\n";
   return page(m, p.name + " " + v + " — " + m.registryName, "../", b);
 }
 
@@ -505,8 +506,8 @@ std::string searchIndex(const Model &m) {
       pi.push_back(plats[pl.str()]);
     for (const std::string &k : p.kinds)
       ki.push_back(kinds[k]);
-    nlohmann::json j = {{"n", p.name}, {"v", e.version.str()}, {"p", pi},
-                        {"k", ki}};
+    nlohmann::json j = {
+        {"n", p.name}, {"v", e.version.str()}, {"p", pi}, {"k", ki}};
     if (!e.summary.empty())
       j["s"] = e.summary;
     if (p.manifest && !p.manifest->license.empty())
@@ -555,8 +556,8 @@ Status renderSite(const Model &model, const WriteFile &write) {
     known.insert(p.name);
   // Pages before the pages that lead to them.
   for (const Package &p : model.packages)
-    if (Status st = write("packages/" + p.name + ".html",
-                          packagePage(model, p, known));
+    if (Status st =
+            write("packages/" + p.name + ".html", packagePage(model, p, known));
         !st)
       return st;
   if (Status st = write("assets/search-index.js", searchIndex(model)); !st)

@@ -210,6 +210,10 @@ def test_command_output_and_files(registry):
     for f in files[1:]:
         text = (site / f).read_text()
         assert "<script src=\"http" not in text and "<link rel=\"stylesheet\" href=\"http" not in text
+        # Nothing from elsewhere, even if a page asked for it.
+        if f.endswith(".html"):
+            assert ('content="default-src \'none\'; script-src \'self\'; style-src \'self\'; '
+                    'img-src \'self\' data:; base-uri \'none\'; form-action \'none\'"') in text, f
     index = (site / "index.html").read_text()
     assert "Plugins &lt;for&gt; IREE &amp; friends" in index
     assert f"ireepkg registry verify {URL} --registry-key {registry['pub']}" in index

@@ -17,8 +17,7 @@ TEST_CASE("htmlEscape escapes every character that is markup") {
   CHECK(htmlEscape("<script>alert(\"x\" & 'y')</script>") ==
         "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;");
   // Attribute values cannot be left: both quotes are escaped.
-  CHECK(htmlEscape("\" onmouseover='x'") ==
-        "&quot; onmouseover=&#39;x&#39;");
+  CHECK(htmlEscape("\" onmouseover='x'") == "&quot; onmouseover=&#39;x&#39;");
   // UTF-8 passes through unchanged.
   CHECK(htmlEscape("caf\xc3\xa9 \xe2\x80\xa8") == "caf\xc3\xa9 \xe2\x80\xa8");
 }
