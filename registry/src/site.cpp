@@ -442,16 +442,17 @@ Expected<SiteResult> generateSite(const SiteOptions &options,
       return Unexpected(idx.error());
     site::Package p;
     p.name = name;
-    p.versions = (*idx)->versions;
+    for (const IndexEntry &e : (*idx)->versions)
+      p.versions.push_back(&e);
     if (p.versions.empty())
       continue; // an index with no version: nothing to show
     std::stable_sort(p.versions.begin(), p.versions.end(),
-                     [](const IndexEntry &a, const IndexEntry &b) {
-                       return a.version < b.version;
+                     [](const IndexEntry *a, const IndexEntry *b) {
+                       return a->version < b->version;
                      });
     p.latest = p.versions.size() - 1;
     for (size_t i = p.versions.size(); i-- > 0;)
-      if (!p.versions[i].yanked) {
+      if (!p.versions[i]->yanked) {
         p.latest = i;
         break;
       }

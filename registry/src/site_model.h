@@ -19,8 +19,9 @@ namespace ireepkg::registry::site {
 
 struct Package {
   std::string name;
-  /// Every version, oldest first (the index file's order).
-  std::vector<IndexEntry> versions;
+  /// Every version, oldest first: the entries of the index file the
+  /// client verified (and keeps) for the whole run.
+  std::vector<const IndexEntry *> versions;
   /// The version shown first: the newest one not yanked, else the newest.
   size_t latest = 0;
   /// The latest version's manifest, from its verified archive.
@@ -35,7 +36,7 @@ struct Package {
   /// "runtime: embedded ELF", "compiler: iree-static", "hook: ...".
   std::vector<std::string> kinds;
 
-  const IndexEntry &latestEntry() const { return versions[latest]; }
+  const IndexEntry &latestEntry() const { return *versions[latest]; }
 };
 
 struct Model {

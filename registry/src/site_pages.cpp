@@ -439,7 +439,8 @@ std::string packagePage(const Model &m, const Package &p,
        "\n<thead><tr><th scope=\"col\">Version</th><th scope=\"col\">Requires "
        "IREE</th><th scope=\"col\">Platforms</th><th scope=\"col\">Size</th>"
        "<th scope=\"col\">SHA-256</th></tr></thead>\n<tbody>\n";
-  for (auto it = p.versions.rbegin(); it != p.versions.rend(); ++it)
+  for (auto r = p.versions.rbegin(); r != p.versions.rend(); ++r) {
+    const IndexEntry *it = *r;
     b +=
         "<tr><th scope=\"row\"><a href=\"" + esc(m.url + "/" + it->archive) +
         "\">" + esc(it->version.str()) + "</a>" +
@@ -450,6 +451,7 @@ std::string packagePage(const Model &m, const Package &p,
         "</td><td>" + esc(platformsText(*it)) + "</td><td class=\"num\">" +
         esc(formatSize(it->size)) + "</td><td><code>" + esc(it->sha256) +
         "</code></td></tr>\n";
+  }
   b += "</tbody></table></div>\n";
 
   if (!p.readmeHtml.empty())
