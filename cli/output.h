@@ -10,7 +10,7 @@
 
 #include "command.h"
 
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <nlohmann/json.hpp>
 

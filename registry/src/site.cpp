@@ -32,12 +32,12 @@
 // Content-Security-Policy as a second line of defence.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/site.h"
+#include "ireepkg/registry/site.h"
 
-#include "file_util.h"
-#include "ireepkg/hash.h"
-#include "ireepkg/package.h"
-#include "ireepkg/signature.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/signature.h"
 #include "registry_util.h"
 #include "site_model.h"
 

@@ -7,8 +7,8 @@
 #ifndef IREEPKG_SITE_MODEL_H
 #define IREEPKG_SITE_MODEL_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/formats.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
 
 #include <functional>
 #include <optional>

@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "site_model.h"
 
-#include "ireepkg/site.h"
+#include "ireepkg/registry/site.h"
 
 #include <algorithm>
 #include <map>
