@@ -22,6 +22,8 @@
 namespace ireepkg::cli {
 
 int printFailure(const Error &e, bool json);
+bool updateSiteAfterWrite(const ParsedArgs &args, const std::string &dir,
+                          bool json);
 bool passwordOption(const ParsedArgs &args, std::optional<std::string> &out);
 
 namespace {
@@ -211,6 +213,8 @@ int runRegistryResign(const Command &self, const ParsedArgs &args) {
   auto version = registry::resignRegistry(dir, options);
   if (!version)
     return printFailure(version.error(), json);
+  if (!updateSiteAfterWrite(args, dir, json))
+    return kExitFailure;
   auto [v, expires] = readSnapshotInfo(dir);
   MetadataView view(dir);
   auto sig = signing::readSignatureFile(view.dir() + "/snapshot.json.minisig");
@@ -279,6 +283,8 @@ int runPublish(const Command &self, const ParsedArgs &args) {
                   shortSha(r->sha256).c_str(),
                   static_cast<long long>(r->snapshotVersion));
   }
+  if (!updateSiteAfterWrite(args, *dir, json))
+    failed = true;
   if (json)
     printJson({{"ok", !failed}, {"registry", *dir}, {"published", results}});
   return failed ? kExitFailure : kExitOk;
@@ -317,6 +323,8 @@ int runYank(const Command &self, const ParsedArgs &args) {
   if (!after)
     return printFailure(after.error(), json);
   bool changed = *after != before;
+  if (!updateSiteAfterWrite(args, *dir, json))
+    return kExitFailure;
   if (json) {
     printJson({{"ok", true},
                {"registry", *dir},

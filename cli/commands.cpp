@@ -31,6 +31,14 @@ static const OptionSpec kExpiresDays{
     "an expired snapshot"};
 static const OptionSpec kRegistryDir{"registry", 0, "DIR",
                                      "the registry directory to write"};
+static const OptionSpec kSite{
+    "site", 0, "DIR",
+    "then write the registry's web site to DIR, as `ireepkg registry site` "
+    "does"};
+static const OptionSpec kSiteUrl{
+    "site-url", 0, "URL",
+    "the URL users reach the registry at, for the site's install snippets "
+    "(default: the directory as a file:// URL)"};
 
 const std::vector<Command> &commandTable() {
   static const std::vector<Command> table = {
@@ -849,9 +857,13 @@ const std::vector<Command> &commandTable() {
           "contents nothing changes. Every file is replaced atomically, under "
           "a lock, in an order that lets clients read the registry while it "
           "is being updated.",
-          {kRegistryDir, kSigningKey, kPasswordFile, kExpiresDays, kJson},
+          {kRegistryDir, kSigningKey, kPasswordFile, kExpiresDays, kSite,
+           kSiteUrl, kJson},
           {"ireepkg publish dist/simple-mul-1.2.0.ireepkg --registry "
-           "./registry --key registry-signing.key"},
+           "./registry --key registry-signing.key",
+           "ireepkg publish dist/*.ireepkg --registry ./registry --key "
+           "registry-signing.key --site ./registry/site --site-url "
+           "https://plugins.example.org/iree"},
           1,
           -1,
           false,
@@ -870,6 +882,8 @@ const std::vector<Command> &commandTable() {
            kPasswordFile,
            {"undo", 0, "", "restore the version instead"},
            kExpiresDays,
+           kSite,
+           kSiteUrl,
            kJson},
           {"ireepkg yank simple-mul@1.2.0 --registry ./registry --key "
            "registry-signing.key"},
@@ -908,7 +922,7 @@ const std::vector<Command> &commandTable() {
           "raised by one and a new expiry, signed with --key. Run it "
           "regularly (before the snapshot expires: clients refuse an expired "
           "one), or after adding a new key to config.json to move to it.",
-          {kSigningKey, kPasswordFile, kExpiresDays, kJson},
+          {kSigningKey, kPasswordFile, kExpiresDays, kSite, kSiteUrl, kJson},
           {"ireepkg registry resign ./registry --key registry-signing.key "
            "--expires-days 90"},
           1,
@@ -944,6 +958,55 @@ const std::vector<Command> &commandTable() {
           1,
           false,
           runRegistryVerify,
+      },
+      {
+          "registry site",
+          "[<dir|url>] -o DIR [--registry-key KEY]... [--url URL] "
+          "[--index-only] [--json]",
+          "write a registry's static web site (search, one page per package)",
+          "Reads the registry the way every client does (the snapshot's "
+          "signature, expiry and version, every index file's hash) and "
+          "writes a self-contained static web site into DIR: index.html with "
+          "search and filters (platform, kind, IREE version) over a prebuilt "
+          "index, all.html, and packages/<name>.html with every version "
+          "(yanked ones marked), dependencies and dependents, requires.iree, "
+          "each compiler plugin's options, hooks, runtime plugins and their "
+          "imports, size, SHA-256, the signing key, install snippets and the "
+          "package's README. No server-side code and nothing loaded from "
+          "elsewhere: it works from file:// and from any web server.\n\n"
+          "The details only a manifest holds come from the newest version's "
+          "archive, checked against the size and SHA-256 of its index entry "
+          "(a remote registry's archives are downloaded into the cache). "
+          "Text from packages is escaped; a README is rendered from Markdown "
+          "without raw HTML. <dir|url> defaults to the current directory; a "
+          "directory given without --registry-key is checked with the keys "
+          "of its own config.json, as publish does. DIR must be new, empty, "
+          "or a site written before: it is updated in place (files that "
+          "differ are replaced, each atomically; other files removed).",
+          {{"output", 'o', "DIR", "the directory to write the site to"},
+           {"registry-key", 0, "KEY",
+            "trust this minisign public key (the RW... line, or a .pub "
+            "file)",
+            true},
+           {"mirror", 0, "URL", "another URL of the same registry", true},
+           {"url", 0, "URL",
+            "the URL users reach the registry at, for install snippets and "
+            "archive links (default: the registry as given; a directory as "
+            "a file:// URL)"},
+           {"index-only", 0, "",
+            "read no archive: show only what the index files hold"},
+           {"offline", 0, "",
+            "open no network connection (a remote registry's archives must "
+            "be in the cache)"},
+           kJson},
+          {"ireepkg registry site ./registry -o ./registry/site --url "
+           "https://plugins.example.org/iree",
+           "ireepkg registry site https://plugins.example.org/iree "
+           "--registry-key RWQ... -o site"},
+          0,
+          1,
+          false,
+          runRegistrySite,
       },
       {
           "cache dir",

@@ -81,6 +81,14 @@ for _ in $(seq 50); do
 done
 show $IREEPKG search mul --registry "http://127.0.0.1:$PORT" --registry-key "$KEY"
 
+step "The registry's web site: search and a page per package, from the signed files"
+show $IREEPKG registry site "$WORK/registry" -o "$WORK/registry/site" \
+  --url "http://127.0.0.1:$PORT"
+show curl -sf -o /dev/null -w 'GET /site/index.html: %{http_code}, %{size_download} bytes\n' \
+  "http://127.0.0.1:$PORT/site/index.html"
+show curl -sf -o /dev/null -w 'GET /site/packages/simple-mul.html: %{http_code}, %{size_download} bytes\n' \
+  "http://127.0.0.1:$PORT/site/packages/simple-mul.html"
+
 step "A project: plugins.json names the registry and its key; add picks the newest version"
 mkdir -p "$WORK/project"
 cd "$WORK/project"

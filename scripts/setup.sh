@@ -23,11 +23,15 @@ DEBIAN_PACKAGES=(
   # libraries
   nlohmann-json3-dev libcurl4-openssl-dev libarchive-dev doctest-dev
   libzstd-dev libsodium-dev
+  # Markdown READMEs on the registry site (linked statically)
+  libcmark-dev
   # peers used by the tests and the demonstration
   python3 python3-venv zstd minisign nginx-light openssl
   # registries in OCI registries: the CNCF distribution registry, and
   # htpasswd for its Basic authentication (tests/cli/ocifix.py)
   docker-registry apache2-utils
+  # the registry site's tests drive Debian's headless browser (Selenium)
+  chromium chromium-driver
 )
 
 missing=()
