@@ -3,6 +3,10 @@
 // The one table of commands. Adding a command: write cmd_<name>.cpp with its
 // run function, declare it in command.h, add its entry here.
 //
+// Why one file of this size: it is the table itself (every command's
+// options, arguments and help text), which drives parsing, --help,
+// completions, the manual page and docs/cli.md; it holds no logic.
+//
 //===----------------------------------------------------------------------===//
 #include "command.h"
 #include "registry_args.h"
