@@ -38,7 +38,9 @@
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/signature.h"
 #include "oci.h"
-#include "registry_util.h"
+#include "metadata_files.h"
+#include "registry_cache.h"
+#include "registry_urls.h"
 
 #include <algorithm>
 #include <chrono>

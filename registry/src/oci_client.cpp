@@ -18,7 +18,7 @@
 #include "oci.h"
 
 #include "ireepkg/pkg/hash.h"
-#include "registry_util.h"
+#include "registry_cache.h"
 
 #include <algorithm>
 #include <cctype>

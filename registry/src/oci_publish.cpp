@@ -29,7 +29,8 @@
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/registry/registry.h"
-#include "registry_util.h"
+#include "metadata_files.h"
+#include "ireepkg/pkg/file_util.h"
 
 #include <cstdlib>
 #include <filesystem>

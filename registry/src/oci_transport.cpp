@@ -26,7 +26,8 @@
 
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/registry/registry.h"
-#include "registry_util.h"
+#include "registry_cache.h"
+#include "registry_urls.h"
 
 #include <filesystem>
 

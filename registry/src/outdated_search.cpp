@@ -13,7 +13,7 @@
 #include "ireepkg/pkg/iree_version.h"
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/project.h"
-#include "registry_util.h"
+#include "registry_cache.h"
 #include "ireepkg/pkg/state.h"
 
 #include <algorithm>

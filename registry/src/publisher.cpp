@@ -45,7 +45,8 @@
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/signature.h"
 #include "oci.h"
-#include "registry_util.h"
+#include "metadata_files.h"
+#include "registry_cache.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -38,7 +38,7 @@
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/signature.h"
-#include "registry_util.h"
+#include "registry_urls.h"
 #include "site_model.h"
 
 #include <archive.h>

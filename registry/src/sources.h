@@ -16,7 +16,7 @@
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/project.h"
 #include "ireepkg/registry/workflow.h"
-#include "registry_util.h"
+#include "registry_cache.h"
 #include "ireepkg/pkg/state.h"
 
 #include <algorithm>

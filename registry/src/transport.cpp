@@ -18,7 +18,8 @@
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/prefix.h"
 #include "oci.h"
-#include "registry_util.h"
+#include "registry_cache.h"
+#include "registry_urls.h"
 
 #include <algorithm>
 #include <cerrno>

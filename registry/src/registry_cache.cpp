@@ -1,0 +1,69 @@
+//===- registry_cache.cpp - Where registries are cached -------------------===//
+#include "registry_cache.h"
+
+#include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/hash.h"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ireepkg::registry {
+
+namespace detail {
+
+Expected<FileLock> FileLock::acquire(const std::string &path) {
+  FileLock lock;
+  lock.fd_ = fsutil::UniqueFd(
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (lock.fd_.get() < 0)
+    return Unexpected(
+        fsutil::ioError("cannot open the lock file", path, errno));
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  while (::fcntl(lock.fd_.get(), F_SETLKW, &fl) != 0) {
+    if (errno == EINTR)
+      continue;
+    return Unexpected(fsutil::ioError("cannot lock", path, errno));
+  }
+  return lock;
+}
+
+Expected<std::string> cacheRootFor(const ClientOptions &options) {
+  if (!options.cacheRoot.empty())
+    return fsutil::absolutePath(options.cacheRoot);
+  auto cache = PackageCache::openDefault();
+  if (!cache)
+    return makeError(ErrorCode::NotFound,
+                     "no cache directory: neither IREEPKG_CACHE_DIR, "
+                     "XDG_CACHE_HOME nor HOME is set",
+                     {}, "set IREEPKG_CACHE_DIR to a writable directory");
+  return cache->root();
+}
+
+std::string downloadCachePath(const std::string &cacheRoot,
+                              const std::string &sha256) {
+  return cacheRoot + "/downloads/" + sha256.substr(0, 2) + "/" + sha256 +
+         ".ireepkg";
+}
+
+bool fileHasContent(const std::string &path, uint64_t size,
+                    const std::string &sha256) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) != size)
+    return false;
+  auto h = sha256File(path);
+  return h && *h == sha256;
+}
+
+std::string registryCacheDir(const std::string &cacheRoot,
+                             const std::string &url) {
+  return cacheRoot + "/registries/" + registryId(url);
+}
+
+} // namespace detail
+
+} // namespace ireepkg::registry
