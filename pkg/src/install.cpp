@@ -126,6 +126,9 @@ Status commitWithState(
   tx.setStateFile(kCompilerIndexFile, gen.compilerIndex);
   tx.setStateFile(kRuntimeFlagsFile, gen.runtimeFlags);
   tx.setStateFile(kCompilerFlagsFile, gen.compilerFlags);
+  // The last moment to stop with nothing changed.
+  if (reporter.interrupted())
+    return Unexpected(interruptedError("installing"));
   return tx.commit();
 }
 
@@ -331,6 +334,9 @@ Expected<InstallReport> installArchives(const std::string &prefix,
   };
   std::vector<ToCache> toCache;
   for (Incoming &in : incoming) {
+    // Ctrl-C: the transaction, not committed, is rolled back.
+    if (reporter.interrupted())
+      return Unexpected(interruptedError("installing"));
     const Manifest &m = in.head.manifest;
     InstalledPackage *old = nullptr;
     for (InstalledPackage &p : state.packages)
