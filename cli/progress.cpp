@@ -213,7 +213,6 @@ void CliReporter::progress(const std::string &label, uint64_t done,
     state_.downloadDone = done;
     state_.downloadTotal = total;
     if (finished) {
-      state_.bytesDownloaded += total;
       state_.downloadSeconds += now - state_.downloadStart;
       state_.lastDownloadEnd = now;
       state_.downloadStart = -1;
@@ -242,6 +241,7 @@ void CliReporter::itemProgress(const std::string &label, uint64_t done,
                          [&](const auto &i) { return i.label == label; });
   if (done >= total) {
     ++state_.filesDownloaded;
+    state_.bytesDownloaded += total;
     if (it != state_.items.end()) {
       state_.items.erase(it);
       redraw(true);

@@ -125,12 +125,13 @@ def progress_lines(shown):
 
 
 def run_in_pty(args, cwd=None, interrupt_when=None, timeout=120,
-               columns=COLUMNS):
+               columns=COLUMNS, program=None, env=None):
     """Runs ireepkg with stdin, stdout and stderr on a new pseudo-terminal
     of `columns` x ROWS that is its controlling terminal. `interrupt_when`:
     a function that, once it returns true, has Ctrl-C typed (the terminal
     sends SIGINT to the foreground process group). Returns (exit code,
-    everything the terminal received)."""
+    everything the terminal received). With `program`, runs that with
+    `args` as its argv instead; `env` replaces the environment."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ,
                 struct.pack("HHHH", ROWS, columns, 0, 0))
@@ -139,9 +140,12 @@ def run_in_pty(args, cwd=None, interrupt_when=None, timeout=120,
         os.setsid()
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-    env = dict(os.environ)
-    env.pop("COLUMNS", None)
-    proc = subprocess.Popen([str(ireepkg_path()), *map(str, args)], cwd=cwd,
+    if env is None:
+        env = dict(os.environ)
+        env.pop("COLUMNS", None)
+    argv = [str(a) for a in args] if program else \
+        [str(ireepkg_path()), *map(str, args)]
+    proc = subprocess.Popen(argv, executable=program, cwd=cwd,
                             env=env, stdin=slave, stdout=slave, stderr=slave,
                             preexec_fn=make_controlling, close_fds=True)
     os.close(slave)
@@ -345,3 +349,16 @@ def test_sigint_to_the_process_group_stops_the_command(tmp_path, reg,
         assert r.code == 0, r
         assert set(installed(prefix)) == {"base", *NAMES}
         assert parts_in(cache) == []
+
+
+def test_summary_of_a_directory_registry(tmp_path, reg):
+    # Archives copied from a directory registry count as downloaded, with
+    # their sizes.
+    from test_registry_workflow import project
+    d = project(tmp_path, reg, [{"name": n} for n in NAMES[:2]])
+    r = run("sync", "--iree-version", "3.13.0", cwd=d)
+    assert r.code == 0, r
+    m = re.fullmatch(r"Downloaded 2 packages \((\d+\.\d) KiB\) in \S+\n"
+                     r"Installed 2 packages in \S+\n", r.err)
+    assert m, r.err
+    assert float(m.group(1)) > 2 * SIZE / 1024
