@@ -142,7 +142,7 @@ const std::vector<Command> &commandTable() {
           "[--registry NAME=URL] [--registry-key KEY] [--platform OS-ARCH]... "
           "[--force]",
           "write a starter plugins.json in the current directory",
-          "Writes plugins.json (formats.md section 3) with schema_version, "
+          "Writes plugins.json (see docs/guide-users.md) with schema_version, "
           "the registry given with --registry (or an empty list), the "
           "platforms to lock for (default: the host's) and an empty plugin "
           "list, and prints it. An existing plugins.json is kept unless "
