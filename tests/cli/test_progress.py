@@ -14,6 +14,7 @@ pseudo-terminal 60 columns wide, or piped.
 import fcntl
 import json
 import os
+import pathlib
 import re
 import select
 import signal
@@ -362,3 +363,42 @@ def test_summary_of_a_directory_registry(tmp_path, reg):
                      r"Installed 2 packages in \S+\n", r.err)
     assert m, r.err
     assert float(m.group(1)) > 2 * SIZE / 1024
+
+
+def test_ctrl_c_while_installing_rolls_back(tmp_path, reg):
+    """Ctrl-C after a package was staged, before the commit: the transaction
+    is rolled back. (IREEPKG_FAULT=package-staged:stop stops the process
+    there; SIGINT is delivered when it continues.)"""
+    prefix = tmp_path / "prefix"
+    r = run("install", reg.dist / "base-1.0.0.ireepkg", "--prefix", prefix,
+            "--iree-version", "3.13.0")
+    assert r.code == 0, r
+    before = snapshot(prefix)
+    archives = [reg.dist / f"{n}-1.0.0.ireepkg" for n in NAMES]
+    env = dict(os.environ, IREEPKG_FAULT="package-staged:stop")
+    proc = subprocess.Popen(
+        [str(ireepkg_path()), "install", *archives, "--prefix", prefix,
+         "--iree-version", "3.13.0"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(400):
+            state = pathlib.Path(f"/proc/{proc.pid}/stat").read_text()
+            if state.rsplit(")", 1)[1].split()[0] == "T":
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the install never reached package-staged")
+        # Staged, not committed.
+        assert list((prefix / ".staging").iterdir())
+        os.kill(proc.pid, signal.SIGINT)
+        os.kill(proc.pid, signal.SIGCONT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, out, err) == (
+        130, "", f"ireepkg: interrupted: nothing was changed in {prefix}\n")
+    assert snapshot(prefix) == before
+    r = run("verify", "--prefix", prefix)
+    assert r.code == 0, r
