@@ -9,8 +9,8 @@
 #include "output.h"
 #include "project_file.h"
 
-#include "ireepkg/json_document.h"
-#include "ireepkg/project.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/pkg/project.h"
 
 #include <cmath>
 #include <cstdio>

@@ -25,17 +25,18 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/text.h"
+#include "ireepkg/manifest_schema/environment.h"
 
-#include "child_process.h"
-#include "compiler_doctor.h"
-#include "package_test.h"
-#include "state.h"
-#include "ireepkg/fatelf.h"
-#include "ireepkg/iree_version.h"
-#include "ireepkg/platform.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/child_process.h"
+#include "ireepkg/compiler_integration/compiler_doctor.h"
+#include "ireepkg/pkg/package_test.h"
+#include "ireepkg/pkg/state.h"
+#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/iree_version.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <algorithm>
 #include <cctype>
@@ -98,20 +99,6 @@ ChildResult runTool(const std::vector<std::string> &argv, double timeoutSeconds,
   return std::move(*r);
 }
 
-/// "SIGSEGV", or "signal 42" for one without a well-known name.
-std::string signalName(int sig) {
-  static const std::map<int, const char *> names = {
-      {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},
-      {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},
-      {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"},
-      {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
-      {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
-      {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
-  };
-  auto it = names.find(sig);
-  return it != names.end() ? it->second : "signal " + std::to_string(sig);
-}
-
 std::string formatSeconds(double seconds) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", seconds);
@@ -134,21 +121,13 @@ std::string absolutePath(const std::string &path) {
   return ec ? path : p.lexically_normal().string();
 }
 
-std::string trim(std::string_view text) {
-  size_t b = text.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos)
-    return "";
-  size_t e = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(b, e - b + 1));
-}
-
 /// The first line of `text` containing `needle`, trimmed ("" if none).
 std::string lineContaining(const std::string &text, std::string_view needle) {
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line))
     if (line.find(needle) != std::string::npos)
-      return trim(line);
+      return trimmed(line);
   return "";
 }
 
@@ -158,7 +137,7 @@ std::string firstLine(const std::string &text) {
   std::string line;
   while (std::getline(in, line))
     if (!trim(line).empty())
-      return trim(line);
+      return trimmed(line);
   return "";
 }
 

@@ -1,8 +1,8 @@
 //===- cmd_help.cpp - `ireepkg help` and `ireepkg version` ---------------===//
 #include "output.h"
 
-#include "ireepkg/formats.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <nlohmann/json.hpp>
 

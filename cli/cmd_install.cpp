@@ -1,11 +1,11 @@
 //===- cmd_install.cpp - `ireepkg install` -------------------------------===//
 #include "interrupt.h"
 #include "output.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/environment.h"
 #include "registry_args.h"
 
-#include "ireepkg/prefix.h"
-#include "ireepkg/workflow.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/registry/workflow.h"
 
 #include <cstdio>
 #include <cstdlib>

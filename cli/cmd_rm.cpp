@@ -7,7 +7,7 @@
 #include "output.h"
 #include "project_file.h"
 
-#include "ireepkg/project.h"
+#include "ireepkg/pkg/project.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 #include "command.h"
 
-#include "ireepkg/platform.h"
+#include "ireepkg/compiler_integration/compiler_state.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -155,6 +157,10 @@ int parseAndRun(const Command &cmd, std::vector<std::string> args) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // The CLI wires the layers together: every transaction and verification
+  // writes (or checks) the integrations' state files.
+  ireepkg::registerStateWriter(ireepkg::runtimeStateWriter());
+  ireepkg::registerStateWriter(ireepkg::compilerStateWriter());
   std::vector<std::string> args(argv + 1, argv + argc);
   const auto &table = commandTable();
   auto find = [&](const std::string &name) -> const Command * {

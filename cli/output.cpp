@@ -1,7 +1,7 @@
 //===- output.cpp - What the CLI prints ----------------------------------===//
 #include "output.h"
 
-#include "ireepkg/iree_version.h"
+#include "ireepkg/pkg/iree_version.h"
 
 #include <algorithm>
 #include <chrono>

@@ -11,7 +11,7 @@
 #include "command.h"
 #include "progress.h"
 
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,10 +1,10 @@
 //===- project_file.cpp - plugins.json for init, add and rm --------------===//
 #include "project_file.h"
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 
-#include "ireepkg/prefix.h"
-#include "ireepkg/project.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/project.h"
 
 #include <cerrno>
 #include <cstring>

@@ -7,7 +7,7 @@
 #ifndef IREEPKG_CLI_PROJECT_FILE_H
 #define IREEPKG_CLI_PROJECT_FILE_H
 
-#include "ireepkg/error.h"
+#include "ireepkg/manifest_schema/error.h"
 
 #include <string>
 

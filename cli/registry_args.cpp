@@ -3,7 +3,7 @@
 
 #include "output.h"
 
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 //===- file_util.cpp - Durable file operations ---------------------------===//
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 
 #include <cerrno>
 #include <cstring>
@@ -14,7 +14,7 @@ namespace ireepkg::fsutil {
 
 Error ioError(const std::string &what, const std::string &path, int err) {
   return Error(ErrorCode::Io, what + ": " + std::strerror(err),
-               Location{path, 0, 0, "", "", ""});
+               Location::inFile(path));
 }
 
 Expected<std::string> readFile(const std::string &path, size_t maxBytes) {
@@ -34,7 +34,7 @@ Expected<std::string> readFile(const std::string &path, size_t maxBytes) {
     return makeError(ErrorCode::Invalid,
                      "file is larger than " + std::to_string(maxBytes) +
                          " bytes",
-                     Location{path, 0, 0, "", "", ""});
+                     Location::inFile(path));
   }
   std::string out(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;

@@ -9,13 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "import_check.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/environment.h"
 
-#include "child_process.h"
-#include "file_util.h"
-#include "ireepkg/fatelf.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/pkg/child_process.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <cerrno>
 #include <cstdlib>

@@ -46,7 +46,7 @@
 // without being read.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/resolver.h"
+#include "ireepkg/pkg/resolver.h"
 
 #include <algorithm>
 #include <bit>

@@ -24,7 +24,7 @@
 #include "ireepkg/runtime.h"
 
 #include "index_fixture.h"
-#include "index_format.h"
+#include "ireepkg/manifest_schema/runtime_index_format.h"
 
 #include <errno.h>
 #include <ftw.h>

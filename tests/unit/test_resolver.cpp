@@ -8,7 +8,7 @@
 // every failure's explanation is checked verbatim.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/resolver.h"
+#include "ireepkg/pkg/resolver.h"
 
 #include <doctest/doctest.h>
 

@@ -5,7 +5,7 @@
 // its pre-release rule. Error messages are checked verbatim.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/semver.h"
+#include "ireepkg/manifest_schema/semver.h"
 
 #include <doctest/doctest.h>
 
