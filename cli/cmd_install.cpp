@@ -1,4 +1,5 @@
 //===- cmd_install.cpp - `ireepkg install` -------------------------------===//
+#include "interrupt.h"
 #include "output.h"
 #include "ireepkg/manifest_schema/environment.h"
 #include "registry_args.h"
@@ -61,6 +62,15 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
   else if (!report.changes.empty())
     std::printf("prefix: %s\n", report.prefix.c_str());
   std::fputs(shadowedImportsText(report.shadowedImports).c_str(), stdout);
+}
+
+int printInterrupted(const Error &e, const std::string &prefix, bool json) {
+  if (json)
+    std::printf("%s\n",
+                nlohmann::json({{"ok", false}, {"error", errorToJson(e)}})
+                    .dump(2)
+                    .c_str());
+  return reportInterrupted(prefix);
 }
 
 int printFailure(const Error &e, bool json) {
@@ -135,6 +145,7 @@ int runInstall(const Command &, const ParsedArgs &args) {
     return kExitUsage;
   }
   CliReporter reporter(quiet || json);
+  catchInterrupts();
   Expected<InstallReport> report = InstallReport{};
   auto env = environmentFrom(args);
   if (!env)
@@ -172,9 +183,17 @@ int runInstall(const Command &, const ParsedArgs &args) {
     report = workflow::installByName(request, *env, reporter);
   }
   reporter.clearProgress();
+  if (!report && (report.error().code == ErrorCode::Interrupted ||
+                  interruptRequested()))
+    return printInterrupted(report.error(), prefix->path, json);
   if (!report)
     return printFailure(report.error(), json);
   printChangeReport(*report, json, quiet);
+  reporter.printSummary(*report);
+  if (interruptRequested()) {
+    std::fprintf(stderr, "ireepkg: interrupted, after the change was made\n");
+    return kExitInterrupted;
+  }
   return kExitOk;
 }
 

@@ -1,4 +1,5 @@
 //===- cmd_sync.cpp - `ireepkg sync` --------------------------------------===//
+#include "interrupt.h"
 #include "output.h"
 #include "registry_args.h"
 
@@ -7,6 +8,7 @@
 namespace ireepkg::cli {
 
 int printFailure(const Error &e, bool json);
+int printInterrupted(const Error &e, const std::string &prefix, bool json);
 void printChangeReport(const InstallReport &report, bool json, bool quiet);
 
 int runSync(const Command &, const ParsedArgs &args) {
@@ -40,10 +42,21 @@ int runSync(const Command &, const ParsedArgs &args) {
     return kExitUsage;
   bool json = args.flag("json"), quiet = args.flag("quiet");
   CliReporter reporter(quiet || json);
+  catchInterrupts();
   auto result = workflow::syncProject(project, request, env, reporter);
   reporter.clearProgress();
+  if (!result && (result.error().code == ErrorCode::Interrupted ||
+                  interruptRequested()))
+    return printInterrupted(result.error(), request.prefix, json);
   if (!result)
     return printFailure(result.error(), json);
+  // Ctrl-C that came too late to stop anything.
+  auto done = [] {
+    if (!interruptRequested())
+      return int(kExitOk);
+    std::fprintf(stderr, "ireepkg: interrupted, after the change was made\n");
+    return int(kExitInterrupted);
+  };
   if (json) {
     nlohmann::json changes = nlohmann::json::array();
     for (const auto &c : result->install.changes)
@@ -60,10 +73,10 @@ int runSync(const Command &, const ParsedArgs &args) {
     if (result->relocked)
       j["lock_changes"] = lockChangesToJson(result->relocked->changes);
     std::printf("%s\n", j.dump(2).c_str());
-    return kExitOk;
+    return done();
   }
   if (quiet)
-    return kExitOk;
+    return done();
   if (result->relocked && result->relocked->written) {
     std::printf("plugins.json changed: updated %s\n", project.lockPath.c_str());
     printLockChanges(result->relocked->changes);
@@ -75,7 +88,8 @@ int runSync(const Command &, const ParsedArgs &args) {
                 result->install.unchanged.size() == 1 ? "" : "s");
   else
     printChangeReport(result->install, false, false);
-  return kExitOk;
+  reporter.printSummary(result->install);
+  return done();
 }
 
 } // namespace ireepkg::cli

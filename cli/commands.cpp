@@ -154,7 +154,7 @@ const std::vector<Command> &commandTable() {
           "[--registry NAME=URL] [--registry-key KEY] [--platform OS-ARCH]... "
           "[--force]",
           "write a starter plugins.json in the current directory",
-          "Writes plugins.json (formats.md section 3) with schema_version, "
+          "Writes plugins.json (see docs/guide-users.md) with schema_version, "
           "the registry given with --registry (or an empty list), the "
           "platforms to lock for (default: the host's) and an empty plugin "
           "list, and prints it. An existing plugins.json is kept unless "
@@ -262,7 +262,9 @@ const std::vector<Command> &commandTable() {
           "one activated last) and which is shadowed.\n\n"
           "Everything is installed in one transaction: it completes, or the "
           "prefix is left exactly as it was. The prefix's activation index "
-          "and IREE flagfiles are rewritten in the same transaction.",
+          "and IREE flagfiles are rewritten in the same transaction. "
+          "Progress, the summary and Ctrl-C (exit status 130) are as for "
+          "`ireepkg sync`.",
           {kPrefix,
            {"platform", 0, "OS-ARCH",
             "install for this platform instead of the host's"},
@@ -335,7 +337,13 @@ const std::vector<Command> &commandTable() {
           "Every package's \"requires.iree\" is checked against the IREE in "
           "use (see `ireepkg help install`), whatever IREE the lock was "
           "resolved for; a package that excludes it is refused unless "
-          "--ignore-iree-version.",
+          "--ignore-iree-version.\n\n"
+          "On a terminal, progress is shown while it runs (a line per "
+          "download, one for all of them with speed and time left, one for "
+          "the package being installed); at the end, and when piped only "
+          "then, a summary (`Installed 2 packages in 12ms`). Ctrl-C stops it "
+          "before anything is changed: it says so and exits with status "
+          "130.",
           {{"locked", 0, "", "fail if plugins.lock.json is out of date"},
            {"frozen", 0, "", "install the lockfile as it is, unchecked"},
            {"bundle", 0, "FILE", "take the packages from this offline bundle"},

@@ -47,16 +47,12 @@ void printError(const Error &error) {
 }
 
 CliReporter::CliReporter(bool quiet)
-    : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1) {}
+    : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1),
+      board_(stderr, STDERR_FILENO) {
+  state_.commandStart = monotonicSeconds();
+}
 
 CliReporter::~CliReporter() { clearProgress(); }
-
-void CliReporter::clearProgress() {
-  if (progressShown_) {
-    std::fputs("\r\033[K", stderr);
-    progressShown_ = false;
-  }
-}
 
 void CliReporter::waitingForLock(const std::string &prefix,
                                  const std::string &holder) {
@@ -84,100 +80,6 @@ void CliReporter::warning(const Diagnostic &d) {
   std::fprintf(stderr, "ireepkg: warning: %s\n", text.c_str());
   if (!d.hint.empty())
     std::fprintf(stderr, "  hint: %s\n", d.hint.c_str());
-}
-
-void CliReporter::progress(const std::string &label, uint64_t done,
-                           uint64_t total) {
-  if (quiet_)
-    return;
-  if (!tty_) {
-    // Piped: a plain line when downloads start and one when they end.
-    if (label == "downloading")
-      downloadLines(done, total);
-    return;
-  }
-  if (label == "downloading")
-    return downloadProgress(done, total);
-  // Redraw at most every 1% (and at the end).
-  if (done != total && total && (done - lastShown_) * 100 < total &&
-      progressShown_)
-    return;
-  lastShown_ = done;
-  int pct = total ? static_cast<int>(done * 100 / total) : 100;
-  int width = 30, filled = pct * width / 100;
-  std::string bar(static_cast<size_t>(filled), '=');
-  bar.resize(static_cast<size_t>(width), ' ');
-  std::fprintf(stderr, "\r\033[K%s [%s] %3d%% %s / %s", label.c_str(),
-               bar.c_str(), pct, formatBytes(done).c_str(),
-               formatBytes(total).c_str());
-  std::fflush(stderr);
-  progressShown_ = true;
-  if (done == total)
-    clearProgress();
-}
-
-void CliReporter::downloadLines(uint64_t done, uint64_t total) {
-  double now = std::chrono::duration<double>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-                   .count();
-  if (pipedStart_ < 0 && done < total) {
-    pipedStart_ = now;
-    std::fprintf(stderr, "downloading %s\n", formatBytes(total).c_str());
-  } else if (pipedStart_ >= 0 && done >= total) {
-    double s = now - pipedStart_;
-    std::fprintf(stderr, "downloaded %s in %.1f s\n",
-                 formatBytes(total).c_str(), s);
-    pipedStart_ = -1;
-  }
-}
-
-// "downloading  12.3 MiB / 40.0 MiB [=====     ]  31%  3.2 MiB/s  ETA 0:09",
-// redrawn at most 10 times a second; the rate is the average since the
-// download started.
-void CliReporter::downloadProgress(uint64_t done, uint64_t total) {
-  double now = std::chrono::duration<double>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-                   .count();
-  bool finished = done >= total;
-  if (finished && downloadStart_ < 0)
-    return; // nothing under way: nothing to finish
-  if (downloadStart_ < 0 || done == 0)
-    downloadStart_ = now;
-  if (!finished && progressShown_ && now - downloadDrawn_ < 0.1)
-    return;
-  downloadDrawn_ = now;
-  int pct = total ? static_cast<int>(std::min(done, total) * 100 / total) : 100;
-  int width = 20, filled = pct * width / 100;
-  std::string bar(static_cast<size_t>(filled), '=');
-  bar.resize(static_cast<size_t>(width), ' ');
-  double elapsed = now - downloadStart_;
-  std::string rate = "--", eta = "--:--";
-  if (elapsed >= 0.5 && done > 0) {
-    double perSecond = static_cast<double>(done) / elapsed;
-    rate = formatBytes(static_cast<uint64_t>(perSecond)) + "/s";
-    uint64_t left = static_cast<uint64_t>(
-        static_cast<double>(total > done ? total - done : 0) / perSecond);
-    char buf[32];
-    if (left >= 3600)
-      std::snprintf(buf, sizeof buf, "%llu:%02llu:%02llu",
-                    static_cast<unsigned long long>(left / 3600),
-                    static_cast<unsigned long long>(left / 60 % 60),
-                    static_cast<unsigned long long>(left % 60));
-    else
-      std::snprintf(buf, sizeof buf, "%llu:%02llu",
-                    static_cast<unsigned long long>(left / 60),
-                    static_cast<unsigned long long>(left % 60));
-    eta = buf;
-  }
-  std::fprintf(stderr, "\r\033[Kdownloading %s / %s [%s] %3d%% %s ETA %s",
-               formatBytes(done).c_str(), formatBytes(total).c_str(),
-               bar.c_str(), pct, rate.c_str(), eta.c_str());
-  std::fflush(stderr);
-  progressShown_ = true;
-  if (finished) {
-    clearProgress();
-    downloadStart_ = -1;
-  }
 }
 
 std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args) {

@@ -9,6 +9,7 @@
 #define IREEPKG_CLI_OUTPUT_H
 
 #include "command.h"
+#include "progress.h"
 
 #include "ireepkg/pkg/prefix.h"
 
@@ -20,7 +21,8 @@ namespace ireepkg::cli {
 /// diagnostic) and hints.
 void printError(const Error &error);
 
-/// Prints to stderr as things happen; progress only on a terminal.
+/// Prints to stderr as things happen; progress lines only on a terminal
+/// (see progress.h).
 class CliReporter : public Reporter {
 public:
   explicit CliReporter(bool quiet = false);
@@ -31,20 +33,23 @@ public:
   void warning(const Diagnostic &diagnostic) override;
   void progress(const std::string &label, uint64_t done,
                 uint64_t total) override;
+  void itemProgress(const std::string &label, uint64_t done,
+                    uint64_t total) override;
+  /// True after Ctrl-C, once the command called catchInterrupts().
+  bool interrupted() override;
   void clearProgress();
+  /// Erases the progress lines and prints, unless quiet, what was done:
+  /// `Downloaded 2 packages (1.2 MiB) in 0.41s` when anything was
+  /// downloaded, then `Installed 2 packages in 12ms` (or `... and removed
+  /// 1`, or `Removed 1 package`) when anything changed.
+  void printSummary(const InstallReport &report);
 
 private:
   bool quiet_;
   bool tty_;
-  bool progressShown_ = false;
-  uint64_t lastShown_ = 0;
-  // "downloading": when it started and was last drawn (monotonic seconds;
-  // start < 0 when no download is under way).
-  double pipedStart_ = -1;
-  double downloadStart_ = -1;
-  double downloadDrawn_ = 0;
-  void downloadLines(uint64_t done, uint64_t total);
-  void downloadProgress(uint64_t done, uint64_t total);
+  ProgressBoard board_;
+  ProgressState state_;
+  void redraw(bool force);
 };
 
 /// The prefix for this command (see locatePrefix), or prints an error.

@@ -29,6 +29,8 @@ const char *errorCodeName(ErrorCode code) {
     return "integrity";
   case ErrorCode::Internal:
     return "internal";
+  case ErrorCode::Interrupted:
+    return "interrupted";
   }
   return "internal";
 }

@@ -125,6 +125,9 @@ Status commitWithState(
   tx.setStateFile(kActivationFile, gen->activationJson);
   for (const auto &[file, content] : gen->files)
     tx.setStateFile(file, content);
+  // The last moment to stop with nothing changed.
+  if (reporter.interrupted())
+    return Unexpected(interruptedError("installing"));
   return tx.commit();
 }
 
@@ -330,6 +333,9 @@ Expected<InstallReport> installArchives(const std::string &prefix,
   };
   std::vector<ToCache> toCache;
   for (Incoming &in : incoming) {
+    // Ctrl-C: the transaction, not committed, is rolled back.
+    if (reporter.interrupted())
+      return Unexpected(interruptedError("installing"));
     const Manifest &m = in.head.manifest;
     InstalledPackage *old = nullptr;
     for (InstalledPackage &p : state.packages)

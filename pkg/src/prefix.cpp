@@ -18,6 +18,13 @@ void Reporter::waitingForLock(const std::string &, const std::string &) {}
 void Reporter::recovered(const std::string &, const std::string &) {}
 void Reporter::warning(const Diagnostic &) {}
 void Reporter::progress(const std::string &, uint64_t, uint64_t) {}
+void Reporter::itemProgress(const std::string &, uint64_t, uint64_t) {}
+bool Reporter::interrupted() { return false; }
+
+Error interruptedError(const std::string &what) {
+  return Error(ErrorCode::Interrupted, "interrupted while " + what, Location{},
+               "the prefix was left as it was; run the command again to finish");
+}
 
 static std::string normal(const std::string &path) {
   std::string p = fsutil::absolutePath(path);

@@ -940,8 +940,27 @@ Status HttpClientImpl::run(std::vector<std::unique_ptr<Job>> &jobs,
   Clock::time_point lastReport = Clock::now();
   if (reporter)
     reporter->progress("downloading", 0, total);
+  // Each archive under way, and once more when it is complete.
+  std::vector<bool> reportedDone(jobs.size(), false);
+  auto reportItems = [&] {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      Job &job = *jobs[i];
+      if (job.metadata || reportedDone[i])
+        continue;
+      if (job.state == Job::State::Done) {
+        reporter->itemProgress(job.label, job.limit, job.limit);
+        reportedDone[i] = true;
+      } else if (job.state == Job::State::Running) {
+        reporter->itemProgress(job.label, std::min(job.received, job.limit),
+                               job.limit);
+      }
+    }
+  };
 
   while (true) {
+    // Ctrl-C: the partial files go with `cleanup`.
+    if (reporter && reporter->interrupted())
+      return Unexpected(interruptedError("downloading"));
     Clock::time_point now = Clock::now();
     int running = 0;
     for (auto &job : jobs)
@@ -980,6 +999,7 @@ Status HttpClientImpl::run(std::vector<std::unique_ptr<Job>> &jobs,
 
     now = Clock::now();
     if (reporter && now - lastReport >= std::chrono::milliseconds(100)) {
+      reportItems();
       reporter->progress("downloading", bytesDone(), total);
       lastReport = now;
     }
@@ -1018,8 +1038,10 @@ Status HttpClientImpl::run(std::vector<std::unique_ptr<Job>> &jobs,
       ::usleep(static_cast<useconds_t>(timeoutMs * 1000));
     }
   }
-  if (reporter)
+  if (reporter) {
+    reportItems();
     reporter->progress("downloading", total, total);
+  }
   return ok();
 }
 

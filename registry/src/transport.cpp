@@ -163,6 +163,8 @@ private:
     for (;;) {
       // Read at most one byte past the declared size: enough to know it
       // is larger, never more (endless data).
+      if (reporter.interrupted())
+        return fail(interruptedError("copying " + d.label));
       uint64_t want = std::min<uint64_t>(buf.size(), d.size + 1 - size);
       ssize_t n = ::read(in, buf.data(), want);
       if (n < 0 && errno == EINTR)
@@ -191,6 +193,7 @@ private:
         w += k;
       }
       done += static_cast<uint64_t>(n);
+      reporter.itemProgress(d.label, size, d.size);
       reporter.progress("downloading", done, total);
     }
     if (size != d.size)

@@ -31,6 +31,7 @@ enum class ErrorCode {
   Unsupported,  ///< valid, but not something this build can do
   Integrity,    ///< hash, size or signature mismatch
   Internal,     ///< a bug in ireepkg
+  Interrupted,  ///< the person asked to stop (Ctrl-C); nothing was changed
 };
 
 const char *errorCodeName(ErrorCode code);

@@ -46,10 +46,23 @@ public:
   /// A journal from an interrupted command was completed or rolled back.
   virtual void recovered(const std::string &prefix, const std::string &what);
   virtual void warning(const Diagnostic &diagnostic);
-  /// Bytes extracted so far of the current archive.
+  /// Bytes extracted so far of the current archive; for "downloading",
+  /// bytes downloaded so far of every download under way together.
   virtual void progress(const std::string &label, uint64_t done,
                         uint64_t total);
+  /// One download of several under way at once, named by `label`
+  /// ("simple-mul 1.2.0"); called with done == total once it is complete.
+  virtual void itemProgress(const std::string &label, uint64_t done,
+                            uint64_t total);
+  /// True once the person asked the command to stop (Ctrl-C). Long
+  /// operations ask between steps and, before they change anything for
+  /// good, give up with ErrorCode::Interrupted (see interruptedError).
+  virtual bool interrupted();
 };
+
+/// The error of an operation given up because `reporter.interrupted()`:
+/// ErrorCode::Interrupted, "interrupted while <what>".
+Error interruptedError(const std::string &what);
 
 //===----------------------------------------------------------------------===//
 // Finding the prefix
