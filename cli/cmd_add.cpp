@@ -135,7 +135,7 @@ int runAdd(const Command &, const ParsedArgs &args) {
     requests.push_back(std::move(r));
   }
 
-  auto file = readNearestProject();
+  auto file = readNearestProject(args.value("project"));
   if (!file)
     return printFailure(file.error(), json);
   // Read once up front: for the error messages of a broken file, to tell

@@ -645,7 +645,7 @@ std::string ireeText(const Expected<IreeInstallation> &iree,
 int runDoctor(const Command &, const ParsedArgs &args) {
   auto prefix = choosePrefix(args);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   bool jsonOutput = args.flag("json");
   CliReporter reporter(jsonOutput);
   auto state = readInstalledState(prefix->path, reporter);

@@ -39,7 +39,7 @@ int runInfo(const Command &, const ParsedArgs &args) {
   }
   auto prefix = choosePrefix(args);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   CliReporter reporter(json);
   auto state = readInstalledState(prefix->path, reporter);
   if (!state)

@@ -12,7 +12,7 @@ int printFailure(const Error &e, bool json);
 int runList(const Command &, const ParsedArgs &args) {
   auto prefix = choosePrefix(args);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   bool json = args.flag("json");
   CliReporter reporter(json);
   auto state = readInstalledState(prefix->path, reporter);

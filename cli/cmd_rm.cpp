@@ -28,7 +28,7 @@ int runRm(const Command &, const ParsedArgs &args) {
       names.push_back(n);
   }
 
-  auto file = readNearestProject();
+  auto file = readNearestProject(args.value("project"));
   if (!file)
     return printFailure(file.error(), json);
   // Every name must be there; otherwise nothing is written.

@@ -106,7 +106,7 @@ int runTree(const Command &, const ParsedArgs &args) {
   }
   auto prefix = choosePrefix(args);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   CliReporter reporter(json);
   auto state = readInstalledState(prefix->path, reporter);
   if (!state)

@@ -16,7 +16,7 @@ int runWhy(const Command &, const ParsedArgs &args) {
   const std::string &name = args.positional.at(0);
   auto prefix = choosePrefix(args);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   CliReporter reporter(json);
   auto state = readInstalledState(prefix->path, reporter);
   if (!state)

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ireepkg::cli {
@@ -65,6 +66,9 @@ struct Command {
 
 /// The table, in the order `ireepkg help` lists it.
 const std::vector<Command> &commandTable();
+
+/// Other names of commands: {alias, command name}.
+const std::vector<std::pair<std::string, std::string>> &commandAliases();
 
 /// Options every command accepts (`--help`; `--json` where it reports).
 std::string formatHelp(const Command &command);

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "command.h"
+#include "global_options.h"
 #include "registry_args.h"
 
 namespace ireepkg::cli {
@@ -31,6 +32,52 @@ static const OptionSpec kExpiresDays{
     "an expired snapshot"};
 static const OptionSpec kRegistryDir{"registry", 0, "DIR",
                                      "the registry directory to write"};
+
+const std::vector<OptionSpec> &globalOptionTable() {
+  static const std::vector<OptionSpec> table = {
+      {"quiet", 'q', "",
+       "print only errors: no warnings, notes or progress (also the reports "
+       "of the commands that have a --quiet of their own)"},
+      {"verbose", 'v', "",
+       "also print on stderr what is being done: where each registry's "
+       "snapshot came from, its version and key, each archive taken from the "
+       "download cache or fetched (from where, how many bytes, how long), "
+       "the project file and prefix used, and the command's time; -vv also "
+       "each registry index file, read from the registry or the cache",
+       true},
+      {"color", 0, "WHEN",
+       "colour errors, warnings, hints and changes: auto (the default: only "
+       "on a terminal whose TERM is not dumb), always or never. Without "
+       "--color, FORCE_COLOR or CLICOLOR_FORCE set to anything but 0 means "
+       "always, else NO_COLOR set to anything means never"},
+      {"directory", 'C', "DIR",
+       "change to DIR before doing anything else; relative paths, the "
+       "project file and the prefix are then found from there; each further "
+       "-C is relative to the one before",
+       true},
+      {"project", 0, "FILE",
+       "the project file, or a directory holding plugins.json (default: the "
+       "plugins.json found upward from the current directory); for the "
+       "commands that read a project"},
+      {"offline", 0, "",
+       "never open a network connection: use only cached metadata and "
+       "archives (also IREEPKG_OFFLINE=1)"},
+      {"json", 0, "",
+       "print a machine-readable report, for the commands that have one"},
+  };
+  return table;
+}
+
+const std::vector<std::pair<std::string, std::string>> &commandAliases() {
+  static const std::vector<std::pair<std::string, std::string>> aliases = {
+      {"uninstall", "remove"}};
+  return aliases;
+}
+
+const std::vector<std::string> &colorModeNames() {
+  static const std::vector<std::string> names = {"auto", "always", "never"};
+  return names;
+}
 
 const std::vector<Command> &commandTable() {
   static const std::vector<Command> table = {
@@ -190,6 +237,7 @@ const std::vector<Command> &commandTable() {
             "set an option of the plugin (flag without dashes)", true},
            {"registry", 0, "NAME",
             "take the plugins from this registry of plugins.json"},
+           kOptProject,
            kJson},
           {"ireepkg add simple-mul@^1.2",
            "ireepkg add simple-mul@^1.2 --option iree-simple-mul-tile=16",
@@ -208,8 +256,10 @@ const std::vector<Command> &commandTable() {
           "byte of the file stays as it was. If a name is not listed, "
           "nothing changes. Only plugins.json changes: installed packages "
           "stay until the prefix is synced with the project (`ireepkg "
-          "remove` removes packages from a prefix directly).",
-          {kJson},
+          "sync`). `ireepkg remove` (or `uninstall`) is the other way: it "
+          "removes installed packages from a prefix directly and leaves "
+          "plugins.json alone.",
+          {kOptProject, kJson},
           {"ireepkg rm simple-mul"},
           1,
           -1,
@@ -277,7 +327,7 @@ const std::vector<Command> &commandTable() {
       },
       {
           "lock",
-          "[--upgrade] [--upgrade-package NAME]... [--check]",
+          "[--upgrade] [--upgrade-package NAME]... [--check [--exit-code]]",
           "resolve plugins.json into plugins.lock.json",
           "Resolves the project's plugins and their dependencies for every "
           "platform plugins.json lists (a lock for linux-aarch64 can be made "
@@ -293,7 +343,12 @@ const std::vector<Command> &commandTable() {
            {"upgrade-package", 0, "NAME", "ignore the locked version of NAME",
             true},
            {"check", 0, "",
-            "write nothing; fail if the lockfile is missing or would change"},
+            "write nothing; exit with status 1 if the lockfile is missing or "
+            "would change, 0 if it is up to date"},
+           {"exit-code", 0, "",
+            "with --check: the same (--check always exits 1 when there is "
+            "something to lock, as `git diff --exit-code`); accepted for "
+            "symmetry with `outdated --exit-code`"},
            kOptIreeVersion,
            kOptOffline,
            kOptProject,
@@ -362,15 +417,19 @@ const std::vector<Command> &commandTable() {
       },
       {
           "outdated",
-          "[--all] [--json]",
+          "[--all] [--exit-code] [--json]",
           "list locked packages with newer versions",
           "For each package of the project: the locked version, the newest "
           "version plugins.json allows (what `ireepkg update` would choose) "
           "and the newest published version. Lists only packages where "
           "these differ, unless --all.",
-          {{"all", 0, "", "list every package"}, kOptIreeVersion, kOptOffline,
-           kOptProject, kJson},
-          {"ireepkg outdated", "ireepkg outdated --json"},
+          {{"all", 0, "", "list every package"},
+           {"exit-code", 0, "",
+            "exit with status 1 when a package is out of date (0 when none "
+            "is), as `git diff --exit-code`"},
+           kOptIreeVersion, kOptOffline, kOptProject, kJson},
+          {"ireepkg outdated", "ireepkg outdated --json",
+           "ireepkg outdated --exit-code || echo 'updates available'"},
           0,
           0,
           false,
@@ -420,9 +479,13 @@ const std::vector<Command> &commandTable() {
           "remove",
           "<name>... [--cascade] [--prefix DIR]",
           "remove installed packages, in one transaction",
-          "Removes the named packages. A package that another installed "
-          "package depends on is not removed (the error names the "
-          "dependent) unless --cascade, which also removes the dependents.",
+          "Removes the named packages from the prefix. A package that another "
+          "installed package depends on is not removed (the error names the "
+          "dependent) unless --cascade, which also removes the dependents.\n\n"
+          "`remove` changes a prefix and leaves plugins.json alone; in a "
+          "project, `ireepkg rm` removes a plugin from plugins.json instead "
+          "(and `ireepkg sync` then removes it from the project's prefix). "
+          "`ireepkg uninstall` is another name for `remove`.",
           {{"cascade", 0, "", "also remove the packages that depend on them"},
            kPrefix,
            kLockTimeout,
@@ -571,7 +634,8 @@ const std::vector<Command> &commandTable() {
       },
       {
           "flags",
-          "runtime|compiler [--format args|flagfile|json] [--platform OS-ARCH]",
+          "runtime|compiler [--format args|flagfile|json | --json] [--platform "
+          "OS-ARCH]",
           "print the IREE flags that activate the prefix's plugins",
           "`flags runtime` prints one --executable_plugin= per runtime plugin "
           "of the prefix, in activation order (IREE checks the last one "
@@ -595,6 +659,7 @@ const std::vector<Command> &commandTable() {
             true},
            {"check-files", 0, "", "runtime only: fail if a listed file is "
                                   "missing"},
+           {"json", 0, "", "the same as --format json"},
            kPrefix},
           {"ireepkg flags runtime", "ireepkg flags runtime --format json",
            "ireepkg flags runtime --platform linux-aarch64"},

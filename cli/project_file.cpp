@@ -2,6 +2,8 @@
 #include "project_file.h"
 
 #include "file_util.h"
+#include "output.h"
+#include "registry_args.h"
 
 #include "ireepkg/prefix.h"
 #include "ireepkg/project.h"
@@ -25,13 +27,20 @@ Expected<std::string> currentDirectory() {
   return cwd.string();
 }
 
-Expected<ProjectText> readNearestProject() {
+Expected<ProjectText>
+readNearestProject(const std::optional<std::string> &explicitFile) {
   auto cwd = currentDirectory();
   if (!cwd)
     return Unexpected(cwd.error());
   std::optional<std::string> found;
-  if (std::string f = findProjectFile(*cwd); !f.empty())
+  if (explicitFile) {
+    auto resolved = projectFileArgument(*explicitFile);
+    if (!resolved)
+      return Unexpected(resolved.error());
+    found = fs::absolute(*resolved).string();
+  } else if (std::string f = findProjectFile(*cwd); !f.empty()) {
     found = f;
+  }
   if (!found)
     return makeError(ErrorCode::NotFound,
                      std::string("no ") + project::kProjectFileName + " in " +
@@ -47,6 +56,7 @@ Expected<ProjectText> readNearestProject() {
     if (!ec)
       out.path = real.string();
   }
+  verboseLine(1, "project file: " + out.path);
   auto text = fsutil::readFile(out.path, 64u << 20);
   if (!text)
     return Unexpected(text.error());

@@ -9,6 +9,7 @@
 
 #include "ireepkg/error.h"
 
+#include <optional>
 #include <string>
 
 namespace ireepkg::cli {
@@ -21,9 +22,12 @@ struct ProjectText {
   std::string text;
 };
 
-/// Reads the plugins.json of the current directory or the nearest one above
-/// it (NotFound, with a hint to run `ireepkg init`, when there is none).
-Expected<ProjectText> readNearestProject();
+/// Reads `explicitFile` (--project: a file, or a directory holding
+/// plugins.json) when given, else the plugins.json of the current directory
+/// or the nearest one above it (NotFound, with a hint to run `ireepkg init`,
+/// when there is none).
+Expected<ProjectText>
+readNearestProject(const std::optional<std::string> &explicitFile = {});
 
 /// Replaces `path` with `text` atomically (temporary file, fsync, rename),
 /// keeping the file's permissions; on failure the old file is untouched.

@@ -37,7 +37,8 @@ const OptionSpec kOptIgnoreIreeVersion{
     "warning"};
 const OptionSpec kOptProject{
     "project", 0, "FILE",
-    "the project file (default: the plugins.json found upward from here)"};
+    "the project file, or a directory holding plugins.json (default: the "
+    "plugins.json found upward from here)"};
 
 bool networkSettingsFromEnvironment(net::FetchOptions &fetch) {
   struct Setting {
@@ -59,6 +60,7 @@ bool networkSettingsFromEnvironment(net::FetchOptions &fetch) {
     char *end = nullptr;
     double v = std::strtod(text, &end);
     if (*end || !(v >= 0) || v > 1e9) {
+      setSetupFailure(kExitUsage);
       printError(std::string(s.name) + "=\"" + text +
                      "\" is not a number of " + s.what,
                  std::string("set it to a number such as ") +
@@ -72,16 +74,18 @@ bool networkSettingsFromEnvironment(net::FetchOptions &fetch) {
 }
 
 std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args) {
+  setSetupFailure(kExitFailure);
   workflow::Environment env;
   const char *off = environmentOverride("IREEPKG_OFFLINE");
-  env.client.offline =
-      args.flag("offline") || (off && *off && std::string(off) != "0");
+  env.client.offline = args.flag("offline") || globalOptions().offline ||
+                       (off && *off && std::string(off) != "0");
   env.client.fetch.offline = env.client.offline;
   if (!networkSettingsFromEnvironment(env.client.fetch))
     return std::nullopt;
   if (auto v = args.value("iree-version")) {
     auto parsed = workflow::parseIreeVersion(*v);
     if (!parsed) {
+      setSetupFailure(kExitUsage);
       printError("--iree-version: \"" + *v + "\" is not a version",
                  "give a version such as 3.13.0");
       return std::nullopt;
@@ -94,10 +98,46 @@ std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args) {
   return env;
 }
 
+Expected<std::string> projectFileArgument(const std::string &given) {
+  std::error_code ec;
+  fs::file_status st = fs::status(given, ec);
+  if (given.empty())
+    return makeError(ErrorCode::Usage, "--project is empty", {},
+                     "give the project file (plugins.json) or its directory");
+  if (fs::is_directory(st)) {
+    std::string file = (fs::path(given) / "plugins.json").string();
+    if (!fs::exists(file, ec))
+      return makeError(ErrorCode::NotFound,
+                       "--project " + given +
+                           ": the directory holds no plugins.json",
+                       {},
+                       "give the project file itself, or run `ireepkg init` "
+                       "in that directory to start a project");
+    return file;
+  }
+  if (!fs::exists(st))
+    return makeError(ErrorCode::NotFound,
+                     "--project " + given + ": no such file", {},
+                     "give the project file (plugins.json) or its directory");
+  if (!fs::is_regular_file(st))
+    return makeError(ErrorCode::Invalid,
+                     "--project " + given + ": not a regular file", {},
+                     "give the project file (plugins.json) or its directory");
+  return given;
+}
+
 std::optional<workflow::Project> projectFrom(const ParsedArgs &args) {
   std::string file;
+  setSetupFailure(kExitFailure);
   if (auto p = args.value("project")) {
-    file = *p;
+    auto resolved = projectFileArgument(*p);
+    if (!resolved) {
+      if (resolved.error().code == ErrorCode::Usage)
+        setSetupFailure(kExitUsage);
+      printError(resolved.error());
+      return std::nullopt;
+    }
+    file = *resolved;
   } else {
     file = findProjectFile(fs::current_path().string());
     if (file.empty() && runningPrivileged()) {
@@ -112,6 +152,7 @@ std::optional<workflow::Project> projectFrom(const ParsedArgs &args) {
       return std::nullopt;
     }
   }
+  verboseLine(1, "project file: " + file);
   auto project = workflow::loadProject(file);
   if (!project) {
     printError(project.error());
@@ -139,6 +180,7 @@ std::optional<std::string> projectPrefix(const ParsedArgs &args,
       return std::nullopt;
     return p->path;
   }
+  verboseLine(1, "prefix: " + project.dir + "/.iree-plugins (the project's)");
   return project.dir + "/.iree-plugins";
 }
 
@@ -176,12 +218,15 @@ registriesFrom(const ParsedArgs &args, const workflow::Project *project) {
 void printLockChanges(const std::vector<workflow::LockChange> &changes) {
   for (const workflow::LockChange &c : changes) {
     if (c.from.empty())
-      std::printf("  + %s %s\n", c.name.c_str(), c.to.c_str());
+      std::printf("  %s\n",
+                  paint(Style::Added, "+ " + c.name + " " + c.to).c_str());
     else if (c.to.empty())
-      std::printf("  - %s %s\n", c.name.c_str(), c.from.c_str());
+      std::printf("  %s\n",
+                  paint(Style::Removed, "- " + c.name + " " + c.from).c_str());
     else
-      std::printf("  ~ %s %s -> %s\n", c.name.c_str(), c.from.c_str(),
-                  c.to.c_str());
+      std::printf("  %s\n", paint(Style::Changed, "~ " + c.name + " " + c.from +
+                                                     " -> " + c.to)
+                                 .c_str());
   }
 }
 

@@ -31,7 +31,12 @@ std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args);
 /// that is not a number.
 bool networkSettingsFromEnvironment(net::FetchOptions &fetch);
 
-/// --project FILE, else the plugins.json found upward from here.
+/// The project file --project names: FILE itself, or DIR/plugins.json for a
+/// directory (NotFound when it holds none; Usage when empty).
+Expected<std::string> projectFileArgument(const std::string &given);
+
+/// --project FILE (or DIR holding plugins.json), else the plugins.json found
+/// upward from here.
 std::optional<workflow::Project> projectFrom(const ParsedArgs &args);
 
 /// What a project command works with: the project and the environment.

@@ -49,6 +49,9 @@ public:
   /// Bytes extracted so far of the current archive.
   virtual void progress(const std::string &label, uint64_t done,
                         uint64_t total);
+  /// What is being done, for `--verbose`: where a registry's files come
+  /// from, cache hits, downloads. `level` 1 is shown with -v, 2 with -vv.
+  virtual void detail(int level, const std::string &message);
 };
 
 //===----------------------------------------------------------------------===//

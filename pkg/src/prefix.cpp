@@ -18,6 +18,7 @@ void Reporter::waitingForLock(const std::string &, const std::string &) {}
 void Reporter::recovered(const std::string &, const std::string &) {}
 void Reporter::warning(const Diagnostic &) {}
 void Reporter::progress(const std::string &, uint64_t, uint64_t) {}
+void Reporter::detail(int, const std::string &) {}
 
 static std::string normal(const std::string &path) {
   std::string p = fsutil::absolutePath(path);
