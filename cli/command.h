@@ -120,6 +120,10 @@ int runWhy(const Command &, const ParsedArgs &);
 int runCacheDir(const Command &, const ParsedArgs &);
 int runCacheClean(const Command &, const ParsedArgs &);
 int runCachePrune(const Command &, const ParsedArgs &);
+int runConfigList(const Command &, const ParsedArgs &);
+int runConfigGet(const Command &, const ParsedArgs &);
+int runConfigSet(const Command &, const ParsedArgs &);
+int runConfigUnset(const Command &, const ParsedArgs &);
 
 } // namespace ireepkg::cli
 

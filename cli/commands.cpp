@@ -1045,6 +1045,87 @@ const std::vector<Command> &commandTable() {
           false,
           runCachePrune,
       },
+      {
+          "config list",
+          "[--json]",
+          "show every configuration value and where it comes from",
+          "Prints each key of config.toml with the value this run uses and "
+          "where that comes from: a flag (--color, --offline), an "
+          "environment variable, a file (file:line:column), or the default. "
+          "The files are read in this order, each overriding the one "
+          "before: /etc/ireepkg/config.toml, then $XDG_CONFIG_HOME/ireepkg/"
+          "config.toml (default ~/.config/ireepkg/config.toml) or, instead, "
+          "the file $IREEPKG_CONFIG_FILE names. Environment variables and "
+          "flags override every file. A privileged (set-user-ID) run reads "
+          "only the system file, and takes no environment variable.\n\n"
+          "Keys (all at the top of the file): registry and registry-key "
+          "(the registry for install and search when neither --registry, "
+          "IREEPKG_REGISTRY nor a project names one), cache-dir "
+          "(IREEPKG_CACHE_DIR), prefix (the prefix outside projects, below "
+          "--prefix and IREEPKG_PREFIX), parallel-downloads "
+          "(IREEPKG_PARALLEL_DOWNLOADS, 1 to 256), color (auto, always, "
+          "never) and offline (true or false; IREEPKG_OFFLINE). A relative "
+          "path in a file is relative to the file's directory. A file that "
+          "is not TOML, an unknown key or a value of the wrong type stops "
+          "every command (but help and version) with file:line:column.",
+          {kJson},
+          {"ireepkg config list", "ireepkg config list --json"},
+          0,
+          0,
+          false,
+          runConfigList,
+      },
+      {
+          "config get",
+          "<key> [--show-origin] [--json]",
+          "print one configuration value",
+          "Prints the value this run uses for <key> (see `ireepkg config "
+          "list`). Exit status 1, printing nothing, when the key is not set "
+          "anywhere and has no default (registry, registry-key), as `git "
+          "config` does.",
+          {{"show-origin", 0, "", "also print where the value comes from, "
+                                  "on stderr"},
+           kJson},
+          {"ireepkg config get cache-dir"},
+          1,
+          1,
+          false,
+          runConfigGet,
+      },
+      {
+          "config set",
+          "<key> <value> [--system]",
+          "set a value in the user's (or the system's) config.toml",
+          "Writes `<key> = <value>` into the user's config.toml "
+          "($IREEPKG_CONFIG_FILE, else $XDG_CONFIG_HOME/ireepkg/config.toml, "
+          "else ~/.config/ireepkg/config.toml), or /etc/ireepkg/config.toml "
+          "with --system, creating the file and its directory if needed. The "
+          "line that sets the key is replaced; every other line, comments "
+          "included, stays as it was. The value is checked first: a path or "
+          "text, true or false for offline, a number from 1 to 256 for "
+          "parallel-downloads, auto, always or never for color.",
+          {{"system", 0, "", "write /etc/ireepkg/config.toml"}},
+          {"ireepkg config set offline true",
+           "ireepkg config set registry https://plugins.example.org/iree",
+           "ireepkg config set --system parallel-downloads 8"},
+          2,
+          2,
+          false,
+          runConfigSet,
+      },
+      {
+          "config unset",
+          "<key> [--system]",
+          "remove a value from the user's (or the system's) config.toml",
+          "Removes the line that sets <key>; every other line stays as it "
+          "was. Nothing changes when no line sets it.",
+          {{"system", 0, "", "change /etc/ireepkg/config.toml"}},
+          {"ireepkg config unset offline"},
+          1,
+          1,
+          false,
+          runConfigUnset,
+      },
   };
   return table;
 }

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "command.h"
+#include "cli_config.h"
 #include "global_options.h"
 #include "output.h"
 
@@ -237,6 +238,14 @@ int applyGlobals(const Command &cmd, ParsedArgs &parsed,
     }
     if (g.verbose)
       verboseLine(1, "working in " + std::filesystem::current_path().string());
+  }
+  // The configuration files, after -C (IREEPKG_CONFIG_FILE may be
+  // relative); `help` and `version` need none.
+  if (cmd.name != "help" && cmd.name != "version") {
+    if (!loadCliConfig())
+      return kExitFailure;
+    if (const config::Setting *c = configSetting("color"))
+      resolveColor(color, c->value, settingWhere(*c));
   }
   return kExitOk;
 }

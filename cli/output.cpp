@@ -1,6 +1,8 @@
 //===- output.cpp - What the CLI prints ----------------------------------===//
 #include "output.h"
 
+#include "cli_config.h"
+
 #include "ireepkg/environment.h"
 #include "ireepkg/iree_version.h"
 
@@ -339,6 +341,18 @@ std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args) {
                                                          : kExitFailure);
     return std::nullopt;
   }
+  // config.toml's prefix: below --prefix, IREEPKG_PREFIX and the project.
+  if (loc->reason == "XDG_DATA_HOME" || loc->reason == "default")
+    if (const config::Setting *p = configSetting("prefix")) {
+      auto configured = locatePrefix(p->value, cwd);
+      if (!configured) {
+        printError(configured.error());
+        setSetupFailure(kExitFailure);
+        return std::nullopt;
+      }
+      loc = std::move(configured);
+      loc->reason = settingWhere(*p);
+    }
   verboseLine(1, "prefix: " + loc->path + " (from " + loc->reason + ")");
   return *loc;
 }

@@ -1,6 +1,7 @@
 //===- registry_args.cpp - Registry, project and network options ---------===//
 #include "registry_args.h"
 
+#include "cli_config.h"
 #include "output.h"
 
 #include "ireepkg/environment.h"
@@ -77,8 +78,29 @@ std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args) {
   setSetupFailure(kExitFailure);
   workflow::Environment env;
   const char *off = environmentOverride("IREEPKG_OFFLINE");
-  env.client.offline = args.flag("offline") || globalOptions().offline ||
-                       (off && *off && std::string(off) != "0");
+  // --offline, else IREEPKG_OFFLINE (0 means online), else config.toml.
+  if (args.flag("offline") || globalOptions().offline)
+    env.client.offline = true;
+  else if (off && *off)
+    env.client.offline = std::string(off) != "0";
+  else if (const config::Setting *c = configSetting("offline"))
+    env.client.offline = c->value == "true";
+  // IREEPKG_PARALLEL_DOWNLOADS, else config.toml, else the built-in 50.
+  if (const char *p = environmentOverride("IREEPKG_PARALLEL_DOWNLOADS");
+      p && *p) {
+    char *end = nullptr;
+    long n = std::strtol(p, &end, 10);
+    if (*end || n < 1 || n > 256) {
+      setSetupFailure(kExitUsage);
+      printError(std::string("IREEPKG_PARALLEL_DOWNLOADS=\"") + p +
+                     "\" is not a number from 1 to 256",
+                 "set it to a number such as 8, or unset it");
+      return std::nullopt;
+    }
+    env.client.fetch.parallel = static_cast<int>(n);
+  } else if (const config::Setting *c = configSetting("parallel-downloads")) {
+    env.client.fetch.parallel = std::stoi(c->value);
+  }
   env.client.fetch.offline = env.client.offline;
   if (!networkSettingsFromEnvironment(env.client.fetch))
     return std::nullopt;
@@ -210,7 +232,25 @@ registriesFrom(const ParsedArgs &args, const workflow::Project *project) {
       for (auto &s : specs)
         if (s.publicKeys.empty())
           s.publicKeys = keys;
-    return specs;
+    if (!specs.empty())
+      return specs;
+  }
+  // config.toml's registry: below the flags, the environment and the
+  // project.
+  if (const config::Setting *r = configSetting("registry")) {
+    registry::RegistrySpec spec;
+    spec.name = "default";
+    spec.url = (net::isHttpUrl(r->value) || r->value.rfind("file://", 0) == 0)
+                   ? r->value
+                   : (fs::path(r->where.file).parent_path() / r->value)
+                         .lexically_normal()
+                         .string();
+    if (keys.empty())
+      if (const config::Setting *k = configSetting("registry-key"))
+        keys.push_back(k->value);
+    spec.publicKeys = keys;
+    verboseLine(1, "registry " + spec.url + " (from " + settingWhere(*r) + ")");
+    return {spec};
   }
   return {};
 }

@@ -23,6 +23,8 @@ DEBIAN_PACKAGES=(
   # libraries
   nlohmann-json3-dev libcurl4-openssl-dev libarchive-dev doctest-dev
   libzstd-dev libsodium-dev
+  # config.toml (pkg/src/user_config.cpp)
+  libtomlplusplus-dev
   # peers used by the tests and the demonstration
   python3 python3-venv zstd minisign nginx-light openssl
 )
