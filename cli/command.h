@@ -67,6 +67,15 @@ struct Command {
 /// The table, in the order `ireepkg help` lists it.
 const std::vector<Command> &commandTable();
 
+/// The values an option takes, for shell completion (empty: any; a
+/// file or directory when its valueName says FILE or DIR).
+std::vector<std::string> optionChoices(const Command &command,
+                                       const OptionSpec &option);
+
+/// Whether the command's arguments are installed package names (shell
+/// completion offers `ireepkg list --names`).
+bool takesPackageNames(const Command &command);
+
 /// Other names of commands: {alias, command name}.
 const std::vector<std::pair<std::string, std::string>> &commandAliases();
 
@@ -121,6 +130,7 @@ int runCacheDir(const Command &, const ParsedArgs &);
 int runCacheClean(const Command &, const ParsedArgs &);
 int runCachePrune(const Command &, const ParsedArgs &);
 int runConfigList(const Command &, const ParsedArgs &);
+int runCompletion(const Command &, const ParsedArgs &);
 int runConfigGet(const Command &, const ParsedArgs &);
 int runConfigSet(const Command &, const ParsedArgs &);
 int runConfigUnset(const Command &, const ParsedArgs &);

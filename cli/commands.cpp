@@ -8,6 +8,8 @@
 #include "global_options.h"
 #include "registry_args.h"
 
+#include <algorithm>
+
 namespace ireepkg::cli {
 
 static const OptionSpec kJson{"json", 0, "", "print a machine-readable report"};
@@ -74,6 +76,38 @@ const std::vector<std::pair<std::string, std::string>> &commandAliases() {
   return aliases;
 }
 
+std::vector<std::string> optionChoices(const Command &command,
+                                       const OptionSpec &option) {
+  const std::string &c = command.name, &o = option.name;
+  if (o == "color")
+    return colorModeNames();
+  if (o == "format" && c == "flags")
+    return {"args", "flagfile", "json"};
+  if (o == "kind" && c == "manifest check")
+    return {"manifest", "project", "lock", "registry-config", "snapshot",
+            "index"};
+  if (o == "kind" && c == "new")
+    return {"runtime", "mlir-passes", "mlir-dialect", "compiler-config"};
+  if (o == "shell")
+    return {"sh", "bash", "zsh", "dash", "ksh", "fish", "pwsh", "powershell"};
+  if (o == "tool-kind")
+    return {"runtime", "compiler", "mlir", "python"};
+  if (o == "tool")
+    return {"iree-compile", "iree-opt", "mlir-opt"};
+  if (o == "platform")
+    return {"linux-x86_64", "linux-aarch64", "macos-arm64", "macos-x86_64",
+            "windows-x86_64"};
+  if (o == "invert" || o == "upgrade-package")
+    return {"@packages"};
+  return {};
+}
+
+bool takesPackageNames(const Command &command) {
+  static const std::vector<std::string> names = {
+      "remove", "info", "why", "verify", "test", "cache clean", "update"};
+  return std::find(names.begin(), names.end(), command.name) != names.end();
+}
+
 const std::vector<std::string> &colorModeNames() {
   static const std::vector<std::string> names = {"auto", "always", "never"};
   return names;
@@ -90,7 +124,10 @@ const std::vector<Command> &commandTable() {
           "help, the same as `ireepkg <command> --help`.",
           {{"markdown", 0, "",
             "print the reference of every command as Markdown (this is "
-            "docs/cli.md)"}},
+            "docs/cli.md)"},
+           {"man", 0, "",
+            "print the manual page ireepkg(1) (this is docs/man/ireepkg.1, "
+            "installed into share/man/man1)"}},
           {"ireepkg help", "ireepkg help manifest check"},
           0,
           -1,
@@ -502,8 +539,12 @@ const std::vector<Command> &commandTable() {
           "[--prefix DIR] [--json]",
           "list the installed packages in activation order",
           "Lists every installed package with its version, whether it was "
-          "installed explicitly or as a dependency, and what it provides.",
-          {kPrefix, kJson},
+          "installed explicitly or as a dependency, and what it provides. "
+          "--names prints only the names, one a line (shell completion uses "
+          "it).",
+          {kPrefix,
+           {"names", 0, "", "print only the package names, one a line"},
+           kJson},
           {"ireepkg list", "ireepkg list --json"},
           0,
           0,
@@ -1125,6 +1166,30 @@ const std::vector<Command> &commandTable() {
           1,
           false,
           runConfigUnset,
+      },
+      {
+          "completion",
+          "bash|zsh|fish|powershell",
+          "print a shell completion script",
+          "Prints a script that completes ireepkg's commands, options, the "
+          "values of options that take a fixed set (--color, --format, "
+          "--kind, --shell, ...), files and directories where an option "
+          "takes one, and installed package names where a command takes "
+          "them (through `ireepkg list --names`). It is generated from the "
+          "same table as `--help`. Load it with `source <(ireepkg completion "
+          "bash)` (or save it as "
+          "/usr/share/bash-completion/completions/ireepkg), `ireepkg "
+          "completion zsh > \"${fpath[1]}/_ireepkg\"` (the zsh script "
+          "uses zsh's bashcompinit), `ireepkg completion fish > "
+          "~/.config/fish/completions/ireepkg.fish`, or `ireepkg "
+          "completion powershell | Out-String | Invoke-Expression`.",
+          {},
+          {"source <(ireepkg completion bash)",
+           "ireepkg completion fish > ~/.config/fish/completions/ireepkg.fish"},
+          1,
+          1,
+          false,
+          runCompletion,
       },
   };
   return table;

@@ -27,6 +27,8 @@ DEBIAN_PACKAGES=(
   libtomlplusplus-dev
   # peers used by the tests and the demonstration
   python3 python3-venv zstd minisign nginx-light openssl
+  # shells and man, for the completion scripts and the manual page tests
+  zsh fish man-db groff-base
 )
 
 missing=()
