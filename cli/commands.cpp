@@ -252,8 +252,8 @@ const std::vector<Command> &commandTable() {
       },
       {
           "add",
-          "<name>[@<constraint>]... [--option FLAG=VALUE]... [--registry "
-          "NAME] [--json]",
+          "<name>[@<constraint>]... | --path DIR [--option FLAG=VALUE]... "
+          "[--registry NAME] [--json]",
           "add plugins to plugins.json, or change their version or options",
           "Edits the plugins.json of the current directory or the nearest "
           "one above it. A plugin it does not list yet is appended to "
@@ -266,6 +266,10 @@ const std::vector<Command> &commandTable() {
           "number, a boolean, a quoted string or an array, otherwise as "
           "text. Option values are checked against the plugin's schema when "
           "the project is locked.\n\n"
+          "--path DIR adds the local package in DIR (a package directory "
+          "with its ireeplugin.json, which names it) as {\"name\", \"path\"}, "
+          "the path written relative to plugins.json; `lock` and `sync` "
+          "take it from there, with no version and no registry.\n\n"
           "Every other byte of the file stays as it was (order, indentation, "
           "line endings), and new entries copy the layout of their "
           "neighbours. Only plugins.json changes: neither the lockfile nor "
@@ -274,12 +278,14 @@ const std::vector<Command> &commandTable() {
             "set an option of the plugin (flag without dashes)", true},
            {"registry", 0, "NAME",
             "take the plugins from this registry of plugins.json"},
+           {"path", 0, "DIR", "add the local package in DIR"},
            kOptProject,
            kJson},
           {"ireepkg add simple-mul@^1.2",
            "ireepkg add simple-mul@^1.2 --option iree-simple-mul-tile=16",
-           "ireepkg add 'torch-input@>=2.0.0, <3.0.0' --registry local"},
-          1,
+           "ireepkg add 'torch-input@>=2.0.0, <3.0.0' --registry local",
+           "ireepkg add --path ./plugins/local-experiment"},
+          0,
           -1,
           false,
           runAdd,
@@ -1030,6 +1036,61 @@ const std::vector<Command> &commandTable() {
           1,
           false,
           runRegistryVerify,
+      },
+      {
+          "registry add",
+          "<name> <url|dir> [--registry-key KEY] [--mirror URL]... [--json]",
+          "add a registry to the project's plugins.json",
+          "Appends {\"name\", \"url\", \"public_key\"} (and \"mirrors\") to "
+          "\"registries\" of the plugins.json of the current directory or "
+          "the nearest one above it (or --project). Every other byte of the "
+          "file stays as it was, the plugins included. <url|dir> is an "
+          "https:// or file:// URL, or a directory relative to plugins.json. "
+          "A name that is there already is refused. Without --registry-key "
+          "the registry has no trusted key, and ireepkg refuses to use it "
+          "until one is written.",
+          {{"registry-key", 0, "KEY",
+            "the registry's minisign public key (its base64 line or .pub "
+            "file)"},
+           {"mirror", 0, "URL", "another URL serving the same registry", true},
+           kOptProject,
+           kJson},
+          {"ireepkg registry add default https://plugins.example.org/iree "
+           "--registry-key RWQ...",
+           "ireepkg registry add local ./registry --registry-key "
+           "registry-signing.pub"},
+          2,
+          2,
+          false,
+          runRegistryAdd,
+      },
+      {
+          "registry remove",
+          "<name>... [--json]",
+          "remove registries from the project's plugins.json",
+          "Removes each named registry from \"registries\"; every other "
+          "byte of the file stays as it was. A registry that a plugin names "
+          "in its \"registry\" is not removed (the error names the plugin). "
+          "If any name is not there, nothing changes.",
+          {kOptProject, kJson},
+          {"ireepkg registry remove staging"},
+          1,
+          -1,
+          false,
+          runRegistryRemove,
+      },
+      {
+          "registry list",
+          "[--json]",
+          "list the registries of the project's plugins.json",
+          "Prints each registry of the project with its URL, its mirrors "
+          "and whether it has a trusted public key.",
+          {kOptProject, kJson},
+          {"ireepkg registry list", "ireepkg registry list --json"},
+          0,
+          0,
+          false,
+          runRegistryList,
       },
       {
           "cache dir",
