@@ -5,11 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "add_lookup.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include "registry_args.h"
 
-#include "ireepkg/workflow.h"
+#include "ireepkg/registry/workflow.h"
 
 #include <cstdlib>
 #include <filesystem>

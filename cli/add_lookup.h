@@ -9,8 +9,8 @@
 #ifndef IREEPKG_CLI_ADD_LOOKUP_H
 #define IREEPKG_CLI_ADD_LOOKUP_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/formats.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
 
 #include <string>
 

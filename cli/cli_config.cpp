@@ -4,7 +4,7 @@
 #include "command.h"
 #include "output.h"
 
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include <cstdlib>
 

@@ -7,10 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "add_lookup.h"
 #include "output.h"
-#include "project_file.h"
+#include "ireepkg/pkg/project_file.h"
 
-#include "ireepkg/json_document.h"
-#include "ireepkg/project.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/pkg/project.h"
 
 #include <cmath>
 #include <cstdio>

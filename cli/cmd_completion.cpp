@@ -10,8 +10,8 @@
 #include "global_options.h"
 #include "output.h"
 
-#include "ireepkg/platform.h"
-#include "ireepkg/user_config.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/user_config.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -2,9 +2,9 @@
 #include "cli_config.h"
 #include "output.h"
 
-#include "ireepkg/environment.h"
-#include "ireepkg/platform.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <cstdio>
 #include <cstdlib>

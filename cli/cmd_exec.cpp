@@ -13,12 +13,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/environment.h"
 #include "python_env.h"
 
-#include "child_process.h"
-#include "ireepkg/compiler_config.h"
-#include "ireepkg/tool_kind.h"
+#include "ireepkg/pkg/child_process.h"
+#include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/compiler_integration/tool_kind.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "command.h"
 
-#include "ireepkg/fatelf.h"
+#include "ireepkg/pkg/fatelf.h"
 
 #include <nlohmann/json.hpp>
 
@@ -29,12 +29,6 @@ namespace ireepkg::cli {
 
 namespace {
 
-/// A Location naming only a file.
-Location fileLocation(const std::string &file) {
-  Location where;
-  where.file = file;
-  return where;
-}
 
 /// Prints an error as `ireepkg: error: <file>: <message>` plus its hint.
 int fail(const Error &e) {
@@ -53,16 +47,16 @@ Expected<std::string> readFile(const std::string &path) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     return makeError(ErrorCode::Io, "is a directory, not a file",
-                     fileLocation(path));
+                     Location::inFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return makeError(ErrorCode::Io,
                      std::string("cannot read: ") + std::strerror(errno),
-                     fileLocation(path));
+                     Location::inFile(path));
   std::ostringstream buf;
   buf << in.rdbuf();
   if (in.bad())
-    return makeError(ErrorCode::Io, "read failed", fileLocation(path));
+    return makeError(ErrorCode::Io, "read failed", Location::inFile(path));
   return std::move(buf).str();
 }
 
@@ -77,7 +71,7 @@ Status writeFileAtomic(const fs::path &path, std::string_view bytes) {
   auto ioError = [&](const std::string &what) {
     std::string message = what + ": " + std::strerror(errno);
     ::unlink(tmp.c_str());
-    return makeError(ErrorCode::Io, message, fileLocation(path.string()));
+    return makeError(ErrorCode::Io, message, Location::inFile(path.string()));
   };
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0)
@@ -85,7 +79,7 @@ Status writeFileAtomic(const fs::path &path, std::string_view bytes) {
                      std::string("cannot create a file in ") +
                          (dir.empty() ? "." : dir.string()) + ": " +
                          std::strerror(errno),
-                     fileLocation(path.string()));
+                     Location::inFile(path.string()));
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -210,7 +204,7 @@ int runFatelfSplit(const Command &, const ParsedArgs &args) {
     return fail(Error(ErrorCode::Io,
                       "cannot create the output directory" +
                           (ec ? ": " + ec.message() : std::string()),
-                      fileLocation(dir.string())));
+                      Location::inFile(dir.string())));
 
   std::string stem = fs::path(path).filename().string();
   if (stem.ends_with(".sos") && stem.size() > 4)

@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "state.h"
-#include "ireepkg/compiler_config.h"
+#include "ireepkg/pkg/state.h"
+#include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/runtime.h"
 
 #include <cstdio>

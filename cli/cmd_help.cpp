@@ -2,8 +2,8 @@
 #include "global_options.h"
 #include "output.h"
 
-#include "ireepkg/formats.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <nlohmann/json.hpp>
 

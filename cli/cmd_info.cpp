@@ -1,7 +1,7 @@
 //===- cmd_info.cpp - `ireepkg info` -------------------------------------===//
 #include "output.h"
 
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <cstdio>
 #include <sys/stat.h>

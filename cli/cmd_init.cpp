@@ -6,11 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
-#include "project_file.h"
+#include "ireepkg/pkg/project_file.h"
 
-#include "ireepkg/json_document.h"
-#include "ireepkg/project.h"
-#include "ireepkg/signature.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/pkg/project.h"
+#include "ireepkg/pkg/signature.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -88,7 +88,7 @@ int runInit(const Command &, const ParsedArgs &args) {
     return printFailure(
         Error(ErrorCode::Conflict,
               std::string(project::kProjectFileName) + " already exists",
-              Location{path, 0, 0, "", "", ""},
+              Location::inFile(path),
               "edit it with `ireepkg add` and `ireepkg rm`, or pass --force "
               "to replace it"),
         json);

@@ -1,10 +1,10 @@
 //===- cmd_install.cpp - `ireepkg install` -------------------------------===//
 #include "output.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/environment.h"
 #include "registry_args.h"
 
-#include "ireepkg/prefix.h"
-#include "ireepkg/workflow.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/registry/workflow.h"
 
 #include <cstdio>
 #include <cstdlib>

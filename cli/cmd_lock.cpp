@@ -2,7 +2,7 @@
 #include "output.h"
 #include "registry_args.h"
 
-#include "ireepkg/json_document.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
 #include <cstdio>
 

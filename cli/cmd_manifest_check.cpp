@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "command.h"
 
-#include "ireepkg/formats.h"
-#include "ireepkg/package.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/package.h"
 
 #include <nlohmann/json.hpp>
 

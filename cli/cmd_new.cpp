@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "scaffold.h"
+#include "ireepkg/pkg/scaffold.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -1,9 +1,9 @@
 //===- cmd_pack.cpp - `ireepkg pack` -------------------------------------===//
 #include "output.h"
 
-#include "package_test.h"
+#include "ireepkg/pkg/package_test.h"
 
-#include "ireepkg/package.h"
+#include "ireepkg/pkg/package.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "ireepkg/registry.h"
-#include "ireepkg/signature.h"
+#include "ireepkg/registry/registry.h"
+#include "ireepkg/pkg/signature.h"
 
 #include <cstdio>
 #include <cstdlib>

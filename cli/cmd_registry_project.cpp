@@ -5,11 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
-#include "project_file.h"
+#include "ireepkg/pkg/project_file.h"
 
-#include "ireepkg/json_document.h"
-#include "ireepkg/project.h"
-#include "ireepkg/signature.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/pkg/project.h"
+#include "ireepkg/pkg/signature.h"
 
 #include <cstdio>
 

@@ -1,7 +1,7 @@
 //===- cmd_remove.cpp - `ireepkg remove` ---------------------------------===//
 #include "output.h"
 
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/prefix.h"
 
 namespace ireepkg::cli {
 

@@ -1,9 +1,9 @@
 //===- cmd_search.cpp - `ireepkg search` ----------------------------------===//
 #include "output.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/environment.h"
 #include "registry_args.h"
 
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <algorithm>
 #include <cstdio>

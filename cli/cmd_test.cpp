@@ -7,10 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "package_test.h"
+#include "ireepkg/pkg/package_test.h"
 
-#include "ireepkg/json_document.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <filesystem>
 

@@ -1,9 +1,9 @@
 //===- cmd_why.cpp - `ireepkg why` ----------------------------------------===//
 #include "output.h"
 
-#include "ireepkg/dependency_graph.h"
-#include "ireepkg/platform.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/dependency_graph.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <cstdio>
 

@@ -9,7 +9,9 @@
 #include "global_options.h"
 #include "output.h"
 
-#include "ireepkg/platform.h"
+#include "ireepkg/compiler_integration/compiler_state.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -306,6 +308,10 @@ int parseAndRun(const Command &cmd, std::vector<std::string> args,
 } // namespace
 
 int main(int argc, char **argv) {
+  // The CLI wires the layers together: every transaction and verification
+  // writes (or checks) the integrations' state files.
+  ireepkg::registerStateWriter(ireepkg::runtimeStateWriter());
+  ireepkg::registerStateWriter(ireepkg::compilerStateWriter());
   std::vector<std::string> args(argv + 1, argv + argc);
   resolveColor(std::nullopt); // errors in the arguments may be coloured too
   const auto &table = commandTable();

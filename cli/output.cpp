@@ -3,8 +3,8 @@
 
 #include "cli_config.h"
 
-#include "ireepkg/environment.h"
-#include "ireepkg/iree_version.h"
+#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/pkg/iree_version.h"
 
 #include <algorithm>
 #include <chrono>

@@ -11,7 +11,7 @@
 #include "command.h"
 #include "global_options.h"
 
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <nlohmann/json.hpp>
 

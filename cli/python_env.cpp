@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "python_env.h"
 
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include <climits>
 #include <cstdlib>

@@ -4,7 +4,7 @@
 #include "cli_config.h"
 #include "output.h"
 
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -118,34 +118,6 @@ std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args) {
   if (auto b = args.value("bundle"))
     env.bundle = *b;
   return env;
-}
-
-Expected<std::string> projectFileArgument(const std::string &given) {
-  std::error_code ec;
-  fs::file_status st = fs::status(given, ec);
-  if (given.empty())
-    return makeError(ErrorCode::Usage, "--project is empty", {},
-                     "give the project file (plugins.json) or its directory");
-  if (fs::is_directory(st)) {
-    std::string file = (fs::path(given) / "plugins.json").string();
-    if (!fs::exists(file, ec))
-      return makeError(ErrorCode::NotFound,
-                       "--project " + given +
-                           ": the directory holds no plugins.json",
-                       {},
-                       "give the project file itself, or run `ireepkg init` "
-                       "in that directory to start a project");
-    return file;
-  }
-  if (!fs::exists(st))
-    return makeError(ErrorCode::NotFound,
-                     "--project " + given + ": no such file", {},
-                     "give the project file (plugins.json) or its directory");
-  if (!fs::is_regular_file(st))
-    return makeError(ErrorCode::Invalid,
-                     "--project " + given + ": not a regular file", {},
-                     "give the project file (plugins.json) or its directory");
-  return given;
 }
 
 std::optional<workflow::Project> projectFrom(const ParsedArgs &args) {

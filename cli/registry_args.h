@@ -10,7 +10,7 @@
 #define IREEPKG_CLI_REGISTRY_ARGS_H
 
 #include "command.h"
-#include "ireepkg/workflow.h"
+#include "ireepkg/registry/workflow.h"
 
 #include <optional>
 #include <vector>
@@ -30,10 +30,6 @@ std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args);
 /// IREEPKG_RETRY_AFTER_MAX); prints an error and returns false for a value
 /// that is not a number.
 bool networkSettingsFromEnvironment(net::FetchOptions &fetch);
-
-/// The project file --project names: FILE itself, or DIR/plugins.json for a
-/// directory (NotFound when it holds none; Usage when empty).
-Expected<std::string> projectFileArgument(const std::string &given);
 
 /// --project FILE (or DIR holding plugins.json), else the plugins.json found
 /// upward from here.

@@ -8,12 +8,12 @@
 // deterministic except the keys, which are fresh on every build.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/compiler_index.h"
-#include "ireepkg/fatelf.h"
-#include "ireepkg/formats.h"
-#include "ireepkg/package.h"
-#include "ireepkg/runtime_index.h"
-#include "ireepkg/signature.h"
+#include "ireepkg/compiler_integration/compiler_index.h"
+#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/package.h"
+#include "ireepkg/runtime_integration/runtime_index.h"
+#include "ireepkg/pkg/signature.h"
 
 #include <cstdio>
 #include <filesystem>

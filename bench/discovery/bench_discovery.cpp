@@ -17,7 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/runtime.h"
-#include "ireepkg/runtime_index.h"
+#include "ireepkg/runtime_integration/runtime_index.h"
 
 #include <nlohmann/json.hpp>
 

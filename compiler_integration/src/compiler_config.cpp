@@ -4,14 +4,16 @@
 // read-only commands that use this must start fast.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/compiler_config.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/environment.h"
-#include "ireepkg/iree_version.h"
+#include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/child_process.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/pkg/iree_version.h"
 
-#include "ireepkg/hash.h"
-#include "ireepkg/compiler_index.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/compiler_integration/compiler_index.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <cctype>
 #include <cerrno>
@@ -72,57 +74,25 @@ bool isGlobalCompilerFlag(std::string_view name) {
 
 namespace {
 
-/// Runs a command and returns its combined output (bounded).
+/// Runs a command and returns what it wrote to stdout, then to stderr
+/// (bounded): the probe only looks for markers in it.
 Expected<std::string> capture(const std::vector<std::string> &argv) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    return makeError(ErrorCode::Io, std::string("pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  std::vector<char *> args;
-  for (const std::string &a : argv)
-    args.push_back(const_cast<char *>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(),
-                       environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    return makeError(ErrorCode::NotFound,
-                     "cannot run " + argv[0] + ": " + std::strerror(rc));
-  }
-  std::string out;
-  char buf[65536];
-  while (true) {
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    if (out.size() < (16u << 20))
-      out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return out;
+  ChildOptions options;
+  options.argv = argv;
+  options.maxOut = options.maxErr = 16u << 20;
+  auto r = runChild(options);
+  if (!r)
+    return Unexpected(r.error());
+  if (r->spawnError)
+    return makeError(ErrorCode::NotFound, "cannot run " + argv[0] + ": " +
+                                              std::strerror(r->spawnError));
+  return r->out + r->err;
 }
 
+/// Where probed compilers are remembered: the package cache's directory.
 std::string cachePath() {
-  const char *dir = environmentOverride("IREEPKG_CACHE_DIR");
-  std::string root;
-  if (dir && *dir)
-    root = dir;
-  else if (const char *x = environmentOverride("XDG_CACHE_HOME"); x && x[0] == '/')
-    root = std::string(x) + "/ireepkg";
-  else if (auto home = homeDirectory())
-    root = *home + "/.cache/ireepkg";
-  return root.empty() ? root : root + "/compilers.json";
+  auto cache = PackageCache::openDefault();
+  return cache ? cache->root() + "/compilers.json" : std::string();
 }
 
 } // namespace
@@ -587,7 +557,7 @@ buildPrefixCompilerConfig(const std::string &prefix,
     std::ifstream in(indexPath, std::ios::binary);
     if (!in)
       return makeError(ErrorCode::NotFound, "the prefix has no compiler index",
-                       Location{indexPath, 0, 0, "", "", ""},
+                       Location::inFile(indexPath),
                        "reinstall a package to write it");
     std::string text((std::istreambuf_iterator<char>(in)),
                      std::istreambuf_iterator<char>());

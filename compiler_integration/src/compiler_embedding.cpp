@@ -5,10 +5,11 @@
 // documented signatures (API version 1.x); no IREE header is used.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/compiler_embedding.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/compiler_integration/compiler_embedding.h"
+#include "ireepkg/manifest_schema/text.h"
+#include "ireepkg/manifest_schema/environment.h"
 
-#include "child_process.h"
+#include "ireepkg/pkg/child_process.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -126,14 +127,6 @@ bool isFile(const std::string &path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::string trim(std::string s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos)
-    return {};
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
 /// The compiler's error text on one line: IREE's flag errors read
 /// "Error parsing flags:\n  <problem>\n  <problem>".
 std::string oneLine(const std::string &message) {
@@ -141,7 +134,7 @@ std::string oneLine(const std::string &message) {
   size_t start = 0;
   while (start <= message.size()) {
     size_t nl = message.find('\n', start);
-    std::string line = trim(message.substr(
+    std::string line = trimmed(message.substr(
         start, nl == std::string::npos ? std::string::npos : nl - start));
     if (!line.empty() && line != "Error parsing flags:")
       out += (out.empty() ? "" : "; ") + line;
@@ -149,7 +142,7 @@ std::string oneLine(const std::string &message) {
       break;
     start = nl + 1;
   }
-  return out.empty() ? trim(message) : out;
+  return out.empty() ? trimmed(message) : out;
 }
 
 /// "flag --x=1 (from package p)"
@@ -237,7 +230,7 @@ findCompilerLibrary(const std::string &explicitPath) {
       tried.push_back(python + " (has no iree.compiler package)");
       continue;
     }
-    std::string dir = trim(r->out);
+    std::string dir = trimmed(r->out);
     std::string lib = dir + "/_mlir_libs/" + kLibraryName;
     if (!isFile(lib)) {
       tried.push_back(python + " (iree.compiler at " + dir + " has no _mlir_libs/" +
@@ -588,12 +581,12 @@ Status CompilerLibrary::setGlobalFlags(const std::vector<CompilerFlag> &flags) {
     std::vector<std::string> lines;
     for (size_t start = 0; start < childOut.size();) {
       size_t nl = childOut.find('\n', start);
-      std::string line = trim(childOut.substr(
+      std::string line = trimmed(childOut.substr(
           start, nl == std::string::npos ? std::string::npos : nl - start));
       if (line.rfind(std::string(kProgramName) + ": ", 0) == 0)
         line = line.substr(std::strlen(kProgramName) + 2);
       if (size_t t = line.find("  Try: '"); t != std::string::npos)
-        line = trim(line.substr(0, t));
+        line = trimmed(line.substr(0, t));
       if (!line.empty())
         lines.push_back(line);
       if (nl == std::string::npos)
@@ -816,7 +809,7 @@ void collectDiagnostic(int severity, const char *message,
 /// cut to a few lines (MLIR attaches whole operations as notes).
 std::string formatDiagnostic(const CompilerDiagnostic &d) {
   constexpr size_t kMaxLines = 8, kMaxChars = 2000;
-  std::string m = trim(d.message);
+  std::string m = trimmed(d.message);
   std::string sev = std::string(compilerDiagnosticSeverityName(d.severity)) + ": ";
   // After a leading "<file>:<line>:<col>: ", if there is one.
   size_t insert = 0;
@@ -853,7 +846,7 @@ std::string formatDiagnostic(const CompilerDiagnostic &d) {
   if (cut < m.size()) {
     size_t rest = static_cast<size_t>(
         std::count(m.begin() + static_cast<long>(cut), m.end(), '\n'));
-    m = trim(m.substr(0, cut)) + "\n  [" + std::to_string(rest + 1) +
+    m = trimmed(m.substr(0, cut)) + "\n  [" + std::to_string(rest + 1) +
         " more lines]";
   }
   return m;
@@ -944,7 +937,7 @@ CompilerLibrary::applyConfig(const CompilerConfig &config) {
         std::string list = env;
         for (size_t start = 0; start <= list.size();) {
           size_t comma = list.find(',', start);
-          std::string item = trim(list.substr(
+          std::string item = trimmed(list.substr(
               start,
               comma == std::string::npos ? std::string::npos : comma - start));
           listed |= item == f.value ||

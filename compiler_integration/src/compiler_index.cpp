@@ -1,6 +1,6 @@
 //===- compiler_index.cpp - The stored compiler inputs -------------------===//
-#include "ireepkg/compiler_index.h"
-#include "ireepkg/json_document.h"
+#include "ireepkg/compiler_integration/compiler_index.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
 #include <nlohmann/json.hpp>
 
@@ -62,7 +62,7 @@ Expected<CompilerIndex> decodeCompilerIndex(std::string_view text,
   auto bad = [&](const std::string &why) {
     return makeError(ErrorCode::Integrity,
                      "the prefix's compiler index is corrupted: " + why,
-                     Location{path, 0, 0, "", "", ""},
+                     Location::inFile(path),
                      "run `ireepkg verify`; reinstalling a package rewrites it");
   };
   json j = parseJsonOrDiscarded(text);
@@ -74,7 +74,7 @@ Expected<CompilerIndex> decodeCompilerIndex(std::string_view text,
   if (version == j.end() || !version->is_number_integer() || *version != 1)
     return makeError(ErrorCode::Unsupported,
                      "the compiler index was written by another ireepkg",
-                     Location{path, 0, 0, "", "", ""},
+                     Location::inFile(path),
                      "reinstall a package to rewrite it");
   CompilerIndex idx;
   try {

@@ -3,12 +3,12 @@
 // See ireepkg/tool_kind.h.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/tool_kind.h"
-#include "ireepkg/json_document.h"
+#include "ireepkg/compiler_integration/tool_kind.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
-#include "ireepkg/cache.h"
+#include "ireepkg/pkg/cache.h"
 
-#include "child_process.h"
+#include "ireepkg/pkg/child_process.h"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 //   ireepkg-embed-compile --prefix P [--compiler-lib PATH] [--set flag=value]...
 //                         <input.mlir> -o <out.vmfb> [-- extra compiler flags]
 //
-// A test tool for the embedding API (include/ireepkg/compiler_embedding.h):
+// A test tool for the embedding API (include/ireepkg/compiler_integration/compiler_embedding.h):
 // builds the compiler configuration of a prefix, applies it to
 // libIREECompiler.so inside this process (process-global flags through
 // ireeCompilerSetupGlobalCL, the others through ireeCompilerSessionSetFlags),
@@ -24,9 +24,9 @@
 // not installed.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/compiler_config.h"
-#include "ireepkg/compiler_embedding.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/compiler_integration/compiler_embedding.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <cstdio>
 #include <cstdlib>

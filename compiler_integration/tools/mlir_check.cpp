@@ -1,5 +1,11 @@
 //===- mlir_check.cpp - ireepkg-mlir-check: plugins and pipelines ---------===//
 //
+// Why one file of this size: a separate program built against libMLIR as
+// C++17 without RTTI, apart from ireepkg's libraries; its request, loaders,
+// parser checks and report belong to one process and one protocol.
+//
+//===----------------------------------------------------------------------===//
+//
 // ireepkg-mlir-check loads MLIR pass and dialect plugins the way MLIR's tools
 // do (`mlir-opt --load-pass-plugin` / `--load-dialect-plugin`), and checks
 // MLIR textual pass pipelines (the pipelines of a package's preprocessing,
@@ -62,6 +68,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ireepkg/manifest_schema/text.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -101,6 +108,9 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+using ireepkg::signalName;
+using ireepkg::trimmed;
 
 namespace {
 
@@ -168,14 +178,6 @@ std::string readRange(int fd, off_t start, off_t end) {
   return out;
 }
 
-std::string trim(const std::string &s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos)
-    return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
 bool startsWith(const std::string &s, const std::string &prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
@@ -199,34 +201,13 @@ std::string inQuotes(const std::string &s) { return "\"" + s + "\""; }
 
 /// The last lines of what a failing step printed, for its error message.
 std::string tailOf(const std::string &printed) {
-  std::string t = trim(printed);
+  std::string t = trimmed(printed);
   if (t.size() > kMaxQuoted)
     t = "..." + t.substr(t.size() - kMaxQuoted);
   for (char &c : t)
     if (c == '\n')
       c = ' ';
   return t;
-}
-
-std::string signalName(int sig) {
-  switch (sig) {
-  case SIGSEGV:
-    return "SIGSEGV";
-  case SIGABRT:
-    return "SIGABRT";
-  case SIGBUS:
-    return "SIGBUS";
-  case SIGFPE:
-    return "SIGFPE";
-  case SIGILL:
-    return "SIGILL";
-  case SIGKILL:
-    return "SIGKILL";
-  case SIGTERM:
-    return "SIGTERM";
-  default:
-    return "signal " + std::to_string(sig);
-  }
 }
 
 /// The closest of `candidates` to `word` within a small edit distance, or "".
@@ -424,7 +405,7 @@ std::vector<OptionInfo> optionsOf(const mlir::PassRegistryEntry &entry) {
   std::vector<OptionInfo> out;
   bool first = true;
   for (const std::string &line : splitLines(help)) {
-    std::string t = trim(line);
+    std::string t = trimmed(line);
     if (startsWith(t, "--")) {
       if (first) { // the entry itself
         first = false;
@@ -470,8 +451,8 @@ std::vector<Problem> readProblems(const std::string &printed,
   // A located error is followed by the line it is about and a caret line.
   bool echo = false;
   for (const std::string &line : splitLines(printed)) {
-    std::string t = trim(line);
-    if (t.empty() || t == trim(text) ||
+    std::string t = trimmed(line);
+    if (t.empty() || t == trimmed(text) ||
         t.find_first_not_of("^ ~") == std::string::npos)
       continue;
     if (echo) {
@@ -508,7 +489,7 @@ std::vector<Problem> readProblems(const std::string &printed,
         t = t.substr(o + 9);
       }
     } else if (startsWith(t, "no such option ")) {
-      p.option = trim(t.substr(15));
+      p.option = trimmed(t.substr(15));
       p.unknownOption = true;
     }
     while (!t.empty() && t.back() == '!')

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/compiler_index.h"
+#include "ireepkg/compiler_integration/compiler_index.h"
 
 using namespace ireepkg;
 

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/fatelf.h"
+#include "ireepkg/pkg/fatelf.h"
 
 using namespace ireepkg;
 

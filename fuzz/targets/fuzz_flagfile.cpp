@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/compiler_config.h"
-#include "ireepkg/compiler_embedding.h"
+#include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/compiler_integration/compiler_embedding.h"
 
 using namespace ireepkg;
 

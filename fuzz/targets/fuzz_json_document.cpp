@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/json_document.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
 #include <nlohmann/json.hpp>
 

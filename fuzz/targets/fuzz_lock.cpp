@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/formats.h"
-#include "ireepkg/project.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/project.h"
 
 using namespace ireepkg;
 

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/pipeline.h"
+#include "ireepkg/manifest_schema/pipeline.h"
 
 using namespace ireepkg;
 

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/formats.h"
+#include "ireepkg/manifest_schema/formats.h"
 
 using namespace ireepkg;
 

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/semver.h"
-#include "ireepkg/workflow.h"
+#include "ireepkg/manifest_schema/semver.h"
+#include "ireepkg/registry/workflow.h"
 
 using namespace ireepkg;
 

@@ -9,10 +9,10 @@
 #ifndef IREEPKG_MANIFEST_SCHEMA_CHECKER_H
 #define IREEPKG_MANIFEST_SCHEMA_CHECKER_H
 
-#include "ireepkg/formats.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/platform.h"
-#include "ireepkg/semver.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/manifest_schema/semver.h"
 
 #include <nlohmann/json.hpp>
 

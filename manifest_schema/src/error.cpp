@@ -3,7 +3,7 @@
 // Formatting of ireepkg::Error and ireepkg::Diagnostic.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/error.h"
+#include "ireepkg/manifest_schema/error.h"
 
 #include <algorithm>
 

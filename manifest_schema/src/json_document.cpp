@@ -4,7 +4,7 @@
 // calling json::parse.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/json_document.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
 #include <nlohmann/json.hpp>
 
@@ -340,7 +340,7 @@ Expected<JsonDocument> JsonDocument::parse(std::string_view text,
                      "file is " + std::to_string(text.size()) +
                          " bytes, larger than the limit of " +
                          std::to_string(options.maxBytes) + " bytes",
-                     Location{doc.file_, 0, 0, "", "", ""},
+                     Location::inFile(doc.file_),
                      "this is not an ireepkg file, or it is corrupted");
   auto &starts = doc.impl_->lineStarts;
   starts.push_back(0);
@@ -393,24 +393,24 @@ Expected<JsonDocument> JsonDocument::load(const std::string &path,
   if (!in)
     return makeError(ErrorCode::Io,
                      std::string("cannot open: ") + std::strerror(errno),
-                     Location{path, 0, 0, "", "", ""});
+                     Location::inFile(path));
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
   if (size < 0)
     return makeError(ErrorCode::Io, "cannot read (not a regular file?)",
-                     Location{path, 0, 0, "", "", ""});
+                     Location::inFile(path));
   if (static_cast<size_t>(size) > options.maxBytes)
     return makeError(ErrorCode::Parse,
                      "file is " + std::to_string(size) +
                          " bytes, larger than the limit of " +
                          std::to_string(options.maxBytes) + " bytes",
-                     Location{path, 0, 0, "", "", ""},
+                     Location::inFile(path),
                      "this is not an ireepkg file, or it is corrupted");
   in.seekg(0);
   std::string text(static_cast<size_t>(size), '\0');
   if (!in.read(text.data(), size))
     return makeError(ErrorCode::Io, "read failed",
-                     Location{path, 0, 0, "", "", ""});
+                     Location::inFile(path));
   return parse(text, path, options);
 }
 

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "checker.h"
 #include "option_schema.h"
-#include "ireepkg/pipeline.h"
+#include "ireepkg/manifest_schema/pipeline.h"
 
 #include <array>
 #include <set>

@@ -8,7 +8,8 @@
 // must be closed, and a nested pipeline must not be empty.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pipeline.h"
+#include "ireepkg/manifest_schema/pipeline.h"
+#include "ireepkg/manifest_schema/text.h"
 
 #include <cstdio>
 #include <set>
@@ -348,13 +349,6 @@ std::string join(const std::vector<PipelineElement> &elements) {
   return out;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && isSpace(s.front()))
-    s.remove_prefix(1);
-  while (!s.empty() && isSpace(s.back()))
-    s.remove_suffix(1);
-  return s;
-}
 
 /// The index of the '}' balancing the '{' at `open`, skipping quoted text,
 /// or npos.

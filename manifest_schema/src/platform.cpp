@@ -1,5 +1,5 @@
 //===- platform.cpp - Names, architectures, platforms --------------------===//
-#include "ireepkg/platform.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <algorithm>
 #include <array>

@@ -5,7 +5,8 @@
 // Constraint::parse.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/semver.h"
+#include "ireepkg/manifest_schema/semver.h"
+#include "ireepkg/manifest_schema/text.h"
 
 #include <algorithm>
 #include <limits>
@@ -78,13 +79,6 @@ std::string atColumn(size_t pos) {
   return " at column " + std::to_string(pos + 1);
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && isSpace(s.front()))
-    s.remove_prefix(1);
-  while (!s.empty() && isSpace(s.back()))
-    s.remove_suffix(1);
-  return s;
-}
 
 /// The word starting at `pos`, for messages: up to whitespace, ',', '|' or
 /// the end, and at least one character.

@@ -26,6 +26,8 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 
+#include "ireepkg/pkg/fatelf.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -79,7 +81,7 @@ struct Info {
     if (error.empty())
       error = message;
   }
-  void fail(Error e) { fail(toString(std::move(e))); }
+  void fail(llvm::Error e) { fail(toString(std::move(e))); }
 
   /// The file's object. An image of a FatELF file (`image` true) has no
   /// "path", "fat_archs" or "fat_images".
@@ -269,17 +271,8 @@ std::string coffMachineName(uint16_t machine) {
 // FatELF
 //===----------------------------------------------------------------------===//
 
-constexpr uint32_t kFatElfMagic = 0x1F0E70FA;
-
-uint64_t readLE(StringRef data, size_t offset, size_t bytes) {
-  uint64_t value = 0;
-  for (size_t i = 0; i < bytes; ++i)
-    value |= uint64_t(static_cast<uint8_t>(data[offset + i])) << (8 * i);
-  return value;
-}
-
 bool isFatElf(StringRef data) {
-  return data.size() >= 4 && readLE(data, 0, 4) == kFatElfMagic;
+  return fatelf::isFatElf(std::string_view(data.data(), data.size()));
 }
 
 void inspectElfFile(StringRef data, Info &info);
@@ -289,22 +282,20 @@ void inspectElfFile(StringRef data, Info &info);
 void inspectFatElf(StringRef data, Info &info) {
   info.format = "fatelf";
   info.type = "other";
-  if (data.size() < 8)
-    return info.fail("truncated FatELF header");
-  uint64_t version = readLE(data, 4, 2);
-  if (version != 1)
-    return info.fail("unsupported FatELF version " + std::to_string(version));
-  size_t count = static_cast<uint8_t>(data[6]);
-  if (data.size() < 8 + count * 24)
-    return info.fail("truncated FatELF record table");
-  for (size_t i = 0; i < count; ++i) {
-    size_t at = 8 + i * 24;
-    uint16_t machine = static_cast<uint16_t>(readLE(data, at, 2));
-    uint8_t osabi = static_cast<uint8_t>(data[at + 2]);
-    uint8_t wordSize = static_cast<uint8_t>(data[at + 4]);
-    uint8_t byteOrder = static_cast<uint8_t>(data[at + 5]);
-    uint64_t offset = readLE(data, at + 8, 8);
-    uint64_t size = readLE(data, at + 16, 8);
+  // The one FatELF table reader (pkg/src/fatelf.cpp); each record's range
+  // is checked here, so that the other images are still inspected.
+  auto records =
+      fatelf::parseRecords(std::string_view(data.data(), data.size()), "");
+  if (!records)
+    return info.fail(records.error().message);
+  for (size_t i = 0; i < records->size(); ++i) {
+    const fatelf::Record &r = (*records)[i];
+    uint16_t machine = r.machine;
+    uint8_t osabi = r.osabi;
+    uint8_t wordSize = r.wordSize;
+    uint8_t byteOrder = r.byteOrder;
+    uint64_t offset = r.offset;
+    uint64_t size = r.size;
     std::optional<std::string> arch;
     if (byteOrder == 1 && (wordSize == 1 || wordSize == 2))
       arch = elfArch(machine, wordSize == 2);
@@ -380,7 +371,7 @@ void collectSymbols(const ELFFile<ELFT> &elf,
     unsigned type = sym.getType();
     if (type == ELF::STT_SECTION || type == ELF::STT_FILE)
       continue;
-    Expected<StringRef> name = sym.getName(*strtab);
+    llvm::Expected<StringRef> name = sym.getName(*strtab);
     if (!name) {
       info.fail(name.takeError());
       continue;
@@ -451,7 +442,7 @@ template <class ELFT> void inspectElf(StringRef data, Info &info) {
         dynamicSection = &sec;
       if (!shstrtab)
         continue;
-      Expected<StringRef> name = elf.getSectionName(sec, *shstrtab);
+      llvm::Expected<StringRef> name = elf.getSectionName(sec, *shstrtab);
       if (!name) {
         info.fail(name.takeError());
         continue;
@@ -672,7 +663,7 @@ void inspectMachO(const MachOObjectFile &obj, Info &info) {
     }
   }
 
-  Error err = Error::success();
+  llvm::Error err = llvm::Error::success();
   for (const ExportEntry &entry : obj.exports(err))
     info.exports.push_back(stripUnderscore(entry.name()));
   if (err)
@@ -681,7 +672,7 @@ void inspectMachO(const MachOObjectFile &obj, Info &info) {
     return;
   // No export trie (an object file): the defined external symbols.
   for (const SymbolRef &sym : obj.symbols()) {
-    Expected<uint32_t> flags = sym.getFlags();
+    llvm::Expected<uint32_t> flags = sym.getFlags();
     if (!flags) {
       info.fail(flags.takeError());
       continue;
@@ -689,7 +680,7 @@ void inspectMachO(const MachOObjectFile &obj, Info &info) {
     if (!(*flags & SymbolRef::SF_Global) ||
         (*flags & SymbolRef::SF_Undefined) || (*flags & SymbolRef::SF_Hidden))
       continue;
-    Expected<StringRef> name = sym.getName();
+    llvm::Expected<StringRef> name = sym.getName();
     if (!name) {
       info.fail(name.takeError());
       continue;
@@ -707,7 +698,7 @@ void inspectUniversal(const MachOUniversalBinary &fat, Info &info) {
     info.fatArchs.push_back(machoArch(slice.getCPUType()));
     if (described)
       continue;
-    Expected<std::unique_ptr<MachOObjectFile>> obj = slice.getAsObjectFile();
+    llvm::Expected<std::unique_ptr<MachOObjectFile>> obj = slice.getAsObjectFile();
     if (!obj) {
       info.fail(obj.takeError());
       continue;
@@ -728,7 +719,7 @@ void inspectUniversal(const MachOUniversalBinary &fat, Info &info) {
 /// The NUL-terminated string at an RVA, checked against the file.
 std::optional<std::string> rvaString(const COFFObjectFile &obj, uint32_t rva) {
   uintptr_t ptr = 0;
-  if (Error e = obj.getRvaPtr(rva, ptr)) {
+  if (llvm::Error e = obj.getRvaPtr(rva, ptr)) {
     consumeError(std::move(e));
     return std::nullopt;
   }
@@ -744,7 +735,7 @@ std::optional<std::string> rvaString(const COFFObjectFile &obj, uint32_t rva) {
 const uint8_t *rvaArray(const COFFObjectFile &obj, uint32_t rva, uint64_t count,
                         size_t size) {
   uintptr_t ptr = 0;
-  if (Error e = obj.getRvaPtr(rva, ptr)) {
+  if (llvm::Error e = obj.getRvaPtr(rva, ptr)) {
     consumeError(std::move(e));
     return nullptr;
   }
@@ -770,7 +761,7 @@ void collectImports(const COFFObjectFile &obj, uint32_t directory,
     return;
   uint64_t count = dir->Size / entrySize;
   uintptr_t ptr = 0;
-  if (Error e = obj.getRvaPtr(dir->RelativeVirtualAddress, ptr)) {
+  if (llvm::Error e = obj.getRvaPtr(dir->RelativeVirtualAddress, ptr)) {
     info.fail(std::move(e));
     return;
   }
@@ -837,14 +828,14 @@ void inspectCoff(const COFFObjectFile &obj, Info &info) {
   }
   // An object file: its defined external symbols.
   for (const SymbolRef &sym : obj.symbols()) {
-    Expected<uint32_t> flags = sym.getFlags();
+    llvm::Expected<uint32_t> flags = sym.getFlags();
     if (!flags) {
       info.fail(flags.takeError());
       continue;
     }
     if (!(*flags & SymbolRef::SF_Global) || (*flags & SymbolRef::SF_Undefined))
       continue;
-    Expected<StringRef> name = sym.getName();
+    llvm::Expected<StringRef> name = sym.getName();
     if (!name) {
       info.fail(name.takeError());
       continue;

@@ -6,12 +6,15 @@
 // and size and ratio limits. Every member is checked before any of its data
 // is written, and the archive is read exactly once.
 //
+// Why one file of this size: reading and writing share the member rules and
+// limits, which must be enforced identically on both sides.
+//
 //===----------------------------------------------------------------------===//
-#include "ireepkg/package.h"
+#include "ireepkg/pkg/package.h"
 
-#include "file_util.h"
-#include "ireepkg/hash.h"
-#include "ireepkg/json_document.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -23,6 +26,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <map>
+#include <memory>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,22 +49,23 @@ struct Source {
   int fd = -1;
   Sha256 hash;
   uint64_t bytes = 0;
-  std::vector<char> buffer = std::vector<char>(kReadBlock);
+  /// Not zeroed: read() fills it, and a small archive touches few pages.
+  std::unique_ptr<char[]> buffer{new char[kReadBlock]};
   int error = 0;
 
   static la_ssize_t read(struct archive *, void *self, const void **out) {
     auto *s = static_cast<Source *>(self);
     while (true) {
-      ssize_t n = ::read(s->fd, s->buffer.data(), s->buffer.size());
+      ssize_t n = ::read(s->fd, s->buffer.get(), kReadBlock);
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0) {
         s->error = errno;
         return -1;
       }
-      s->hash.update(s->buffer.data(), static_cast<size_t>(n));
+      s->hash.update(s->buffer.get(), static_cast<size_t>(n));
       s->bytes += static_cast<uint64_t>(n);
-      *out = s->buffer.data();
+      *out = s->buffer.get();
       return n;
     }
   }
@@ -99,7 +104,7 @@ private:
       return Unexpected(fsutil::ioError("cannot stat", path, errno));
     if (!S_ISREG(st.st_mode))
       return makeError(ErrorCode::Invalid, "not a regular file",
-                       Location{path, 0, 0, "", "", ""});
+                       Location::inFile(path));
     fileSize_ = static_cast<uint64_t>(st.st_size);
     a_ = archive_read_new();
     archive_read_support_filter_zstd(a_);
@@ -120,7 +125,7 @@ public:
     return makeError(ErrorCode::Invalid,
                      "not an ireepkg archive: it is a tar, but not "
                      "zstd-compressed",
-                     Location{path_, 0, 0, "", "", ""},
+                     Location::inFile(path_),
                      "package archives are made by `ireepkg pack`");
   }
 
@@ -130,7 +135,7 @@ public:
                                                  : "unreadable";
     return makeError(ErrorCode::Invalid,
                      "not an ireepkg archive (a zstd-compressed tar): " + why,
-                     Location{path_, 0, 0, "", "", ""},
+                     Location::inFile(path_),
                      "package archives are made by `ireepkg pack`");
   }
 
@@ -254,7 +259,7 @@ struct HeadReader {
     if (!*entry)
       return makeError(ErrorCode::Invalid,
                        std::string("the archive ends before ") + expected,
-                       Location{reader.path(), 0, 0, "", "", ""},
+                       Location::inFile(reader.path()),
                        "package archives are made by `ireepkg pack`");
     const char *raw = archive_entry_pathname(*entry);
     std::string name = raw ? raw : "";
@@ -342,7 +347,7 @@ struct HeadReader {
                        "the archive unpacks to " + std::to_string(total) +
                            " bytes, more than the limit of " +
                            std::to_string(limits.maxUnpackedBytes),
-                       Location{reader.path(), 0, 0, "", "", ""},
+                       Location::inFile(reader.path()),
                        "this may be a decompression bomb");
     if (total > 1 << 20 && total / std::max<uint64_t>(reader.fileSize(), 1) >
                                limits.maxCompressionRatio)
@@ -353,13 +358,13 @@ struct HeadReader {
               " times (" + std::to_string(reader.fileSize()) + " bytes to " +
               std::to_string(total) + "), more than the limit of " +
               std::to_string(limits.maxCompressionRatio),
-          Location{reader.path(), 0, 0, "", "", ""},
+          Location::inFile(reader.path()),
           "this may be a decompression bomb");
     if (head.record.files.size() + 1 > limits.maxMembers)
       return makeError(ErrorCode::Invalid,
                        "the archive has more than " +
                            std::to_string(limits.maxMembers) + " members",
-                       Location{reader.path(), 0, 0, "", "", ""});
+                       Location::inFile(reader.path()));
     return ok();
   }
 };
@@ -460,7 +465,7 @@ Expected<std::optional<NextMember>> nextMember(Reader &reader,
     return makeError(ErrorCode::Invalid,
                      "the archive has more than " +
                          std::to_string(limits.maxMembers) + " members",
-                     Location{archivePath, 0, 0, "", "", ""});
+                     Location::inFile(archivePath));
   std::string problem = memberProblem(m.entry, m.name, limits);
   if (!problem.empty())
     return Unexpected(memberError(archivePath, m.name, problem));
@@ -529,7 +534,7 @@ public:
                                         const std::string &first) {
     if (fsutil::exists(dir))
       return makeError(ErrorCode::Internal, "extraction target exists",
-                       Location{dir, 0, 0, "", "", ""});
+                       Location::inFile(dir));
     if (Status s = fsutil::makeDirs(first.empty() ? dir : dir + "/" + first);
         !s)
       return Unexpected(s.error());
@@ -666,7 +671,7 @@ Expected<ExtractResult> extractFrom(Reader &reader, const std::string &destDir,
                        serializeRecord(head.head.record)))
     return makeError(ErrorCode::Integrity,
                      "the archive changed while it was being installed",
-                     Location{archivePath, 0, 0, "", "", ""},
+                     Location::inFile(archivePath),
                      "do not rewrite an archive while ireepkg installs it; "
                      "run the command again");
 
@@ -1000,7 +1005,7 @@ Status writeArchive(const std::string &path,
         ErrorCode::Io,
         std::string("cannot write archive: ") +
             (sink.error ? std::strerror(sink.error) : "compression failed"),
-        Location{path, 0, 0, "", "", ""}));
+        Location::inFile(path)));
   };
   std::vector<char> buf(kReadBlock);
   static const char zeros[512] = {0};
@@ -1038,7 +1043,7 @@ Status writeArchive(const std::string &path,
           ::close(fd);
           return fail(Error(ErrorCode::Io,
                             "short read (file changed while packing?)",
-                            Location{m.sourcePath, 0, 0, "", "", ""}));
+                            Location::inFile(m.sourcePath)));
         }
         if (!emit(buf.data(), static_cast<size_t>(n))) {
           ::close(fd);

@@ -7,11 +7,11 @@
 // parses the JSON it prints into BinaryInfo records.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/binary_info.h"
-#include "ireepkg/environment.h"
-#include "ireepkg/json_document.h"
+#include "ireepkg/pkg/binary_info.h"
+#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
-#include "child_process.h"
+#include "ireepkg/pkg/child_process.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,10 +1,10 @@
 //===- cache.cpp - The package cache -------------------------------------===//
-#include "ireepkg/cache.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/pkg/cache.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/environment.h"
 
-#include "file_util.h"
-#include "ireepkg/hash.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/hash.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 //===- cache_maintenance.cpp - Cleaning the package cache ----------------===//
-#include "ireepkg/cache_maintenance.h"
+#include "ireepkg/pkg/cache_maintenance.h"
 
-#include "file_util.h"
-#include "ireepkg/package.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/package.h"
 
 #include <algorithm>
 #include <cerrno>

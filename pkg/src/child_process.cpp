@@ -8,9 +8,9 @@
 // reused while whatever is left in it is killed.
 //
 //===----------------------------------------------------------------------===//
-#include "child_process.h"
+#include "ireepkg/pkg/child_process.h"
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 
 #include <algorithm>
 #include <cerrno>

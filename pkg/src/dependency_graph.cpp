@@ -1,5 +1,5 @@
 //===- dependency_graph.cpp - A prefix's dependency graph ----------------===//
-#include "ireepkg/dependency_graph.h"
+#include "ireepkg/pkg/dependency_graph.h"
 
 #include <algorithm>
 #include <functional>

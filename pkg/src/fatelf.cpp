@@ -5,7 +5,7 @@
 // the first page-aligned after the table and each padded to 4096 bytes.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/fatelf.h"
+#include "ireepkg/pkg/fatelf.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -19,12 +19,6 @@ namespace ireepkg::fatelf {
 
 namespace {
 
-/// A Location naming only a file.
-Location fileLocation(const std::string &file) {
-  Location where;
-  where.file = file;
-  return where;
-}
 
 // ELF identification (e_ident) and header offsets.
 constexpr char kElfMagic[4] = {'\x7F', 'E', 'L', 'F'};
@@ -96,7 +90,7 @@ std::string describe(uint16_t machine, uint8_t wordSize, uint8_t byteOrder) {
 
 Unexpected invalid(const std::string &name, std::string message,
                    std::string hint = {}) {
-  return makeError(ErrorCode::Invalid, std::move(message), fileLocation(name),
+  return makeError(ErrorCode::Invalid, std::move(message), Location::inFile(name),
                    std::move(hint));
 }
 
@@ -188,9 +182,12 @@ bool isFatElf(std::string_view data) {
 namespace {
 
 /// `parse` of a file of `fileSize` bytes that starts with `data` (at least
-/// its header and table, when the file has them).
-Expected<std::vector<Record>>
-parseTable(std::string_view data, uint64_t fileSize, const std::string &name) {
+/// its header and table, when the file has them); `checkRanges` false leaves
+/// the records' ranges to the caller.
+Expected<std::vector<Record>> parseTable(std::string_view data,
+                                         uint64_t fileSize,
+                                         const std::string &name,
+                                         bool checkRanges = true) {
   static constexpr char kMagicBytes[4] = {'\xFA', '\x70', '\x0E', '\x1F'};
   size_t prefix = std::min<size_t>(data.size(), 4);
   if (prefix == 0 ||
@@ -228,7 +225,7 @@ parseTable(std::string_view data, uint64_t fileSize, const std::string &name) {
     r.byteOrder = static_cast<uint8_t>(data[at + 5]);
     r.offset = readLE(data, at + 8, 8);
     r.size = readLE(data, at + 16, 8);
-    if (r.offset > fileSize || r.size > fileSize - r.offset)
+    if (checkRanges && (r.offset > fileSize || r.size > fileSize - r.offset))
       return invalid(
           name,
           "record " + std::to_string(i) + " (" +
@@ -250,12 +247,17 @@ Expected<std::vector<Record>> parse(std::string_view data,
   return parseTable(data, data.size(), name);
 }
 
+Expected<std::vector<Record>> parseRecords(std::string_view data,
+                                           const std::string &name) {
+  return parseTable(data, data.size(), name, /*checkRanges=*/false);
+}
+
 Expected<std::vector<Record>> readTable(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return makeError(ErrorCode::Io,
                      std::string("cannot read: ") + std::strerror(errno),
-                     fileLocation(path));
+                     Location::inFile(path));
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     int e = errno;
@@ -264,7 +266,7 @@ Expected<std::vector<Record>> readTable(const std::string &path) {
                      S_ISREG(st.st_mode)
                          ? std::string("cannot read: ") + std::strerror(e)
                          : "not a regular file",
-                     fileLocation(path));
+                     Location::inFile(path));
   }
   std::string head(std::min<uint64_t>(static_cast<uint64_t>(st.st_size),
                                       kHeaderSize + kMaxRecords * kRecordSize),
@@ -382,7 +384,7 @@ Expected<Record> select(const std::vector<Record> &records, Arch arch,
       ErrorCode::NotFound,
       "no image for " + std::string(archName(arch)) +
           " (the file holds: " + (held.empty() ? "nothing" : held) + ")",
-      fileLocation(name));
+      Location::inFile(name));
 }
 
 } // namespace ireepkg::fatelf

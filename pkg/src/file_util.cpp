@@ -1,5 +1,6 @@
 //===- file_util.cpp - Durable file operations ---------------------------===//
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include <cerrno>
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -14,7 +16,7 @@ namespace ireepkg::fsutil {
 
 Error ioError(const std::string &what, const std::string &path, int err) {
   return Error(ErrorCode::Io, what + ": " + std::strerror(err),
-               Location{path, 0, 0, "", "", ""});
+               Location::inFile(path));
 }
 
 Expected<std::string> readFile(const std::string &path, size_t maxBytes) {
@@ -34,7 +36,7 @@ Expected<std::string> readFile(const std::string &path, size_t maxBytes) {
     return makeError(ErrorCode::Invalid,
                      "file is larger than " + std::to_string(maxBytes) +
                          " bytes",
-                     Location{path, 0, 0, "", "", ""});
+                     Location::inFile(path));
   }
   std::string out(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
@@ -77,6 +79,36 @@ Status writeNewFile(const std::string &path, std::string_view content,
   Status s = writeAll(fd, content, path);
   ::close(fd);
   return s;
+}
+
+Expected<std::string> writeTemporaryFile(std::string_view content,
+                                         std::string_view stem,
+                                         std::string_view suffix) {
+  const char *tmp = environmentOverride("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" +
+                        std::string(stem) + "-XXXXXX" + std::string(suffix);
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  int fd = ::mkstemps(name.data(), static_cast<int>(suffix.size()));
+  if (fd < 0)
+    return Unexpected(ioError("cannot create a temporary file", pattern, errno));
+  const char *p = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int e = n < 0 ? errno : EIO;
+      ::close(fd);
+      ::unlink(name.data());
+      return Unexpected(ioError("cannot write", name.data(), e));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return std::string(name.data());
 }
 
 Status fsyncPath(const std::string &path) {

@@ -1,5 +1,5 @@
 //===- hash.cpp - SHA-256 through OpenSSL --------------------------------===//
-#include "ireepkg/hash.h"
+#include "ireepkg/pkg/hash.h"
 
 #include <openssl/evp.h>
 
@@ -50,7 +50,7 @@ Expected<std::string> sha256File(const std::string &path) {
   if (fd < 0)
     return makeError(ErrorCode::Io,
                      std::string("cannot open: ") + std::strerror(errno),
-                     Location{path, 0, 0, "", "", ""});
+                     Location::inFile(path));
   Sha256 h;
   static thread_local char buf[1 << 17];
   while (true) {
@@ -62,7 +62,7 @@ Expected<std::string> sha256File(const std::string &path) {
       ::close(fd);
       return makeError(ErrorCode::Io,
                        std::string("read failed: ") + std::strerror(e),
-                       Location{path, 0, 0, "", "", ""});
+                       Location::inFile(path));
     }
     if (n == 0)
       break;

@@ -9,13 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "import_check.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/pkg/runtime_doctor.h"
+#include "ireepkg/manifest_schema/environment.h"
 
-#include "child_process.h"
-#include "file_util.h"
-#include "ireepkg/fatelf.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/pkg/child_process.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -33,18 +34,10 @@ namespace {
 
 constexpr double kProbeTimeoutSeconds = 30;
 
-/// $IREEPKG_PROBE, else ireepkg-plugin-probe beside this executable; "" if
-/// neither is an executable file.
+/// The plugin probe (findPluginProbe), or "" if it is not an executable
+/// file.
 std::string findProbe() {
-  if (const char *env = environmentOverride("IREEPKG_PROBE"); env && *env)
-    return ::access(env, X_OK) == 0 ? std::string(env) : std::string();
-  std::string self(4096, '\0');
-  ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
-  if (n <= 0 || static_cast<size_t>(n) >= self.size())
-    return "";
-  self.resize(static_cast<size_t>(n));
-  std::string probe =
-      self.substr(0, self.rfind('/') + 1) + "ireepkg-plugin-probe";
+  std::string probe = findPluginProbe();
   return ::access(probe.c_str(), X_OK) == 0 ? probe : "";
 }
 
@@ -84,25 +77,13 @@ std::string extractHostImage(const std::string &file, const Platform &host,
     why = record.error().message;
     return "";
   }
-  const char *tmp = environmentOverride("TMPDIR");
-  std::string pattern =
-      std::string(tmp && *tmp ? tmp : "/tmp") + "/ireepkg-imports-XXXXXX.so";
-  std::vector<char> name(pattern.begin(), pattern.end());
-  name.push_back('\0');
-  int fd = ::mkstemps(name.data(), 3);
-  if (fd < 0) {
-    why = pattern + ": " + std::strerror(errno);
+  auto written = fsutil::writeTemporaryFile(
+      data->substr(record->offset, record->size), "ireepkg-imports", ".so");
+  if (!written) {
+    why = written.error().message;
     return "";
   }
-  ::close(fd);
-  if (Status s = fsutil::writeFileAtomic(
-          name.data(), data->substr(record->offset, record->size));
-      !s) {
-    ::unlink(name.data());
-    why = s.error().message;
-    return "";
-  }
-  return name.data();
+  return *written;
 }
 
 /// A string member of the probe's report ("" when absent or not a string).

@@ -2,9 +2,9 @@
 #ifndef IREEPKG_PKG_IMPORT_CHECK_H
 #define IREEPKG_PKG_IMPORT_CHECK_H
 
-#include "ireepkg/error.h"
-#include "ireepkg/formats.h"
-#include "ireepkg/json_document.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
 #include <functional>
 #include <string>

@@ -6,15 +6,15 @@
 // stages, verifies and commits in one transaction.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/prefix.h"
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 #include "iree_requirement.h"
-#include "ireepkg/cache.h"
-#include "ireepkg/hash.h"
-#include "native_check.h"
+#include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/native_check.h"
 #include "pipeline_check.h"
-#include "state.h"
+#include "ireepkg/pkg/state.h"
 #include "transaction.h"
 
 #include <algorithm>
@@ -116,16 +116,15 @@ Status commitWithState(
                       packageDir(prefix, p.name, p.version),
                       s == staged.end() ? std::string() : s->second.dir});
   }
-  GeneratedState gen =
-      generateState(prefix, state.platform, active, state.project);
-  for (const Diagnostic &d : gen.warnings)
+  auto gen = generateState(prefix, state.platform, active, state.project);
+  if (!gen)
+    return Unexpected(gen.error());
+  for (const Diagnostic &d : gen->warnings)
     reporter.warning(d);
   tx.setStateFile(kInstalledFile, serializeInstalled(state));
-  tx.setStateFile(kActivationFile, gen.activationJson);
-  tx.setStateFile(kRuntimeIndexBinary, gen.runtimeIndex);
-  tx.setStateFile(kCompilerIndexFile, gen.compilerIndex);
-  tx.setStateFile(kRuntimeFlagsFile, gen.runtimeFlags);
-  tx.setStateFile(kCompilerFlagsFile, gen.compilerFlags);
+  tx.setStateFile(kActivationFile, gen->activationJson);
+  for (const auto &[file, content] : gen->files)
+    tx.setStateFile(file, content);
   return tx.commit();
 }
 
@@ -177,7 +176,7 @@ Expected<InstallReport> installArchives(const std::string &prefix,
     return makeError(ErrorCode::Conflict,
                      "this prefix is for " + state.platform + ", not " +
                          platform.str(),
-                     Location{prefix, 0, 0, "", "", ""},
+                     Location::inFile(prefix),
                      "use a separate prefix for each platform");
   state.platform = platform.str();
   if (options.project)
@@ -452,7 +451,7 @@ Expected<InstallReport> removePackages(const std::string &prefix,
                        "package \"" + n + "\" is not installed" +
                            didYouMean(n, std::span<const std::string>(
                                              installedNames)),
-                       Location{prefix, 0, 0, "", "", ""},
+                       Location::inFile(prefix),
                        "see `ireepkg list`");
     removing.insert(n);
   }
@@ -470,7 +469,7 @@ Expected<InstallReport> removePackages(const std::string &prefix,
                 ErrorCode::Conflict,
                 "cannot remove \"" + d + "\": \"" + p.name + "\" " +
                     p.version.str() + " depends on it",
-                Location{prefix, 0, 0, "", "", ""},
+                Location::inFile(prefix),
                 "remove \"" + p.name + "\" too, or use --cascade");
           removing.insert(p.name);
           grew = true;
@@ -508,7 +507,7 @@ Expected<VerifyReport> verifyPrefix(const std::string &prefix,
     if (!st->find(n))
       return makeError(ErrorCode::NotFound,
                        "package \"" + n + "\" is not installed",
-                       Location{prefix, 0, 0, "", "", ""}, "see `ireepkg list`");
+                       Location::inFile(prefix), "see `ireepkg list`");
   auto problem = [&](const std::string &pkg, const std::string &path,
                      const std::string &kind, const std::string &detail) {
     report.problems.push_back({pkg, path, kind, detail});
@@ -604,14 +603,13 @@ Expected<VerifyReport> verifyPrefix(const std::string &prefix,
       active.push_back({&p, &it->second, packageDir(prefix, p.name, p.version)});
     }
     if (complete) {
-      GeneratedState gen =
-          generateState(prefix, st->platform, active, st->project);
-      for (const auto &[file, want] :
-           {std::pair{kActivationFile, gen.activationJson},
-            {kRuntimeIndexBinary, gen.runtimeIndex},
-            {kCompilerIndexFile, gen.compilerIndex},
-            {kRuntimeFlagsFile, gen.runtimeFlags},
-            {kCompilerFlagsFile, gen.compilerFlags}}) {
+      auto gen = generateState(prefix, st->platform, active, st->project);
+      if (!gen)
+        return Unexpected(gen.error());
+      std::vector<std::pair<std::string, std::string>> expected = {
+          {kActivationFile, gen->activationJson}};
+      expected.insert(expected.end(), gen->files.begin(), gen->files.end());
+      for (const auto &[file, want] : expected) {
         auto have = fsutil::readFile(prefix + "/state/" + file, 64u << 20);
         if (!have)
           problem("", std::string("state/") + file, "missing",

@@ -2,7 +2,7 @@
 #ifndef IREEPKG_PKG_IREE_REQUIREMENT_H
 #define IREEPKG_PKG_IREE_REQUIREMENT_H
 
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <string>
 #include <utility>

@@ -3,10 +3,10 @@
 // See ireepkg/iree_version.h.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/iree_version.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/pkg/iree_version.h"
+#include "ireepkg/manifest_schema/environment.h"
 
-#include "child_process.h"
+#include "ireepkg/pkg/child_process.h"
 #include "iree_requirement.h"
 
 #include <algorithm>
@@ -224,7 +224,7 @@ Expected<IreeInstallation> ireeToolVersion(const std::string &toolPath,
       return makeError(ErrorCode::Invalid,
                        "the version \"" + dist->version + "\" of " +
                            dist->name + " is not a version ireepkg can read",
-                       Location{dist->metadata, 0, 0, "", "", ""});
+                       Location::inFile(dist->metadata));
     out.version = *v;
     out.versionText = dist->version;
     out.distribution = std::move(*dist);

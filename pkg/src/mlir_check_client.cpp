@@ -11,13 +11,13 @@
 // pipeline's place in the manifest and the column within the pipeline.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/mlir_check.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/pkg/mlir_check.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/environment.h"
 
-#include "ireepkg/pipeline.h"
+#include "ireepkg/manifest_schema/pipeline.h"
 
-#include "child_process.h"
+#include "ireepkg/pkg/child_process.h"
 
 #include <algorithm>
 #include <cmath>

@@ -8,10 +8,10 @@
 // is ignored and replaced.
 //
 //===----------------------------------------------------------------------===//
-#include "native_check.h"
+#include "ireepkg/pkg/native_check.h"
 
-#include "file_util.h"
-#include "ireepkg/fatelf.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/fatelf.h"
 
 #include <nlohmann/json.hpp>
 

@@ -6,14 +6,14 @@
 // reproducible archive.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/package.h"
+#include "ireepkg/pkg/package.h"
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 #include "import_check.h"
-#include "ireepkg/binary_info.h"
-#include "ireepkg/fatelf.h"
-#include "ireepkg/hash.h"
-#include "native_check.h"
+#include "ireepkg/pkg/binary_info.h"
+#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/native_check.h"
 #include "pipeline_check.h"
 
 #include <nlohmann/json.hpp>
@@ -52,7 +52,7 @@ Status collectFiles(const std::string &dir, std::vector<std::string> &out,
     }
     auto st = it->symlink_status(ec);
     if (fs::is_symlink(st)) {
-      diags.error(Location{(fs::path(dir) / rel).string(), 0, 0, "", "", ""},
+      diags.error(Location::inFile((fs::path(dir) / rel).string()),
                   "is a symbolic link; packages hold only regular files",
                   "replace the link with the file it points to");
       continue;
@@ -60,7 +60,7 @@ Status collectFiles(const std::string &dir, std::vector<std::string> &out,
     if (fs::is_directory(st))
       continue;
     if (!fs::is_regular_file(st)) {
-      diags.error(Location{(fs::path(dir) / rel).string(), 0, 0, "", "", ""},
+      diags.error(Location::inFile((fs::path(dir) / rel).string()),
                   "is not a regular file; packages hold only regular files");
       continue;
     }
@@ -69,7 +69,7 @@ Status collectFiles(const std::string &dir, std::vector<std::string> &out,
       continue; // an earlier pack output
     std::string problem = packagePathProblem(rel);
     if (!problem.empty()) {
-      diags.error(Location{(fs::path(dir) / rel).string(), 0, 0, "", "", ""},
+      diags.error(Location::inFile((fs::path(dir) / rel).string()),
                   "cannot be packed: it is " + problem);
       continue;
     }
@@ -159,7 +159,7 @@ Expected<PackResult> packDirectory(const std::string &dir,
   std::string manifestPath = (fs::path(dir) / kManifestName).string();
   if (!fsutil::isDirectory(dir))
     return makeError(ErrorCode::NotFound, "not a directory",
-                     Location{dir, 0, 0, "", "", ""},
+                     Location::inFile(dir),
                      "give the package directory (the one holding "
                      "ireeplugin.json)");
   auto text = fsutil::readFile(manifestPath, 4u << 20);

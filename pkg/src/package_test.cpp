@@ -1,11 +1,12 @@
 //===- package_test.cpp - Running a package's smoke tests ----------------===//
-#include "package_test.h"
+#include "ireepkg/pkg/package_test.h"
+#include "ireepkg/manifest_schema/text.h"
 
-#include "child_process.h"
-#include "state.h"
+#include "ireepkg/pkg/child_process.h"
+#include "ireepkg/pkg/state.h"
 
-#include "ireepkg/iree_version.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/iree_version.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <chrono>
 #include <csignal>
@@ -52,14 +53,6 @@ std::string commandLine(const std::vector<std::string> &argv) {
   for (const std::string &a : argv)
     out += (out.empty() ? "" : " ") + shellQuote(a);
   return out;
-}
-
-std::string trim(const std::string &s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos)
-    return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
 }
 
 /// The index in `expected` of the first line not found, in order, among
@@ -149,7 +142,7 @@ void checkOutput(const std::string &out, const PackageTest &test,
   }
   result.outcome = PackageTestResult::Outcome::Failed;
   result.reason = what + " did not print the expected line \"" +
-                  trim(test.expectedOutput[missing]) + "\"" +
+                  std::string(trim(test.expectedOutput[missing])) + "\"" +
                   (missing ? " (after the " + std::to_string(missing) +
                                  " expected lines before it)"
                            : std::string());

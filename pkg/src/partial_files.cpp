@@ -1,5 +1,5 @@
 //===- partial_files.cpp - Partial files and signals ----------------------===//
-#include "ireepkg/partial_files.h"
+#include "ireepkg/pkg/partial_files.h"
 
 #include <atomic>
 #include <climits>

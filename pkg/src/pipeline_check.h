@@ -12,8 +12,8 @@
 #ifndef IREEPKG_PKG_PIPELINE_CHECK_H
 #define IREEPKG_PKG_PIPELINE_CHECK_H
 
-#include "ireepkg/mlir_check.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/mlir_check.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <map>
 #include <string>

@@ -1,9 +1,9 @@
 //===- prefix.cpp - Finding and reading prefixes -------------------------===//
-#include "ireepkg/prefix.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/manifest_schema/environment.h"
 
-#include "file_util.h"
-#include "state.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/state.h"
 #include "transaction.h"
 
 #include <cstdlib>
@@ -34,7 +34,7 @@ locatePrefix(const std::optional<std::string> &explicitPrefix,
     if (loc.path.find('\n') != std::string::npos)
       return makeError(ErrorCode::Invalid,
                        "prefix paths may not contain a newline",
-                       Location{loc.path, 0, 0, "", "", ""});
+                       Location::inFile(loc.path));
     return loc;
   };
   if (explicitPrefix) {

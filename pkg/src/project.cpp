@@ -10,13 +10,13 @@
 // never handed back.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/project.h"
+#include "ireepkg/pkg/project.h"
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 
-#include "ireepkg/hash.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <algorithm>
 #include <cctype>
@@ -226,7 +226,7 @@ Unexpected internalError(const std::string &origin, const std::string &what) {
   return makeError(ErrorCode::Internal,
                    "editing the project file went wrong (" + what +
                        "); the file was left unchanged",
-                   Location{origin, 0, 0, "", "", ""},
+                   Location::inFile(origin),
                    "this is a bug in ireepkg; please report it with the "
                    "file and the command");
 }

@@ -4,10 +4,10 @@
 // sorted and canonical so that packing is reproducible.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/package.h"
+#include "ireepkg/pkg/package.h"
 
-#include "ireepkg/json_document.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <nlohmann/json.hpp>
 

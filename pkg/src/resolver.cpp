@@ -45,8 +45,12 @@
 // package's list holds a copy of the term about it, so most are passed over
 // without being read.
 //
+// Why one file of this size: the solver's parts (partial solution,
+// incompatibilities, propagation, conflict resolution, explanations) share
+// private state and invariants that would otherwise have to become API.
+//
 //===----------------------------------------------------------------------===//
-#include "ireepkg/resolver.h"
+#include "ireepkg/pkg/resolver.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,9 +1,9 @@
 //===- scaffold.cpp - New package projects (`ireepkg new`) ---------------===//
-#include "scaffold.h"
+#include "ireepkg/pkg/scaffold.h"
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 
-#include "ireepkg/platform.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <algorithm>
 #include <cctype>

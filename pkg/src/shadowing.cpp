@@ -7,11 +7,11 @@
 // packages declaring the same import, the one activated last is used.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/prefix.h"
-#include "ireepkg/json_document.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
-#include "file_util.h"
-#include "state.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/state.h"
 
 #include <map>
 

@@ -6,9 +6,10 @@
 // (crypto_pwhash_scryptsalsa208sha256) for password-encrypted secret keys.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/signature.h"
+#include "ireepkg/pkg/signature.h"
+#include "ireepkg/manifest_schema/text.h"
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 
 #include <sodium.h>
 
@@ -58,12 +59,6 @@ void initSodium() {
   (void)rc; // -1 only when the system has no randomness source at all
 }
 
-Location at(const std::string &file, uint32_t line = 0) {
-  Location l;
-  l.file = file;
-  l.line = line;
-  return l;
-}
 
 std::string base64Encode(const uint8_t *data, size_t size) {
   initSodium();
@@ -126,13 +121,8 @@ std::vector<std::string_view> splitLines(std::string_view text) {
   return lines;
 }
 
-std::string_view trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos)
-    return {};
-  size_t e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
-}
+/// Spaces and tabs only: line breaks were split on already.
+std::string_view trimBlanks(std::string_view s) { return trim(s, " \t"); }
 
 bool startsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -193,7 +183,7 @@ Status deriveStream(std::string_view password, const uint8_t *salt,
         "(opslimit " +
             std::to_string(limits.opsLimit) + ", memlimit " +
             std::to_string(limits.memLimit) + ")",
-        at(origin), "the file is probably corrupted");
+        Location::inFile(origin), "the file is probably corrupted");
   if (crypto_pwhash_scryptsalsa208sha256(
           out, kSealedSize, password.data(), password.size(), salt,
           limits.opsLimit, static_cast<size_t>(limits.memLimit)) != 0)
@@ -203,7 +193,7 @@ Status deriveStream(std::string_view password, const uint8_t *salt,
                          std::to_string(limits.opsLimit) + ", memlimit " +
                          std::to_string(limits.memLimit) +
                          " failed: " + std::strerror(errno) + ")",
-                     at(origin));
+                     Location::inFile(origin));
   return ok();
 }
 
@@ -250,7 +240,7 @@ Expected<std::string> readLegacyMessage(const std::string &path) {
     return makeError(ErrorCode::Unsupported,
                      "legacy (non-prehashed) signatures need the whole file "
                      "in memory; files over 1 GiB are refused",
-                     at(path), "use prehashed signatures (minisign's default)");
+                     Location::inFile(path), "use prehashed signatures (minisign's default)");
   return data;
 }
 
@@ -292,7 +282,7 @@ Expected<Verified> verifyMessage(const PublicKey &key, std::string_view message,
     return makeError(ErrorCode::Integrity,
                      "signature was made with key " + keyIdHex(sig.keyId) +
                          ", not " + keyIdHex(key.keyId),
-                     at(signatureName),
+                     Location::inFile(signatureName),
                      "verify with the public key whose id is " +
                          keyIdHex(sig.keyId) +
                          ", or ask the signer which key they used");
@@ -310,17 +300,17 @@ Expected<Verified> verifyMessage(const PublicKey &key, std::string_view message,
     return makeError(ErrorCode::Integrity,
                      "signature is corrupted: it verifies against neither "
                      "the file nor its trusted comment",
-                     at(signatureName),
+                     Location::inFile(signatureName),
                      "the signature line was altered, or it was not made "
                      "with this key");
   if (!fileOk)
     return makeError(ErrorCode::Integrity, "signature does not match the file",
-                     at(dataName),
+                     Location::inFile(dataName),
                      "the file changed after it was signed, or the signature "
                      "belongs to another file");
   if (!commentOk)
     return makeError(ErrorCode::Integrity, "trusted comment was altered",
-                     at(signatureName),
+                     Location::inFile(signatureName),
                      "the trusted comment (or the signature under it) was "
                      "edited after signing");
   Verified v;
@@ -337,7 +327,7 @@ Status checkPrehashedRequirement(const Signature &sig,
     return makeError(ErrorCode::Integrity,
                      "signature is in the legacy (non-prehashed) format, and "
                      "only prehashed signatures are accepted",
-                     at(signatureName),
+                     Location::inFile(signatureName),
                      "sign again without minisign's -l option");
   return ok();
 }
@@ -357,7 +347,7 @@ Status installNoReplace(const std::string &tmp, const std::string &path) {
   }
   ::unlink(tmp.c_str());
   if (e == EEXIST)
-    return makeError(ErrorCode::Conflict, "already exists", at(path),
+    return makeError(ErrorCode::Conflict, "already exists", Location::inFile(path),
                      "remove it, choose another name, or overwrite it with "
                      "--force");
   return Unexpected(fsutil::ioError("cannot create", path, e));
@@ -413,22 +403,22 @@ Expected<PublicKey> parsePublicKey(std::string_view text,
   std::vector<std::string_view> lines = splitLines(text);
   if (lines.empty())
     return makeError(ErrorCode::Parse, "malformed public key: it is empty",
-                     at(origin), hint);
+                     Location::inFile(origin), hint);
   uint32_t keyLine = 1;
   if (lines.size() >= 2) {
     if (!startsWith(lines[0], kUntrustedPrefix))
       return makeError(ErrorCode::Parse,
                        "malformed public key: line 1 must start with "
                        "\"untrusted comment: \"",
-                       at(origin, 1), hint);
+                       Location::inFile(origin, 1), hint);
     if (lines.size() > 2)
       return makeError(ErrorCode::Parse,
                        "malformed public key: unexpected text after line 2",
-                       at(origin, 3), hint);
+                       Location::inFile(origin, 3), hint);
     keyLine = 2;
   }
-  std::string_view b64 = trim(lines[keyLine - 1]);
-  Location where = at(origin, lines.size() >= 2 ? keyLine : 0);
+  std::string_view b64 = trimBlanks(lines[keyLine - 1]);
+  Location where = Location::inFile(origin, lines.size() >= 2 ? keyLine : 0);
   auto blob = base64Decode(b64);
   if (!blob)
     return makeError(ErrorCode::Parse, "malformed public key: not valid base64",
@@ -453,7 +443,7 @@ Expected<PublicKey> parsePublicKey(std::string_view text,
 Expected<PublicKey> loadPublicKey(const std::string &keyOrPath) {
   // The base64 text itself? ('/' is a base64 character, so try it first.)
   if (keyOrPath.find('\n') == std::string::npos) {
-    auto blob = base64Decode(trim(keyOrPath));
+    auto blob = base64Decode(trimBlanks(keyOrPath));
     if (blob && blob->size() == kPublicKeyBlobSize)
       return parsePublicKey(keyOrPath);
   }
@@ -468,7 +458,7 @@ Expected<PublicKey> loadPublicKey(const std::string &keyOrPath) {
       return parsePublicKey(keyOrPath);
     if (e == ENOENT)
       return makeError(ErrorCode::NotFound, "no such public key file",
-                       at(keyOrPath),
+                       Location::inFile(keyOrPath),
                        "give the public key as its base64 text (\"RW...\") "
                        "or as a minisign .pub file");
     return Unexpected(fsutil::ioError("cannot open", keyOrPath, e));
@@ -505,20 +495,20 @@ Expected<SecretKeyFile> parseSecretKeyFile(std::string_view text,
     return makeError(ErrorCode::Parse,
                      "malformed secret key: expected 2 lines, found " +
                          std::to_string(lines.size()),
-                     at(origin), hint);
+                     Location::inFile(origin), hint);
   if (lines.size() > 2)
     return makeError(ErrorCode::Parse,
                      "malformed secret key: unexpected text after line 2",
-                     at(origin, 3), hint);
+                     Location::inFile(origin, 3), hint);
   if (!startsWith(lines[0], kUntrustedPrefix))
     return makeError(ErrorCode::Parse,
                      "malformed secret key: line 1 must start with "
                      "\"untrusted comment: \"",
-                     at(origin, 1), hint);
-  auto blob = base64Decode(trim(lines[1]));
+                     Location::inFile(origin, 1), hint);
+  auto blob = base64Decode(trimBlanks(lines[1]));
   if (!blob)
     return makeError(ErrorCode::Parse, "malformed secret key: not valid base64",
-                     at(origin, 2), hint);
+                     Location::inFile(origin, 2), hint);
   struct Wipe {
     std::vector<uint8_t> &v;
     ~Wipe() { sodium_memzero(v.data(), v.size()); }
@@ -528,24 +518,24 @@ Expected<SecretKeyFile> parseSecretKeyFile(std::string_view text,
                      "malformed secret key: it decodes to " +
                          std::to_string(blob->size()) + " bytes, expected " +
                          std::to_string(kSecretKeyBlobSize),
-                     at(origin, 2), hint);
+                     Location::inFile(origin, 2), hint);
   const uint8_t *p = blob->data();
   if (std::memcmp(p, kAlgEd, 2) != 0)
     return makeError(ErrorCode::Unsupported,
                      "secret key has unknown signature algorithm \"" +
                          showAlgorithm(p) + "\" (expected \"Ed\")",
-                     at(origin, 2));
+                     Location::inFile(origin, 2));
   bool encrypted = std::memcmp(p + 2, kKdfScrypt, 2) == 0;
   if (!encrypted && std::memcmp(p + 2, kKdfNone, 2) != 0)
     return makeError(ErrorCode::Unsupported,
                      "secret key has unknown key derivation algorithm \"" +
                          showAlgorithm(p + 2) + "\" (expected \"Sc\" or none)",
-                     at(origin, 2));
+                     Location::inFile(origin, 2));
   if (std::memcmp(p + 4, kChecksumBlake2b, 2) != 0)
     return makeError(ErrorCode::Unsupported,
                      "secret key has unknown checksum algorithm \"" +
                          showAlgorithm(p + 4) + "\" (expected \"B2\")",
-                     at(origin, 2));
+                     Location::inFile(origin, 2));
   SecretKeyFile file;
   file.origin = origin;
   file.comment = std::string(lines[0].substr(kUntrustedPrefixLen));
@@ -579,7 +569,7 @@ Expected<SecretKey> unlockSecretKey(const SecretKeyFile &file,
     if (!password)
       return makeError(ErrorCode::Invalid,
                        "the secret key is encrypted; its password is needed",
-                       at(file.origin));
+                       Location::inFile(file.origin));
     std::array<uint8_t, kSealedSize> stream;
     Wipe wipeStream{stream.data(), stream.size()};
     if (Status s = deriveStream(*password, file.salt.data(), file.limits,
@@ -605,7 +595,7 @@ Expected<SecretKey> unlockSecretKey(const SecretKeyFile &file,
                                       "(checksum mismatch)"
                                     : "corrupted secret key (checksum "
                                       "mismatch)",
-                     at(file.origin));
+                     Location::inFile(file.origin));
   uint8_t pk[crypto_sign_PUBLICKEYBYTES];
   uint8_t sk[crypto_sign_SECRETKEYBYTES];
   crypto_sign_seed_keypair(pk, sk, key.key.data());
@@ -614,7 +604,7 @@ Expected<SecretKey> unlockSecretKey(const SecretKeyFile &file,
     return makeError(ErrorCode::Integrity,
                      "corrupted secret key (its public half does not belong "
                      "to its seed)",
-                     at(file.origin));
+                     Location::inFile(file.origin));
   return key;
 }
 
@@ -627,7 +617,7 @@ Expected<std::string> readPasswordFile(const std::string &path) {
   if (!password.empty() && password.back() == '\r')
     password.pop_back();
   if (password.empty())
-    return makeError(ErrorCode::Invalid, "the password file is empty", at(path),
+    return makeError(ErrorCode::Invalid, "the password file is empty", Location::inFile(path),
                      "put the password on the file's first line");
   return password;
 }
@@ -715,7 +705,7 @@ Expected<KeyPairPaths> writeKeyPair(const KeyPair &pair,
     for (const std::string &path : {paths.secretKey, paths.publicKey}) {
       struct stat st;
       if (::lstat(path.c_str(), &st) == 0)
-        return makeError(ErrorCode::Conflict, "already exists", at(path),
+        return makeError(ErrorCode::Conflict, "already exists", Location::inFile(path),
                          "remove it, choose another name, or overwrite it "
                          "with --force");
     }
@@ -786,7 +776,7 @@ Expected<Signature> parseSignature(std::string_view text,
       "(base64), a trusted comment and the global signature (base64)";
   auto malformed = [&](const std::string &what, uint32_t line = 0) {
     return makeError(ErrorCode::Parse, "malformed signature file: " + what,
-                     at(origin, line), hint);
+                     Location::inFile(origin, line), hint);
   };
   std::vector<std::string_view> lines = splitLines(text);
   if (lines.empty())
@@ -801,7 +791,7 @@ Expected<Signature> parseSignature(std::string_view text,
   if (!startsWith(lines[2], kTrustedPrefix))
     return malformed("line 3 must start with \"trusted comment: \"", 3);
 
-  auto blob = base64Decode(trim(lines[1]));
+  auto blob = base64Decode(trimBlanks(lines[1]));
   if (!blob)
     return malformed("line 2 (the signature) is not valid base64", 2);
   if (blob->size() != kSignatureBlobSize)
@@ -823,7 +813,7 @@ Expected<Signature> parseSignature(std::string_view text,
   std::memcpy(sig.signature.data(), blob->data() + 2 + kKeyIdSize,
               kSignatureSize);
 
-  auto global = base64Decode(trim(lines[3]));
+  auto global = base64Decode(trimBlanks(lines[3]));
   if (!global)
     return malformed("line 4 (the global signature) is not valid base64", 4);
   if (global->size() != kSignatureSize)
@@ -897,7 +887,7 @@ Status writeSignatureFile(const Signature &signature, const std::string &path) {
 Expected<Signature> readSignatureFile(const std::string &path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 && errno == ENOENT)
-    return makeError(ErrorCode::NotFound, "signature file not found", at(path),
+    return makeError(ErrorCode::NotFound, "signature file not found", Location::inFile(path),
                      "a file's minisign signature is expected beside it, as "
                      "<file>.minisig");
   auto text = fsutil::readFile(path, kMaxSignatureFileSize);
@@ -906,7 +896,7 @@ Expected<Signature> readSignatureFile(const std::string &path) {
       return makeError(ErrorCode::Parse,
                        "malformed signature file: larger than " +
                            std::to_string(kMaxSignatureFileSize) + " bytes",
-                       at(path));
+                       Location::inFile(path));
     return Unexpected(text.error());
   }
   return parseSignature(*text, path);

@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "transaction.h"
-#include "ireepkg/json_document.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/environment.h"
 
-#include "file_util.h"
+#include "ireepkg/pkg/file_util.h"
 
 #include <nlohmann/json.hpp>
 
@@ -109,7 +109,7 @@ Expected<PrefixLock> PrefixLock::acquire(const std::string &prefix,
       return makeError(ErrorCode::Conflict,
                        who + " is working on this prefix; gave up after " +
                            secs + " s",
-                       Location{prefix, 0, 0, "", "", ""},
+                       Location::inFile(prefix),
                        "wait for it to finish, or raise --lock-timeout");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -161,7 +161,7 @@ Expected<Journal> parseJournal(const std::string &text,
   auto bad = [&] {
     return makeError(ErrorCode::Integrity,
                      "the transaction journal is corrupted",
-                     Location{path, 0, 0, "", "", ""},
+                     Location::inFile(path),
                      "an interrupted change cannot be completed; inspect the "
                      "prefix, then delete the journal and run `ireepkg "
                      "verify`");

@@ -24,8 +24,8 @@
 #ifndef IREEPKG_PKG_TRANSACTION_H
 #define IREEPKG_PKG_TRANSACTION_H
 
-#include "file_util.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <map>
 #include <string>

@@ -5,11 +5,11 @@
 // tool links no further shared library.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/user_config.h"
+#include "ireepkg/pkg/user_config.h"
 
-#include "file_util.h"
-#include "ireepkg/environment.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <cerrno>
 #include <cstdlib>

@@ -22,12 +22,16 @@
 // Only the factory at the end is exported (exports.map); the static
 // libraries this module links stay private to it.
 //
+// Why one file of this size: the module exports one factory (exports.map)
+// and keeps libcurl's types inside it; the transfer loop, retries, mirrors
+// and the ETag cache share the per-client multi handle.
+//
 //===----------------------------------------------------------------------===//
 #include "../src/http_module.h"
 
-#include "ireepkg/hash.h"
-#include "ireepkg/partial_files.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/partial_files.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <curl/curl.h>
 #include <dlfcn.h>
@@ -237,7 +241,7 @@ public:
       return makeError(ErrorCode::Io,
                        "cannot write the metadata cache: " + what + ": " +
                            std::strerror(e),
-                       Location{path, 0, 0, "", "", ""},
+                       Location::inFile(path),
                        "check that the cache directory " + dir_ +
                            " is writable (IREEPKG_CACHE_DIR moves it)");
     };
@@ -576,7 +580,7 @@ Status HttpClientImpl::startAttempt(Job &job) {
         return makeError(ErrorCode::Io,
                          "cannot create a temporary file beside " +
                              job.destPath + ": " + std::strerror(e),
-                         Location{job.destPath, 0, 0, "", "", ""},
+                         Location::inFile(job.destPath),
                          "check that the directory exists and is writable");
       }
     } else if (::ftruncate(job.fd, 0) != 0 ||
@@ -584,7 +588,7 @@ Status HttpClientImpl::startAttempt(Job &job) {
       return makeError(ErrorCode::Io,
                        "cannot rewind " + job.tempPath + ": " +
                            std::strerror(errno),
-                       Location{job.tempPath, 0, 0, "", "", ""});
+                       Location::inFile(job.tempPath));
     }
   }
 
@@ -749,7 +753,7 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
               std::string("cannot write ") +
                   (job.metadata ? "the response to memory" : job.tempPath) +
                   ": " + std::strerror(job.writeErrno),
-              Location{job.metadata ? "" : job.destPath, 0, 0, "", "", ""}));
+              Location::inFile(job.metadata ? "" : job.destPath)));
 
   switch (rc) {
   case CURLE_OK:
@@ -887,7 +891,7 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
     return localFailure(Error(ErrorCode::Io,
                               "cannot move the download into place: " +
                                   std::string(std::strerror(e)),
-                              Location{job.destPath, 0, 0, "", "", ""}));
+                              Location::inFile(job.destPath)));
   }
   job.tempPath.clear();
   job.tempGuard.release();

@@ -30,13 +30,13 @@
 // unchanged re-reads.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/cache_maintenance.h"
-#include "ireepkg/registry.h"
+#include "ireepkg/pkg/cache_maintenance.h"
+#include "ireepkg/registry/registry.h"
 
-#include "file_util.h"
-#include "ireepkg/hash.h"
-#include "ireepkg/prefix.h"
-#include "ireepkg/signature.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/signature.h"
 #include "registry_util.h"
 
 #include <algorithm>
@@ -81,11 +81,6 @@ private:
   int unchanged_ = 0;
 };
 
-Location at(const std::string &file) {
-  Location l;
-  l.file = file;
-  return l;
-}
 
 std::string keyIdList(const std::vector<signing::PublicKey> &keys) {
   std::string out;
@@ -182,7 +177,7 @@ Expected<void> RegistryClient::Impl::loadConfig() {
     if (r.error().code == ErrorCode::NotFound && !options.offline)
       return makeError(ErrorCode::NotFound,
                        where + " is not a registry: it has no config.json",
-                       at(shown("config.json")),
+                       Location::inFile(shown("config.json")),
                        "check the registry's URL; a registry holds "
                        "config.json, snapshot.json and index/");
     return Unexpected(r.error());
@@ -212,7 +207,7 @@ Error RegistryClient::Impl::noKeyError() const {
                         ", so its snapshot cannot be checked; ";
   message += listed.empty() ? "its config.json lists no key"
                             : "its config.json lists " + listed;
-  return Error(ErrorCode::Invalid, message, at(shown("config.json")),
+  return Error(ErrorCode::Invalid, message, Location::inFile(shown("config.json")),
                "config.json is not signed, so its keys are never trusted by "
                "themselves: confirm the key with the registry's maintainer "
                "through a channel you trust, then trust it: with "
@@ -240,7 +235,7 @@ RegistryClient::Impl::fetchSnapshotOnce() {
     if (e.code == ErrorCode::NotFound)
       e = Error(ErrorCode::NotFound,
                 where + " is not a usable registry: it has no snapshot.json",
-                at(snapName),
+                Location::inFile(snapName),
                 "a registry is made with `ireepkg registry init`; check "
                 "its URL");
     return U(Failure{e});
@@ -256,7 +251,7 @@ RegistryClient::Impl::fetchSnapshotOnce() {
             ErrorCode::Integrity,
             "snapshot.json of " + where +
                 " is not signed: snapshot.json.minisig is missing",
-            at(sigName),
+            Location::inFile(sigName),
             "ireepkg uses only signed registries. If you maintain this one, "
             "sign it with `ireepkg registry resign <dir> --key <secret key>`; "
             "otherwise tell its maintainer, and do not use it meanwhile"),
@@ -279,7 +274,7 @@ RegistryClient::Impl::fetchSnapshotOnce() {
             signing::keyIdHex(sig->keyId) +
             ", which is not a key you trust for this registry (trusted: " +
             keyIdList(keys) + ")",
-        at(sigName),
+        Location::inFile(sigName),
         "if the registry moved to a new key, confirm the new key with its "
         "maintainer through a channel you trust and add it (--registry-key, "
         "or \"public_key\" in plugins.json); otherwise someone other than "
@@ -338,7 +333,7 @@ Expected<void> RegistryClient::Impl::checkAndRecord(const Loaded &loaded) {
         "snapshot.json of " + where + " (version " + std::to_string(s.version) +
             ") expired at " + s.expires +
             " (freeze): it no longer vouches for the registry's contents",
-        at(shown("snapshot.json")),
+        Location::inFile(shown("snapshot.json")),
         "the registry was not re-signed in time, or an old snapshot is being "
         "replayed; its maintainer must run `ireepkg registry resign`");
 
@@ -363,7 +358,7 @@ Expected<void> RegistryClient::Impl::checkAndRecord(const Loaded &loaded) {
     } else {
       return makeError(ErrorCode::Parse,
                        "this machine's record of the registry is unreadable",
-                       at(trustFile()),
+                       Location::inFile(trustFile()),
                        "delete it: the next snapshot seen is recorded anew");
     }
   }
@@ -374,7 +369,7 @@ Expected<void> RegistryClient::Impl::checkAndRecord(const Loaded &loaded) {
             std::to_string(s.version) + ", older than version " +
             std::to_string(seen) +
             " that this machine has already seen from this registry",
-        at(shown("snapshot.json")),
+        Location::inFile(shown("snapshot.json")),
         "someone is serving an old state of the registry (a stale mirror, a "
         "restored backup, or an attack); try again later. If the registry "
         "was really reset, delete " +
@@ -410,7 +405,7 @@ RegistryClient::Impl::parseIndex(const std::string &name,
                      "index/" + name + ".json of " + where +
                          " describes package \"" + idx.name + "\", not \"" +
                          name + "\"",
-                     at(file),
+                     Location::inFile(file),
                      "the registry's files are mixed up; do not use it until "
                      "its maintainer has fixed it");
   return idx;
@@ -457,7 +452,7 @@ RegistryClient::Impl::index(const std::string &name) {
         return makeError(ErrorCode::Integrity,
                          rel + " of " + where +
                              " is missing, though snapshot.json lists " + name,
-                         at(shown(rel)),
+                         Location::inFile(shown(rel)),
                          "the registry is incomplete or being updated; try "
                          "again later, and tell its maintainer if it stays");
       return Unexpected(r.error());
@@ -498,7 +493,7 @@ RegistryClient::Impl::index(const std::string &name) {
               " is an index this machine verified under an earlier snapshot, "
               "not the one snapshot.json (version " +
               std::to_string(snapshot.version) + ") pins",
-          at(shown(rel)),
+          Location::inFile(shown(rel)),
           "someone is combining old and new files of the registry (an "
           "attack, or a mirror caught half-updated); try again later or "
           "through another mirror, and do not use it meanwhile");
@@ -509,7 +504,7 @@ RegistryClient::Impl::index(const std::string &name) {
             "is " +
             sha + ", the signed snapshot (version " +
             std::to_string(snapshot.version) + ") pins " + expected(),
-        at(shown(rel)),
+        Location::inFile(shown(rel)),
         "the index was altered, or belongs to another state of the "
         "registry; do not use the registry until it is consistent again");
   }
@@ -679,7 +674,7 @@ Expected<std::vector<std::string>> RegistryClient::fetchArchives(
   if (impl_->options.offline && impl_->remote)
     return makeError(ErrorCode::NotFound,
                      "offline, and not in the download cache: " + missingNames,
-                     at(impl_->cacheRoot + "/downloads"),
+                     Location::inFile(impl_->cacheRoot + "/downloads"),
                      "run the command once with network access (without "
                      "--offline) to fetch them, or install from a bundle "
                      "(`ireepkg bundle create` on a connected machine)");
@@ -708,7 +703,7 @@ Expected<std::vector<std::string>> RegistryClient::fetchArchives(
       return makeError(ErrorCode::Integrity,
                        missing[i].label + ": the download did not produce "
                                           "the archive the index declares",
-                       at(impl_->shown(missing[i].relPath)),
+                       Location::inFile(impl_->shown(missing[i].relPath)),
                        "try again; if it persists, tell the registry's "
                        "maintainer");
     }

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "http_module.h"
-#include "ireepkg/environment.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include <dlfcn.h>
 #include <limits.h>

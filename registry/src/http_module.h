@@ -10,7 +10,7 @@
 #ifndef IREEPKG_REGISTRY_HTTP_MODULE_H
 #define IREEPKG_REGISTRY_HTTP_MODULE_H
 
-#include "ireepkg/fetch.h"
+#include "ireepkg/registry/fetch.h"
 
 #include <cstddef>
 #include <cstdint>

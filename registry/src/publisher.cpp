@@ -37,13 +37,13 @@
 // extraction directories are removed.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/registry.h"
+#include "ireepkg/registry/registry.h"
 
-#include "file_util.h"
-#include "ireepkg/fatelf.h"
-#include "ireepkg/hash.h"
-#include "ireepkg/package.h"
-#include "ireepkg/signature.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/signature.h"
 #include "registry_util.h"
 
 #include <algorithm>
@@ -73,11 +73,6 @@ constexpr const char *kLock = ".lock";
 constexpr const char *kIncomingPrefix = ".incoming-";
 constexpr const char *kVerifyPrefix = ".verify-";
 
-Location at(const std::string &file) {
-  Location l;
-  l.file = file;
-  return l;
-}
 
 std::string randomSuffix() {
   std::random_device rd;
@@ -125,7 +120,7 @@ Expected<signing::SecretKey> loadKey(const SigningOptions &options) {
   if (file->encrypted && !options.password)
     return makeError(
         ErrorCode::Usage, "the secret key is encrypted; its password is needed",
-        at(options.secretKeyPath), "give it with --password-file FILE");
+        Location::inFile(options.secretKeyPath), "give it with --password-file FILE");
   std::optional<std::string_view> password;
   if (file->encrypted)
     password = *options.password;
@@ -137,7 +132,7 @@ Expected<RegistryConfig> readConfig(const std::string &dir) {
   if (!fsutil::exists(path))
     return makeError(ErrorCode::NotFound,
                      dir + " is not a registry: it has no config.json",
-                     at(path),
+                     Location::inFile(path),
                      "create a registry with `ireepkg registry init " + dir +
                          " --key <secret key>`");
   auto doc = JsonDocument::load(path);
@@ -179,7 +174,7 @@ Status checkKeyListed(const signing::SecretKey &key,
       "the signing key " + signing::keyIdHex(pub) +
           " is not one of the registry's keys (config.json lists: " +
           keyIdList(keys) + ")",
-      at(options.secretKeyPath),
+      Location::inFile(options.secretKeyPath),
       "sign with the secret key whose public half is in " + dir +
           "/config.json; to change keys, add the new public key (" +
           signing::publicKeyBase64(pub) +
@@ -209,7 +204,7 @@ Status verifySnapshotSignature(const std::string &snapshotText,
       "snapshot.json is signed by key " + signing::keyIdHex(sig->keyId) +
           ", which config.json does not list (it lists: " + keyIdList(keys) +
           ")",
-      at(sigPath));
+      Location::inFile(sigPath));
 }
 
 Expected<RegistrySnapshot> parseSnapshotText(const std::string &text,
@@ -288,7 +283,7 @@ readVerifiedSnapshot(const std::string &dir,
     return makeError(ErrorCode::Integrity,
                      "the registry's snapshot.json is not signed (" +
                          std::string(kSnapshotSig) + " is missing)",
-                     at(path),
+                     Location::inFile(path),
                      "sign the current state with `ireepkg registry resign " +
                          dir + " --key <secret key>`");
   auto sigText = fsutil::readFile(sigPath);
@@ -321,7 +316,7 @@ Expected<RegistryIndex> readVerifiedIndex(const std::string &dir,
     return makeError(ErrorCode::Integrity,
                      "index/" + name +
                          ".json does not have the hash snapshot.json pins",
-                     at(path),
+                     Location::inFile(path),
                      "the index was changed outside ireepkg; restore it from "
                      "a copy you trust (its SHA-256 must be " +
                          pinned.substr(7) + ")");
@@ -396,7 +391,7 @@ Expected<Session> openSession(const std::string &registryDir,
     return Unexpected(st.error());
   if (!fsutil::isDirectory(s.dir))
     return makeError(ErrorCode::NotFound, "no such registry directory",
-                     at(s.dir),
+                     Location::inFile(s.dir),
                      "create a registry with `ireepkg registry init " + s.dir +
                          " --key <secret key>`");
   auto config = readConfig(s.dir);
@@ -521,7 +516,7 @@ Status copyHashing(const std::string &src, const std::string &dest,
   struct stat st;
   if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(in);
-    return makeError(ErrorCode::Invalid, "not a regular file", at(src),
+    return makeError(ErrorCode::Invalid, "not a regular file", Location::inFile(src),
                      "give the path of a .ireepkg archive");
   }
   int out = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -608,7 +603,7 @@ Status initRegistry(const std::string &registryDir,
     return makeError(ErrorCode::Invalid,
                      "\"" + name + "\" is not a valid registry name (" +
                          kPackageNameRule + ")",
-                     at(dir),
+                     Location::inFile(dir),
                      options.name.empty()
                          ? "the name defaults to the directory's; give one "
                            "with --name"
@@ -616,7 +611,7 @@ Status initRegistry(const std::string &registryDir,
   for (const std::string &m : options.mirrors)
     if (m.empty() || m.find_first_of(" \t\r\n") != std::string::npos)
       return makeError(ErrorCode::Invalid, "\"" + m + "\" is not a mirror URL",
-                       at(dir),
+                       Location::inFile(dir),
                        "a mirror is the URL of another copy of the registry, "
                        "such as https://mirror.example.org/iree");
   auto key = loadKey(options.signing);
@@ -627,7 +622,7 @@ Status initRegistry(const std::string &registryDir,
   if (fsutil::exists(dir)) {
     if (!fsutil::isDirectory(dir))
       return makeError(ErrorCode::Conflict, "exists and is not a directory",
-                       at(dir), "choose a new or empty directory");
+                       Location::inFile(dir), "choose a new or empty directory");
   } else {
     if (Status st = fsutil::makeDirs(dir); !st)
       return st;
@@ -672,7 +667,7 @@ Status initRegistry(const std::string &registryDir,
                      isRegistry ? "is already a registry"
                                 : "is not empty (it holds " + present[0] +
                                       (present.size() > 1 ? ", ..." : "") + ")",
-                     at(dir),
+                     Location::inFile(dir),
                      isRegistry ? "publish into it with `ireepkg publish "
                                   "<archive> --registry " +
                                       dir + " --key <secret key>`"

@@ -1,9 +1,9 @@
 //===- registry_util.cpp - Shared helpers of the registry layer -----------===//
 #include "registry_util.h"
 
-#include "file_util.h"
-#include "ireepkg/cache.h"
-#include "ireepkg/hash.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/hash.h"
 
 #include <cerrno>
 #include <ctime>

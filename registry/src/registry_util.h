@@ -8,9 +8,9 @@
 #ifndef IREEPKG_REGISTRY_UTIL_H
 #define IREEPKG_REGISTRY_UTIL_H
 
-#include "file_util.h"
-#include "ireepkg/error.h"
-#include "ireepkg/registry.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/registry/registry.h"
 
 #include <nlohmann/json.hpp>
 

@@ -11,12 +11,12 @@
 //    client keeps its metadata cache in <cache>/registries/<id>/http.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/partial_files.h"
-#include "ireepkg/registry.h"
+#include "ireepkg/pkg/partial_files.h"
+#include "ireepkg/registry/registry.h"
 
-#include "file_util.h"
-#include "ireepkg/hash.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/prefix.h"
 #include "registry_util.h"
 
 #include <algorithm>
@@ -38,11 +38,6 @@ Transport::~Transport() = default;
 
 namespace {
 
-Location at(const std::string &file) {
-  Location l;
-  l.file = file;
-  return l;
-}
 
 std::string partSuffix() {
   std::random_device rd;
@@ -66,13 +61,13 @@ public:
     if (fd < 0) {
       int e = errno;
       if (e == ENOENT || e == ENOTDIR)
-        return makeError(ErrorCode::NotFound, "no such file", at(shown));
+        return makeError(ErrorCode::NotFound, "no such file", Location::inFile(shown));
       return Unexpected(fsutil::ioError("cannot open", shown, e));
     }
     struct stat st;
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
-      return makeError(ErrorCode::Invalid, "not a regular file", at(shown));
+      return makeError(ErrorCode::Invalid, "not a regular file", Location::inFile(shown));
     }
     auto tooLarge = [&](uint64_t size) {
       return makeError(ErrorCode::Integrity,
@@ -80,7 +75,7 @@ public:
                            std::to_string(maxBytes) + " bytes allowed (" +
                            (size ? std::to_string(size) + " bytes" : "more") +
                            ")",
-                       at(shown),
+                       Location::inFile(shown),
                        "a registry's metadata is small: this one is broken, "
                        "or is feeding endless data; do not use it");
     };
@@ -129,7 +124,7 @@ private:
                  uint64_t total) {
     const std::string src = root_ + "/" + d.relPath;
     const std::string shown = joinUrl(given_, d.relPath);
-    Location where = at(shown);
+    Location where = Location::inFile(shown);
     where.package = d.label;
     int in = ::open(src.c_str(), O_RDONLY | O_CLOEXEC);
     if (in < 0) {
@@ -301,7 +296,7 @@ openTransport(const RegistrySpec &spec, const ClientOptions &options) {
     if (!fsutil::isDirectory(root))
       return makeError(ErrorCode::NotFound,
                        "registry \"" + spec.name + "\": no such directory",
-                       at(spec.url),
+                       Location::inFile(spec.url),
                        "give the directory of a registry (one with "
                        "config.json and snapshot.json), or its URL");
     return std::unique_ptr<Transport>(

@@ -13,9 +13,9 @@
 // size limit far below that).
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/runtime_index.h"
+#include "ireepkg/runtime_integration/runtime_index.h"
 
-#include "index_format.h"
+#include "ireepkg/manifest_schema/runtime_index_format.h"
 
 #include <cstring>
 #include <string_view>

@@ -2,7 +2,7 @@
  *
  * The implementation of ireepkg/runtime.h: choosing a prefix with the CLI's
  * rules, mapping and validating <prefix>/state/runtime.index (layout in
- * index_format.h), selecting each plugin's library for a target, and
+ * runtime_index_format.h), selecting each plugin's library for a target, and
  * writing IREE flags. Written in C11 so that neither the shared nor the
  * static library needs the C++ runtime; every function outside the API is
  * static, and the shared library exports only ireepkg_runtime_* symbols.
@@ -11,12 +11,16 @@
  * that are known to be in bounds. Handles are immutable after open except
  * for an atomic reference count shared with the plugin lists.
  *
+ * Why one file of this size: the library is one translation unit on purpose;
+ * every function outside the API is static, so the shared library exports
+ * nothing else and an application can also compile this file into itself.
+ *
  *===----------------------------------------------------------------------===*/
 #define _GNU_SOURCE 1
 
 #include "ireepkg/runtime.h"
 
-#include "index_format.h"
+#include "ireepkg/manifest_schema/runtime_index_format.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +40,7 @@
 
 _Static_assert(IREEPKG_RUNTIME_INDEX_FORMAT_MAJOR ==
                    IREEPKG_INDEX_VERSION_MAJOR,
-               "runtime.h and index_format.h disagree on the format version");
+               "runtime.h and runtime_index_format.h disagree on the format version");
 
 /*===----------------------------------------------------------------------===*
  * Growing strings

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "index_fixture.h"
 
-#include "ireepkg/runtime_index.h"
+#include "ireepkg/runtime_integration/runtime_index.h"
 
 #include <cstdio>
 

@@ -18,13 +18,16 @@
  *    lists outliving their index.
  * Usage: ireepkg_runtime_tests <scratch directory> (wiped first).
  *
+ * Why one file of this size: the C tests of the one-file C library, in C,
+ * with their own small harness.
+ *
  *===----------------------------------------------------------------------===*/
 #define _GNU_SOURCE 1
 
 #include "ireepkg/runtime.h"
 
 #include "index_fixture.h"
-#include "index_format.h"
+#include "ireepkg/manifest_schema/runtime_index_format.h"
 
 #include <errno.h>
 #include <ftw.h>

@@ -254,7 +254,7 @@ def test_helpers_from_an_installed_ireepkg(tmp_path):
     # directory, since it would also write install_manifest.txt into the
     # build tree (which an unprivileged run cannot write).
     for sub in ("manifest_schema", "pkg", "registry", "runtime_integration",
-                "compiler_integration"):
+                "compiler_integration", "cli"):
         sh("cmake", f"-DCMAKE_INSTALL_PREFIX={installed}", "-P",
            BUILD / sub / "cmake_install.cmake")
     assert (installed / "bin" / "ireepkg").is_file()

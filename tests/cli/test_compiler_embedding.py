@@ -1,4 +1,4 @@
-"""The compiler embedding API (include/ireepkg/compiler_embedding.h) with the
+"""The compiler embedding API (include/ireepkg/compiler_integration/compiler_embedding.h) with the
 real libIREECompiler.so of the venv's iree-base-compiler wheel, through the
 test tool ireepkg-embed-compile.
 

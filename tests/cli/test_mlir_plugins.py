@@ -14,8 +14,8 @@ These tests install the archives into a prefix in tmp_path, then run the real
 host tool, mlir-opt-22, with --load-pass-plugin / --load-dialect-plugin on
 the installed libraries and the installed hooks' pipelines, and check its
 output with LLVM's FileCheck. The last tests drive the same through ireepkg
-(`ireepkg exec -- mlir-opt-22`, `ireepkg flags compiler --tool mlir-opt`);
-they are skipped while that side of ireepkg is not there yet.
+(`ireepkg exec -- mlir-opt-22`, `ireepkg flags compiler --tool mlir-opt`).
+With CI set, a missing mlir-opt-22 or FileCheck fails them (conftest.py).
 """
 import json
 import os

@@ -3,9 +3,8 @@ prefixes made by the real CLI: the library lists what activation.json lists,
 formats what runtime.flags holds, finds the prefix the way the CLI does,
 reports damaged prefixes, and serves 8 threads enumerating one handle.
 
-The CLI writes state/runtime.index once pkg/src/state.cpp calls
-ireepkg::encodeRuntimeIndex; until the ireepkg binary links the encoder the
-tests that need the file skip (and fail if it does but writes no index)."""
+Every install writes state/runtime.index (runtime_integration's
+StateWriter); a prefix without one fails the test."""
 import ctypes
 import json
 import os
@@ -16,7 +15,7 @@ import threading
 
 import pytest
 
-from conftest import (BUILD, EXAMPLES, REPO, copy_package, ireepkg_path,
+from conftest import (BUILD, EXAMPLES, REPO, copy_package,
                       make_writable, pack, run)
 
 LIB_PATH = BUILD / "lib" / "libireepkg_runtime.so"
@@ -160,21 +159,11 @@ def list_plugins(lib, index, target=None, flags=0):
         lib.ireepkg_runtime_free_plugin_list(lst)
 
 
-def encoder_wired() -> bool:
-    """Whether the ireepkg binary under test links the index encoder: its
-    object file is only linked in once something calls it, and the build
-    keeps symbol names (RelWithDebInfo)."""
-    return b"encodeRuntimeIndex" in ireepkg_path().read_bytes()
-
-
 def install(prefix: pathlib.Path, archive=ARCHIVE):
     r = run("install", "--prefix", prefix, archive)
     assert r.code == 0, r.err
-    if not (prefix / "state" / "runtime.index").exists():
-        if encoder_wired():
-            pytest.fail("ireepkg install wrote no state/runtime.index")
-        pytest.skip("this ireepkg does not write state/runtime.index yet "
-                    "(it does not link ireepkg::encodeRuntimeIndex)")
+    assert (prefix / "state" / "runtime.index").exists(), \
+        "ireepkg install wrote no state/runtime.index"
     return prefix
 
 

@@ -27,8 +27,8 @@
 //    "open_ms", "metadata_ms", "downloads_ms"}        times of each step
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/fetch.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/registry/fetch.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,3 +1,18 @@
 //===- main.cpp - doctest entry point for ireepkg's unit tests ------------===//
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+//
+// Registers the integrations' state writers, as the CLI does, so that the
+// prefixes the tests make are complete.
+//
+//===----------------------------------------------------------------------===//
+#define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
+
+#include "ireepkg/compiler_integration/compiler_state.h"
+#include "ireepkg/runtime_integration/runtime_state.h"
+
+int main(int argc, char **argv) {
+  ireepkg::registerStateWriter(ireepkg::runtimeStateWriter());
+  ireepkg::registerStateWriter(ireepkg::compilerStateWriter());
+  doctest::Context context(argc, argv);
+  return context.run();
+}

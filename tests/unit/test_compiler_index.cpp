@@ -1,6 +1,6 @@
-// Decoding <prefix>/state/compiler.json (include/ireepkg/compiler_index.h):
+// Decoding <prefix>/state/compiler.json (include/ireepkg/compiler_integration/compiler_index.h):
 // whatever the file holds, a damaged index is an Error, never an exception.
-#include "ireepkg/compiler_index.h"
+#include "ireepkg/compiler_integration/compiler_index.h"
 
 #include <doctest/doctest.h>
 

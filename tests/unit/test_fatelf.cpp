@@ -6,8 +6,8 @@
 // parsing of ireepkg-inspect's JSON output.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/binary_info.h"
-#include "ireepkg/fatelf.h"
+#include "ireepkg/pkg/binary_info.h"
+#include "ireepkg/pkg/fatelf.h"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 //===- test_json_document.cpp - JsonDocument positions and limits --------===//
-#include "ireepkg/json_document.h"
+#include "ireepkg/manifest_schema/json_document.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

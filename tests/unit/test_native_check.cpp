@@ -6,7 +6,7 @@
 // message.
 //
 //===----------------------------------------------------------------------===//
-#include "../../pkg/src/native_check.h"
+#include "ireepkg/pkg/native_check.h"
 
 #include <doctest/doctest.h>
 

@@ -9,7 +9,7 @@
 // usual shapes.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pipeline.h"
+#include "ireepkg/manifest_schema/pipeline.h"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 //===- test_platform.cpp - Names, platforms, suggestions, paths ----------===//
-#include "ireepkg/formats.h"
-#include "ireepkg/platform.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/manifest_schema/platform.h"
 
 #include <doctest/doctest.h>
 

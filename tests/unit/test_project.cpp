@@ -1,8 +1,13 @@
 //===- test_project.cpp - plugins.json edits, input hash, lockfile -------===//
-#include "ireepkg/project.h"
+//
+// Why one file of this size: the tests of one module (projects and
+// lockfiles), with the fixtures they share.
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/pkg/project.h"
 
-#include "ireepkg/json_document.h"
-#include "ireepkg/prefix.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <doctest/doctest.h>
 

@@ -10,12 +10,12 @@
 // rollback, freeze, oversized metadata.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/registry.h"
+#include "ireepkg/registry/registry.h"
 
-#include "ireepkg/hash.h"
-#include "ireepkg/package.h"
-#include "ireepkg/prefix.h"
-#include "ireepkg/signature.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/signature.h"
 
 #include <doctest/doctest.h>
 

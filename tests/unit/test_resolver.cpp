@@ -7,8 +7,11 @@
 // 2,000-package random registry. Every solution is checked for consistency;
 // every failure's explanation is checked verbatim.
 //
+// Why one file of this size: the tests of one module (resolver.cpp), with the
+// fixtures they share.
+//
 //===----------------------------------------------------------------------===//
-#include "ireepkg/resolver.h"
+#include "ireepkg/pkg/resolver.h"
 
 #include <doctest/doctest.h>
 

@@ -4,8 +4,11 @@
 // precedence, the VersionSet interval algebra, and the constraint syntax with
 // its pre-release rule. Error messages are checked verbatim.
 //
+// Why one file of this size: the tests of one module (semver.cpp), mostly
+// tables of versions and constraints.
+//
 //===----------------------------------------------------------------------===//
-#include "ireepkg/semver.h"
+#include "ireepkg/manifest_schema/semver.h"
 
 #include <doctest/doctest.h>
 

@@ -10,7 +10,7 @@
 // tests/cli/test_signatures.py.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/signature.h"
+#include "ireepkg/pkg/signature.h"
 
 #include <doctest/doctest.h>
 

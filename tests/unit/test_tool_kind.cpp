@@ -1,5 +1,5 @@
 //===- test_tool_kind.cpp - Which kind of tool `exec` runs ---------------===//
-#include "ireepkg/tool_kind.h"
+#include "ireepkg/compiler_integration/tool_kind.h"
 
 #include <doctest/doctest.h>
 

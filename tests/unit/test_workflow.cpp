@@ -1,5 +1,5 @@
 //===- test_workflow.cpp - IREE versions as ireepkg resolves for them ----===//
-#include "ireepkg/workflow.h"
+#include "ireepkg/registry/workflow.h"
 
 #include <doctest/doctest.h>
 

@@ -1,0 +1,77 @@
+//===- ireepkg/binary_info.h - What a native library is ---------*- C++ -*-===//
+//
+// Facts about native libraries (ELF, Mach-O, COFF, FatELF) that `pack` and
+// `install` check against a manifest (see native_check.h): format,
+// architecture, OS, dependencies, exported symbols, and for a FatELF file
+// each record and what its image is. They are read by the `ireepkg-inspect`
+// tool (LLVM's Object library) in a child process, so that the ireepkg binary
+// links no LLVM and a malformed file cannot take ireepkg down.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_BINARY_INFO_H
+#define IREEPKG_BINARY_INFO_H
+
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/platform.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ireepkg {
+
+struct FatElfImage;
+
+struct BinaryInfo {
+  std::string path;
+  /// "elf", "macho", "coff", "fatelf" or "unknown".
+  std::string format;
+  std::optional<Arch> arch; ///< empty when not one of ours (or fatelf)
+  std::string machine;      ///< the file's own name for it, e.g. "EM_PPC64"
+  /// "linux", "macos", "windows", "android" or "none" (ELF OSABI NONE with
+  /// no interpreter: platform-independent).
+  std::string os;
+  bool is64 = false;
+  bool littleEndian = true;
+  /// "shared", "executable", "relocatable" or "other".
+  std::string type;
+  std::vector<std::string> needed; ///< DT_NEEDED / load commands / imports
+  std::string interpreter;         ///< PT_INTERP, "" if none
+  /// Defined, exported (dynamic, default/protected visibility) symbols,
+  /// sorted. For fatelf, the union over images is not computed: empty.
+  std::vector<std::string> exports;
+  /// For "fatelf": the architectures of its records, in table order.
+  std::vector<Arch> fatArchs;
+  /// For "fatelf": every record, in table order, with its image.
+  std::vector<FatElfImage> fatImages;
+  /// Non-empty when the file could not be read as a binary at all.
+  std::string error;
+
+  bool exportsSymbol(std::string_view name) const;
+};
+
+/// One record of a FatELF file and the ELF image it points at.
+struct FatElfImage {
+  size_t record = 0;        ///< index in the table
+  std::optional<Arch> arch; ///< the record's, empty when not one of ours
+  std::string machine;      ///< the record's machine, e.g. "EM_PPC64"
+  unsigned osabi = 0;       ///< the record's ELF OS ABI
+  bool is64 = false;        ///< the record's word size
+  bool littleEndian = true; ///< the record's byte order
+  /// The image itself as an ELF file (no path, fatArchs or fatImages).
+  BinaryInfo image;
+};
+
+/// Inspects every path in one child process running `ireepkg-inspect`.
+/// The tool is found beside the running executable, or via the
+/// IREEPKG_INSPECT environment variable. Per-file problems land in
+/// BinaryInfo::error; the Error is for when the tool itself fails.
+Expected<std::vector<BinaryInfo>>
+inspectBinaries(const std::vector<std::string> &paths);
+
+/// Parses the tool's JSON output (exposed for tests).
+Expected<std::vector<BinaryInfo>> parseInspectOutput(std::string_view json);
+
+} // namespace ireepkg
+
+#endif // IREEPKG_BINARY_INFO_H

@@ -1,0 +1,78 @@
+//===- child_process.h - Running a helper tool (private) -------*- C++ -*-===//
+//
+// ireepkg runs its helper tools (ireepkg-inspect, ireepkg-mlir-check,
+// ireepkg-plugin-probe, the IREE tools' --version) as child processes, so
+// that code which may crash or hang never runs inside ireepkg. runChild
+// starts one with posix_spawn (no shell), gives it its input, collects
+// what it writes and waits for it, with an optional time limit.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_PKG_CHILD_PROCESS_H
+#define IREEPKG_PKG_CHILD_PROCESS_H
+
+#include "ireepkg/manifest_schema/error.h"
+
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ireepkg {
+
+struct ChildOptions {
+  /// The program (argv[0], a path: PATH is not searched) and its arguments.
+  std::vector<std::string> argv;
+  /// The tool's name in error messages; "" for argv[0]'s file name.
+  std::string name;
+  /// What the child reads on stdin; without it, /dev/null.
+  std::optional<std::string> input;
+  /// After this many seconds the child (and, with ownProcessGroup, its
+  /// group) is killed and the result says timedOut. None: no limit.
+  std::optional<double> timeoutSeconds;
+  /// Start the child in a process group of its own; whatever is left in
+  /// that group when the child ends (or times out) is killed.
+  bool ownProcessGroup = false;
+  /// Also collect what the child writes to descriptor 3.
+  bool captureFd3 = false;
+  /// How much of each output is kept; the rest is read and dropped.
+  size_t maxOut = std::numeric_limits<size_t>::max();
+  size_t maxErr = std::numeric_limits<size_t>::max();
+  size_t maxFd3 = std::numeric_limits<size_t>::max();
+  /// When set, a program that cannot be started is an error ("cannot run
+  /// <argv0>: <why>", with this hint) instead of a result with spawnError.
+  std::optional<std::string> hintIfNotStarted;
+};
+
+struct ChildResult {
+  /// The errno of posix_spawn when the program could not be started
+  /// (nothing else is set then); 0 when it ran.
+  int spawnError = 0;
+  /// It did not end within timeoutSeconds and was killed (signal is then
+  /// SIGKILL).
+  bool timedOut = false;
+  /// It ended by exiting, with exitCode; otherwise `signal` ended it.
+  bool exited = false;
+  int exitCode = 0;
+  int signal = 0;
+  std::string out, err, fd3;
+  /// Why reading its output failed ("cannot read the output of <name>:
+  /// ...", or "" if it did not); what was read before is kept.
+  std::string readError;
+};
+
+/// Runs `options.argv` and waits for it. The child's signal mask is empty
+/// and SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP and SIGCHLD have their
+/// default actions. Output is read until the child has ended and closed
+/// its end of the pipes; descendants that keep them open get half a second.
+/// Fails when ireepkg itself cannot set up or wait for the child, and with
+/// hintIfNotStarted when the program cannot be started.
+Expected<ChildResult> runChild(const ChildOptions &options);
+
+/// The first line of `text` (a tool's stderr), cut at 300 bytes, for
+/// messages.
+std::string firstOutputLine(const std::string &text);
+
+} // namespace ireepkg
+
+#endif // IREEPKG_PKG_CHILD_PROCESS_H

@@ -1,0 +1,107 @@
+//===- package_test.h - Running a package's smoke tests --------*- C++ -*-===//
+//
+// A package's manifest may ship smoke tests ("tests", formats.md §1). This
+// runs them against the IREE and MLIR tools in use, each tool in a child
+// process with the test's time limit:
+//
+//  - iree-run-module tests: the program is compiled with iree-compile for
+//    the local CPU (llvm-cpu, host CPU, constant evaluation off since
+//    iree-compile cannot load runtime plugins), then run with
+//    iree-run-module --device=local-sync, the runtime plugins given either
+//    by a prefix's state/runtime.flags (installed packages) or by the
+//    package's own runtime plugins for the host (a package directory, as
+//    `pack` tests it);
+//  - mlir-opt tests: mlir-opt runs --pass-pipeline= on the program with the
+//    package's MLIR pass and dialect plugins for the host loaded.
+//
+// A test passes when every tool exits with 0 and every expected line
+// appears, in order, among the lines the last tool printed on stdout.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_PKG_PACKAGE_TEST_H
+#define IREEPKG_PKG_PACKAGE_TEST_H
+
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/manifest_schema/platform.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ireepkg {
+
+/// The tools package tests use; "" when not found.
+struct PackageTestTools {
+  std::string ireeCompile;
+  std::string ireeRunModule;
+  std::string mlirOpt;
+};
+
+/// iree-compile and iree-run-module as the IREE in use finds them (PATH,
+/// then $VIRTUAL_ENV/bin, iree_version.h), and mlir-opt, then mlir-opt-22,
+/// on PATH.
+PackageTestTools findPackageTestTools();
+
+/// What to test: one package (installed, or a package directory).
+struct PackageTestTarget {
+  std::string package; ///< name, for reports
+  std::string version;
+  std::string root; ///< the package's directory
+  const Manifest *manifest = nullptr;
+  Platform platform; ///< where the plugins run: the host
+  /// A runtime flagfile (a prefix's state/runtime.flags) that names the
+  /// runtime plugins; nullopt: the package's own plugins for `platform`.
+  std::optional<std::string> runtimeFlagfile;
+};
+
+/// A package directory (not installed) as a target: its own plugins for
+/// this host. `manifest` must outlive the target.
+PackageTestTarget directoryTestTarget(const std::string &dir,
+                                      const Manifest &manifest);
+
+struct PackageTestResult {
+  std::string package, version, test, tool;
+  enum class Outcome { Passed, Failed, Skipped } outcome = Outcome::Passed;
+  /// Why it failed or was skipped, one line.
+  std::string reason;
+  /// The command that failed, shell-quoted, and what it printed
+  /// (stdout then stderr).
+  std::string command, output;
+  std::vector<std::string> expected; ///< the expected lines, on a mismatch
+  double seconds = 0;
+};
+
+/// Runs the package's tests (only those named in `only`, when not empty).
+/// Never fails as a whole: each problem is that test's failure, and a test
+/// whose tool is missing is skipped.
+std::vector<PackageTestResult>
+runPackageTests(const PackageTestTarget &target, const PackageTestTools &tools,
+                const std::vector<std::string> &only = {});
+
+class Reporter;
+
+/// Runs the tests of the packages installed in `prefix` (those named in
+/// `packages`, or all), with the prefix's runtime plugins
+/// (state/runtime.flags). Errors: the prefix's state or a manifest cannot
+/// be read, or a named package is not installed (ErrorCode::NotFound).
+/// A prefix for another platform than the host has its tests skipped.
+Expected<std::vector<PackageTestResult>>
+runInstalledPackageTests(const std::string &prefix,
+                         const std::vector<std::string> &packages,
+                         const PackageTestTools &tools, Reporter &reporter);
+
+/// {"package", "version", "test", "tool", "outcome": "passed" | "failed" |
+/// "skipped", "reason", "command", "output", "expected", "seconds"}
+nlohmann::json packageTestResultToJson(const PackageTestResult &result);
+
+/// A readable report of one result: "ok    <package> <version> <test>"
+/// (or FAIL/skip) and, on failure, the command, what was expected and the
+/// tool's output.
+std::string formatPackageTestResult(const PackageTestResult &result);
+
+} // namespace ireepkg
+
+#endif // IREEPKG_PKG_PACKAGE_TEST_H

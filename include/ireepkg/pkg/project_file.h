@@ -1,0 +1,61 @@
+//===- project_file.h - A project's plugins.json and lockfile --*- C++ -*-===//
+//
+// Finding, loading, reading and atomically replacing a project's
+// plugins.json, and reading its lockfile: what every command that works on
+// a project shares (parsing is the formats layer's, editing the text is
+// project.h's).
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_PKG_PROJECT_FILE_H
+#define IREEPKG_PKG_PROJECT_FILE_H
+
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
+
+#include <optional>
+
+#include <string>
+
+namespace ireepkg {
+
+/// The current directory, or an Io error.
+Expected<std::string> currentDirectory();
+
+struct ProjectText {
+  std::string path; ///< absolute; a symlink is followed to its target
+  std::string text;
+};
+
+/// The project file --project names: FILE itself, or DIR/plugins.json for a
+/// directory (NotFound when it holds none; Usage when the text is empty).
+Expected<std::string> projectFileArgument(const std::string &given);
+
+/// Reads `explicitFile` (--project: a file, or a directory holding
+/// plugins.json) when given, else the plugins.json of the current directory
+/// or the nearest one above it (NotFound, with a hint to run `ireepkg init`,
+/// when there is none).
+Expected<ProjectText>
+readNearestProject(const std::optional<std::string> &explicitFile = {});
+
+/// A project: its plugins.json, parsed, and where its lockfile goes.
+struct Project {
+  std::string file; ///< absolute path of plugins.json
+  std::string dir;  ///< its directory
+  ProjectFile parsed;
+  std::string lockPath; ///< <dir>/plugins.lock.json
+};
+
+/// Reads and checks (strictly) a plugins.json.
+Expected<Project> loadProject(const std::string &projectFile);
+
+/// Reads the lockfile at `path` leniently, if there is one (nullopt when
+/// not; a broken one is an error).
+Expected<std::optional<Lockfile>> readLockfile(const std::string &path);
+
+/// Replaces `path` with `text` atomically (temporary file, fsync, rename),
+/// keeping the file's permissions; on failure the old file is untouched.
+Status writeProjectFile(const std::string &path, const std::string &text);
+
+} // namespace ireepkg
+
+#endif // IREEPKG_PKG_PROJECT_FILE_H

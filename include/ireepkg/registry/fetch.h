@@ -1,0 +1,128 @@
+//===- ireepkg/fetch.h - HTTP(S) downloads ---------------------*- C++ -*-===//
+//
+// The network client of the registry layer, built on libcurl:
+//
+//  - metadata (small JSON and signature files) with conditional requests:
+//    the body and ETag of every 200 response are kept in a metadata cache,
+//    the next request sends If-None-Match, and a 304 is answered from the
+//    cache;
+//  - archives, many at once (curl multi), each streamed straight into
+//    SHA-256 hashing and a temporary file beside its destination, cut off
+//    at the size the index declares, and renamed into place only once size
+//    and hash match;
+//  - retries with exponential backoff on connection errors, timeouts and
+//    5xx responses; connect and read (low-speed) timeouts; a bounded number
+//    of redirects; mirrors: every URL of a request is tried in turn;
+//  - offline mode: no connection is ever opened; metadata comes from the
+//    cache or the request fails saying what is missing.
+//
+// libcurl (and the TLS stack it loads) costs milliseconds of start-up, so it
+// is not linked into the ireepkg binary: the client lives in a loadable
+// module (libireepkg_http.so, next to the binary's lib/ directory) that
+// openHttpClient() loads on first use. Commands that never touch the
+// network (list, flags, exec) never load it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_FETCH_H
+#define IREEPKG_FETCH_H
+
+#include "ireepkg/manifest_schema/error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ireepkg {
+class Reporter;
+}
+
+namespace ireepkg::net {
+
+struct FetchOptions {
+  double connectTimeoutSeconds = 10;
+  /// A transfer that moves less than `lowSpeedBytesPerSecond` for this
+  /// long is cut off (the low-speed limit; then retry, then the next
+  /// mirror). A server that drips a byte now and then cannot keep a
+  /// command waiting.
+  double readTimeoutSeconds = 30;
+  uint64_t lowSpeedBytesPerSecond = 1024;
+  /// One attempt at one file ends after this long, however fast it moves
+  /// (0: no deadline).
+  double fileDeadlineSeconds = 3600;
+  /// A 429 or 503 answer's Retry-After is honoured up to this long: the
+  /// same URL is tried again after the wait the server asks for. A longer
+  /// wait is not made: the next mirror is tried instead. Either way the
+  /// wait is reported.
+  double maxRetryAfterSeconds = 60;
+  /// Further attempts on one URL after a retryable failure (connection
+  /// error, timeout, 5xx, truncated body), before moving to the next mirror.
+  int retries = 3;
+  /// Wait before the first retry; doubled for each further one.
+  double backoffSeconds = 0.25;
+  int maxRedirects = 5;
+  /// Archive downloads in flight at once. 50, as uv: a lock of a few
+  /// dozen packages downloads in about the time of its slowest archive
+  /// (bench/parallel_download).
+  int parallel = 50;
+  /// Extra PEM CA bundle to trust (default: $IREEPKG_CA_FILE, else the
+  /// system's).
+  std::string caFile;
+  /// Never open a connection.
+  bool offline = false;
+  /// Where metadata bodies and their ETags are kept; empty: no cache (and
+  /// no conditional requests).
+  std::string metadataCacheDir;
+};
+
+struct MetadataRequest {
+  /// The same file at each mirror, tried in turn.
+  std::vector<std::string> urls;
+  /// A larger body is an error (Integrity), and is cut off there.
+  uint64_t maxBytes = 4 << 20;
+  /// Names the file in errors and in the cache ("snapshot.json").
+  std::string label;
+};
+
+struct MetadataResponse {
+  std::string body;
+  std::string url;          ///< the URL that answered
+  bool fromCache = false;   ///< 304 Not Modified, or offline
+};
+
+struct DownloadRequest {
+  std::vector<std::string> urls; ///< mirrors, tried in turn
+  /// Written as <destPath>.part-<random>, renamed to destPath once
+  /// verified; on failure nothing is left behind.
+  std::string destPath;
+  uint64_t size = 0;      ///< exact size the index declares
+  std::string sha256;     ///< lower-case hex the index declares
+  std::string label;      ///< "simple-mul 1.2.0", for progress and errors
+};
+
+class HttpClient {
+public:
+  virtual ~HttpClient();
+
+  virtual Expected<MetadataResponse>
+  fetchMetadata(const MetadataRequest &request) = 0;
+
+  /// Downloads every request, up to FetchOptions::parallel at once.
+  /// Reports progress as Reporter::progress("downloading", bytesDone,
+  /// bytesTotal) over all of them. Fails with the first request that
+  /// failed on every mirror (the others are finished or abandoned, and
+  /// their partial files removed).
+  virtual Status downloadAll(const std::vector<DownloadRequest> &requests,
+                             Reporter &reporter) = 0;
+};
+
+/// Loads the HTTP module and makes a client. Errors: Unsupported when the
+/// module cannot be found or loaded (the message says where it looked).
+Expected<std::unique_ptr<HttpClient>> openHttpClient(const FetchOptions &options);
+
+/// True for http:// and https:// URLs.
+bool isHttpUrl(const std::string &url);
+
+} // namespace ireepkg::net
+
+#endif // IREEPKG_FETCH_H

@@ -1,0 +1,232 @@
+//===- ireepkg/registry.h - Registries -------------------------*- C++ -*-===//
+//
+// A registry is static files (formats.md §5), served by any HTTP server or
+// read from a directory:
+//
+//   config.json                   name, trusted public keys, mirrors
+//   snapshot.json (+ .minisig)    version, expires, index/<name>.json hashes
+//   index/<name>.json             every version of one package
+//   archives/<name>/<name>-<version>.ireepkg (+ .minisig)
+//
+// The publisher (initRegistry, publishArchive, yankVersion) writes that
+// layout into a directory, every file atomically, under a lock, and re-signs
+// the snapshot after each change.
+//
+// The client (RegistryClient) reads it through a Transport (a directory, or
+// HTTP(S) through net::HttpClient) and trusts nothing it has not checked:
+//
+//   1. snapshot.json's signature must verify against a configured key;
+//   2. its version must not be lower than the last one this machine saw
+//      from that registry (rollback), and `expires` must be in the future
+//      (freeze);
+//   3. every index/<name>.json must hash to what the snapshot says
+//      (mix-and-match);
+//   4. every archive must have the size and SHA-256 of its index entry; a
+//      download is cut off at the declared size (endless data).
+//
+// Each refusal has its own message. What a client has verified is kept in
+// the cache (<cache>/registries/<id>/), including the highest snapshot
+// version seen.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_REGISTRY_H
+#define IREEPKG_REGISTRY_H
+
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/registry/fetch.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/resolver.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ireepkg {
+class Reporter;
+}
+
+namespace ireepkg::registry {
+
+//===----------------------------------------------------------------------===//
+// Publishing
+//===----------------------------------------------------------------------===//
+
+struct SigningOptions {
+  /// A minisign secret key file. Required to publish into a registry whose
+  /// config.json lists keys; its public half must be one of them.
+  std::string secretKeyPath;
+  std::optional<std::string> password; ///< for an encrypted key
+  /// The new snapshot's `expires`: this many days after `now`.
+  int expiresDays = 30;
+  int64_t now = 0; ///< seconds since the epoch; 0: the current time
+};
+
+struct InitOptions {
+  std::string name; ///< default: the directory's name
+  SigningOptions signing;
+  std::vector<std::string> mirrors;
+  std::string description;
+};
+
+/// Creates the layout in `dir` (which must be empty or absent): config.json
+/// with the key's public half, an empty signed snapshot (version 1),
+/// index/ and archives/.
+Status initRegistry(const std::string &dir, const InitOptions &options);
+
+struct PublishResult {
+  std::string name;
+  Version version;
+  std::string archivePath; ///< inside the registry
+  std::string sha256;
+  uint64_t size = 0;
+  int64_t snapshotVersion = 0;
+  bool alreadyPublished = false; ///< the same bytes were there already
+  /// What reading the archive's manifest found but accepted (fields this
+  /// version does not know).
+  std::vector<Diagnostic> warnings;
+};
+
+/// Adds `archive` (checked as `install` would: manifest, RECORD, safety
+/// rules) and its signature, rewrites index/<name>.json, and bumps and
+/// re-signs snapshot.json. Publishing a name and version that is there with
+/// different bytes is refused (Conflict); with the same bytes it changes
+/// nothing.
+Expected<PublishResult> publishArchive(const std::string &registryDir,
+                                       const std::string &archive,
+                                       const SigningOptions &options);
+
+/// Marks (or with `yanked` false, unmarks) one version as yanked, and
+/// re-signs the snapshot. Returns the new snapshot version.
+Expected<int64_t> yankVersion(const std::string &registryDir,
+                              const std::string &name, const Version &version,
+                              bool yanked, const SigningOptions &options);
+
+/// Re-signs the current state with a new version and `expires` (for a
+/// snapshot about to expire, or after adding a new key to config.json),
+/// after checking that every index file still has the snapshot's hash.
+/// Returns the new snapshot version.
+Expected<int64_t> resignRegistry(const std::string &registryDir,
+                                 const SigningOptions &options);
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+/// Where a registry's files come from. Paths are relative to the registry
+/// root ("snapshot.json", "index/simple-mul.json").
+class Transport {
+public:
+  virtual ~Transport();
+  /// The registry's location as the user gave it, for messages.
+  virtual std::string describe() const = 0;
+  /// A metadata file, at most `maxBytes` (more is an Integrity error).
+  virtual Expected<net::MetadataResponse> fetch(const std::string &relPath,
+                                                uint64_t maxBytes) = 0;
+  struct Download {
+    std::string relPath;
+    std::string destPath;
+    uint64_t size = 0;
+    std::string sha256;
+    std::string label;
+  };
+  /// Places each file at its destPath, verified (size, SHA-256), or fails
+  /// leaving none of the failed ones behind.
+  virtual Status downloadAll(const std::vector<Download> &downloads,
+                             Reporter &reporter) = 0;
+};
+
+/// A registry as a project or the command line names it.
+struct RegistrySpec {
+  std::string name = "default";
+  /// https://, http://, file:// or a directory path.
+  std::string url;
+  std::vector<std::string> mirrors;
+  /// Trusted keys: minisign public keys (base64 lines) or .pub paths.
+  std::vector<std::string> publicKeys;
+};
+
+struct ClientOptions {
+  /// Metadata cache, trust state and downloaded archives live here; empty:
+  /// the package cache's root (PackageCache::openDefault).
+  std::string cacheRoot;
+  bool offline = false;
+  /// Seconds since the epoch, for `expires`; 0: the current time.
+  int64_t now = 0;
+  /// A bundle's registry: its snapshot is checked for signature and index
+  /// hashes, but not against the machine's rollback state nor `expires`
+  /// (a vendor bundle is meant to be installed long after it was made).
+  bool bundle = false;
+  net::FetchOptions fetch;
+};
+
+/// The normal form of a registry URL, which identifies it in the cache:
+/// http(s) with a lower-case scheme and host, a directory or file:// URL as
+/// file://<absolute path>; no trailing slash.
+std::string normalizeRegistryUrl(const std::string &url);
+
+/// The first 16 hex digits of the SHA-256 of normalizeRegistryUrl(url):
+/// the registry's directory in the cache, <cache>/registries/<id>/.
+std::string registryId(const std::string &url);
+
+/// Makes the transport for `spec` (a directory for paths and file://, HTTP
+/// otherwise).
+Expected<std::unique_ptr<Transport>> openTransport(const RegistrySpec &spec,
+                                                   const ClientOptions &options);
+
+class RegistryClient : public PackageSource {
+public:
+  /// Fetches config.json and the snapshot and checks the snapshot's
+  /// signature, version and expiry (steps 1-2 above).
+  static Expected<std::unique_ptr<RegistryClient>>
+  open(const RegistrySpec &spec, const ClientOptions &options,
+       Reporter &reporter);
+  /// The same over a transport made by the caller (tests, bundles).
+  static Expected<std::unique_ptr<RegistryClient>>
+  open(const RegistrySpec &spec, std::unique_ptr<Transport> transport,
+       const ClientOptions &options, Reporter &reporter);
+  ~RegistryClient() override;
+
+  const RegistrySpec &spec() const;
+  const RegistryConfig &config() const;
+  const RegistrySnapshot &snapshot() const;
+  /// Key id (minisign hex) of the key that verified the snapshot.
+  std::string signedBy() const;
+
+  /// Every package name the snapshot lists, sorted.
+  std::vector<std::string> packageNames() const;
+
+  /// index/<name>.json, fetched once and checked against the snapshot
+  /// (step 3). NotFound when the snapshot does not list `name`.
+  Expected<const RegistryIndex *> index(const std::string &name);
+
+  /// PackageSource: the index's versions.
+  Expected<std::vector<CandidateVersion>>
+  versions(const std::string &name) override;
+
+  /// The index entry of one version; NotFound if it is not published.
+  Expected<const IndexEntry *> entry(const std::string &name,
+                                     const Version &version);
+
+  /// Makes each archive available as a verified local file (step 4),
+  /// downloading in parallel what the cache does not hold yet. Returns the
+  /// paths in the order asked. Offline, a missing archive is a NotFound
+  /// error naming every missing package.
+  Expected<std::vector<std::string>>
+  fetchArchives(const std::vector<std::pair<std::string, Version>> &which,
+                Reporter &reporter);
+
+  /// Where fetchArchives puts (or finds) an archive of this hash.
+  std::string cachedArchivePath(const std::string &sha256) const;
+
+private:
+  struct Impl;
+  explicit RegistryClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace ireepkg::registry
+
+#endif // IREEPKG_REGISTRY_H

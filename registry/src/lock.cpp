@@ -1,0 +1,217 @@
+//===- lock.cpp - Resolving a project into its lockfile -------------------===//
+//
+// Every operation checks all it can before it changes anything:
+// resolution, option values, signatures and hashes come first; the prefix is
+// changed in one transaction at the end, and the lockfile is written
+// atomically (see ireepkg/registry/workflow.h).
+//
+//===----------------------------------------------------------------------===//
+#include "sources.h"
+
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/iree_version.h"
+#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/project.h"
+#include "registry_util.h"
+#include "ireepkg/pkg/state.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <regex>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace ireepkg::workflow {
+
+using namespace detail;
+
+namespace detail {
+
+Expected<LockResult> lockWith(const Project &project, Sources &src,
+                              const LockRequest &request,
+                              const Environment &env, Reporter &reporter) {
+  LockResult result;
+  std::string ireeSource;
+  std::optional<Error> ireeProblem;
+  result.ireeVersion = ireeVersionFor(env, &ireeSource, &ireeProblem);
+  if (ireeProblem)
+    warnIreeUnknown(*ireeProblem, reporter);
+
+  auto old = readLockfile(project.lockPath);
+  if (!old)
+    return Unexpected(old.error());
+
+  ResolveRequest rr;
+  rr.rootName = "plugins.json";
+  rr.ireeVersion = result.ireeVersion;
+  rr.platforms = projectPlatforms(project);
+  rr.upgrade = request.upgrade;
+  rr.upgradeAll = request.upgradeAll;
+  for (const ProjectPlugin &p : project.parsed.plugins)
+    rr.roots.push_back({p.name, p.version.value_or(Constraint::any())});
+  if (*old)
+    for (const LockedPackage &lp : (*old)->packages)
+      rr.preferred[lp.name] = lp.version;
+
+  auto res = resolve(rr, src);
+  if (!res) {
+    Error e = res.error();
+    if (e.code == ErrorCode::Conflict) {
+      // The resolver's hint, when an IREE requirement is to blame, names
+      // the manifests that hold it.
+      if (e.hint.empty())
+        e.hint = "change the version constraints in plugins.json";
+      if (result.ireeVersion)
+        e.hint += " (resolving for IREE " + result.ireeVersion->str() +
+                  " from " + ireeSource + "; --iree-version picks another)";
+    }
+    if (e.where.file.empty())
+      e.where.file = project.file;
+    return Unexpected(std::move(e));
+  }
+
+  Lockfile lock;
+  lock.inputHash = project::inputHash(project.parsed);
+  lock.platforms = rr.platforms;
+  lock.ireeVersion = result.ireeVersion;
+  // Fill each package from where it came from.
+  std::map<std::string, const ProjectPlugin *> byName;
+  for (const ProjectPlugin &p : project.parsed.plugins)
+    byName[p.name] = &p;
+  std::vector<std::pair<std::string, Version>> toFetch;
+  std::vector<size_t> toFetchRegistry;
+  for (const auto &[name, version] : res->versions) {
+    LockedPackage lp;
+    lp.name = name;
+    lp.version = version;
+    for (const std::string &d : res->dependencies.at(name))
+      lp.dependencies.push_back({d, res->versions.at(d)});
+    if (const auto *path = src.path(name)) {
+      lp.sourceKind = LockedPackage::SourceKind::Path;
+      lp.source = byName.count(name) ? byName[name]->path : path->second;
+    } else {
+      auto r = src.registryOf(name);
+      if (!r)
+        return Unexpected(r.error());
+      if (!*r)
+        return makeError(ErrorCode::Internal,
+                         "resolved package \"" + name + "\" has no registry");
+      auto c = src.client(**r);
+      if (!c)
+        return Unexpected(c.error());
+      auto entry = (*c)->entry(name, version);
+      if (!entry)
+        return Unexpected(entry.error());
+      lp.sourceKind = LockedPackage::SourceKind::Registry;
+      // The URL as plugins.json wrote it, so the lock stays portable.
+      lp.source = project.parsed.registries[**r].url;
+      lp.archive = (*entry)->archive;
+      lp.sha256 = (*entry)->sha256;
+      lp.size = (*entry)->size;
+      lp.signedBy = (*c)->signedBy();
+      lp.platforms = (*entry)->platforms;
+      if (auto it = byName.find(name);
+          it != byName.end() && !it->second->options.empty()) {
+        toFetch.push_back({name, version});
+        toFetchRegistry.push_back(**r);
+      }
+    }
+    lock.packages.push_back(std::move(lp));
+  }
+  std::vector<std::string> order;
+  for (const ProjectPlugin &p : project.parsed.plugins)
+    order.push_back(p.name);
+  lock.activation = activationFor(order, res->dependencies);
+
+  // Option values are checked against each plugin's own option schema,
+  // which lives in its manifest.
+  DiagnosticList optionProblems;
+  std::map<std::string, Manifest> manifests;
+  for (size_t i = 0; i < toFetch.size(); ++i) {
+    auto c = src.client(toFetchRegistry[i]);
+    if (!c)
+      return Unexpected(c.error());
+    auto paths = (*c)->fetchArchives({toFetch[i]}, reporter);
+    if (!paths)
+      return Unexpected(paths.error());
+    auto head = readArchiveHead(paths->front());
+    if (!head)
+      return Unexpected(head.error());
+    manifests[toFetch[i].first] = std::move(head->manifest);
+  }
+  const auto &plugins = project.parsed.plugins;
+  for (size_t i = 0; i < plugins.size(); ++i) {
+    if (plugins[i].options.empty())
+      continue;
+    const Manifest *m = nullptr;
+    if (const auto *path = src.path(plugins[i].name))
+      m = &path->first;
+    else if (auto it = manifests.find(plugins[i].name); it != manifests.end())
+      m = &it->second;
+    if (m)
+      project::checkProjectOptions(plugins[i], i, *m, project.file,
+                                   optionProblems);
+  }
+  if (optionProblems.hasErrors()) {
+    Error e = makeError(ErrorCode::Invalid, optionProblems).error();
+    e.hint = "fix the option values in plugins.json (see `ireepkg info "
+             "<package>` for each plugin's options)";
+    return Unexpected(std::move(e));
+  }
+
+  result.text = project::serializeLockfile(lock);
+  // What changed, for the report.
+  std::map<std::string, std::string> before, after;
+  if (*old)
+    for (const LockedPackage &lp : (*old)->packages)
+      before[lp.name] = lp.version.str();
+  for (const LockedPackage &lp : lock.packages)
+    after[lp.name] = lp.version.str();
+  for (const auto &[n, v] : after)
+    if (!before.count(n) || before[n] != v)
+      result.changes.push_back({n, before.count(n) ? before[n] : "", v});
+  for (const auto &[n, v] : before)
+    if (!after.count(n))
+      result.changes.push_back({n, v, ""});
+  result.lock = std::move(lock);
+
+  auto existing = fsutil::exists(project.lockPath)
+                      ? fsutil::readFile(project.lockPath, 64ull << 20)
+                      : Expected<std::string>(std::string());
+  bool same = existing && *existing == result.text;
+  if (request.check) {
+    if (!same)
+      return makeError(
+          ErrorCode::Conflict,
+          fsutil::exists(project.lockPath) ? "plugins.lock.json is out of date"
+                                           : "there is no plugins.lock.json",
+          Location::inFile(project.lockPath), "run `ireepkg lock`");
+    return result;
+  }
+  if (!same) {
+    if (Status s = fsutil::writeFileAtomic(project.lockPath, result.text); !s)
+      return Unexpected(s.error());
+    result.written = true;
+  }
+  return result;
+}
+
+} // namespace detail
+
+Expected<LockResult> lockProject(const Project &project,
+                                 const LockRequest &request,
+                                 const Environment &env, Reporter &reporter) {
+  auto src = projectSources(project, env, reporter);
+  if (!src)
+    return Unexpected(src.error());
+  return lockWith(project, **src, request, env, reporter);
+}
+
+} // namespace ireepkg::workflow
