@@ -3,6 +3,11 @@
 // The one table of commands. Adding a command: write cmd_<name>.cpp with its
 // run function, declare it in command.h, add its entry here.
 //
+// Why one file of this size: it is data, the text of every command's help
+// and of the global options, and one table is what keeps --help, `ireepkg
+// help`, docs/cli.md, the manual page and the completion scripts from
+// drifting apart.
+//
 //===----------------------------------------------------------------------===//
 #include "command.h"
 #include "global_options.h"
