@@ -155,6 +155,7 @@ int runAdd(const Command &, const ParsedArgs &args) {
   auto file = readNearestProject(args.value("project"));
   if (!file)
     return printFailure(file.error(), json);
+  verboseLine(1, "project file: " + file->path);
   if (pathArg) {
     // The package's name is its manifest's; the path is written relative
     // to plugins.json, as formats.md's example shows.

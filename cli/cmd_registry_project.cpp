@@ -69,6 +69,7 @@ int runRegistryAdd(const Command &, const ParsedArgs &args) {
   auto file = readNearestProject(args.value("project"));
   if (!file)
     return printFailure(file.error(), json);
+  verboseLine(1, "project file: " + file->path);
   auto edited = project::addRegistry(file->text, ref, file->path);
   if (!edited) {
     if (edited.error().code == ErrorCode::Usage) {
@@ -104,6 +105,7 @@ int runRegistryRemove(const Command &, const ParsedArgs &args) {
   auto file = readNearestProject(args.value("project"));
   if (!file)
     return printFailure(file.error(), json);
+  verboseLine(1, "project file: " + file->path);
   std::string text = file->text;
   for (const std::string &name : args.positional) {
     auto edited = project::removeRegistry(text, name, file->path);
@@ -133,6 +135,7 @@ int runRegistryList(const Command &, const ParsedArgs &args) {
   auto file = readNearestProject(args.value("project"));
   if (!file)
     return printFailure(file.error(), json);
+  verboseLine(1, "project file: " + file->path);
   auto p = parsed(*file);
   if (!p)
     return printFailure(p.error(), json);

@@ -31,6 +31,7 @@ int runRm(const Command &, const ParsedArgs &args) {
   auto file = readNearestProject(args.value("project"));
   if (!file)
     return printFailure(file.error(), json);
+  verboseLine(1, "project file: " + file->path);
   // Every name must be there; otherwise nothing is written.
   std::string text = file->text;
   for (const std::string &name : names) {

@@ -262,6 +262,9 @@ def test_verbose_names_the_project_file_and_prefix(tmp_path, reg, cache):
     lines = r.err.splitlines()
     assert f"ireepkg: project file: {d}/plugins.json" in lines
     assert f"ireepkg: prefix: {d}/.iree-plugins (the project's)" in lines
+    r = run("-v", "rm", "fft-kit", cwd=d)
+    assert r.code == 0, r
+    assert f"ireepkg: project file: {d}/plugins.json" in r.err.splitlines()
 
 
 # --- colour -----------------------------------------------------------------------
