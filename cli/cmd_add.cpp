@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 
 namespace ireepkg::cli {
@@ -55,6 +56,8 @@ std::string describeChange(const project::AddRequest &r) {
   };
   if (r.constraint)
     add("version " + *r.constraint);
+  if (!r.path.empty())
+    add("path " + r.path);
   if (!r.registry.empty())
     add("registry " + r.registry);
   for (const auto &[flag, value] : r.options)
@@ -135,9 +138,57 @@ int runAdd(const Command &, const ParsedArgs &args) {
     requests.push_back(std::move(r));
   }
 
-  auto file = readNearestProject();
+  auto pathArg = args.value("path");
+  if (!pathArg && args.positional.empty()) {
+    printError("'add' needs <name>[@<constraint>]... or --path DIR",
+               "see `ireepkg add --help`");
+    return kExitUsage;
+  }
+  if (pathArg && (args.positional.size() > 1 || !registry.empty() ||
+                  (!requests.empty() && requests[0].constraint))) {
+    printError("--path adds one local package, with no version and no "
+               "registry",
+               "e.g. ireepkg add --path ./plugins/my-plugin");
+    return kExitUsage;
+  }
+
+  auto file = readNearestProject(args.value("project"));
   if (!file)
     return printFailure(file.error(), json);
+  verboseLine(1, "project file: " + file->path);
+  if (pathArg) {
+    // The package's name is its manifest's; the path is written relative
+    // to plugins.json, as formats.md's example shows.
+    namespace fs = std::filesystem;
+    fs::path dir = fs::absolute(*pathArg).lexically_normal();
+    auto doc = JsonDocument::load((dir / "ireeplugin.json").string());
+    if (!doc)
+      return printFailure(doc.error(), json);
+    DiagnosticList diags;
+    ParseOptions po;
+    po.strict = false;
+    Manifest m = parseManifest(*doc, po, diags);
+    if (diags.hasErrors())
+      return printFailure(makeError(ErrorCode::Invalid, diags).error(), json);
+    if (!requests.empty() && requests[0].name != m.name) {
+      printError("the package in " + *pathArg + " is \"" + m.name +
+                     "\", not \"" + requests[0].name + "\"",
+                 "leave out the name: --path reads it from ireeplugin.json");
+      return kExitUsage;
+    }
+    fs::path rel =
+        dir.lexically_relative(fs::path(file->path).parent_path());
+    std::string relText = rel.string();
+    if (relText.empty() || relText == ".")
+      relText = ".";
+    else if (!relText.starts_with(".."))
+      relText = "./" + relText;
+    project::AddRequest r;
+    r.name = m.name;
+    r.path = relText;
+    r.options = options;
+    requests = {r};
+  }
   // Read once up front: for the error messages of a broken file, to tell
   // additions from updates, and for the version lookup.
   ProjectFile before;
@@ -153,7 +204,7 @@ int runAdd(const Command &, const ParsedArgs &args) {
 
   CliReporter reporter(json);
   for (project::AddRequest &r : requests) {
-    if (r.constraint)
+    if (r.constraint || !r.path.empty())
       continue;
     auto constraint = newestVersionConstraint(before, file->path, r.name,
                                               r.registry, reporter);

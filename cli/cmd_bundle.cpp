@@ -13,7 +13,7 @@ int printFailure(const Error &e, bool json);
 int runBundleCreate(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);
   if (!ctx)
-    return kExitUsage;
+    return setupFailure();
   auto &[project, env] = *ctx;
   env.bundle.clear();
   std::string lockPath = args.value("lock").value_or(project.lockPath);

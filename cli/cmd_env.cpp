@@ -89,7 +89,7 @@ int runEnv(const Command &, const ParsedArgs &args) {
     syntax = "pwsh";
   auto prefix = choosePrefix(args);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   auto vars = pythonEnvironment(prefix->path, "");
   if (syntax == "json") {
     nlohmann::json j = {{"prefix", prefix->path},

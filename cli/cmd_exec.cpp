@@ -148,7 +148,7 @@ int runExec(const Command &, const ParsedArgs &args) {
   }
   auto prefix = choosePrefix(args);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   auto noPlugins = [&](const std::string &flagfile) {
     printError("no plugins are installed in " + prefix->path + " (" +
                    flagfile + " does not exist)",

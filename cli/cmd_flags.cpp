@@ -172,6 +172,14 @@ Expected<CompilerConfig> prefixCompilerConfig(const PrefixLocation &prefix,
 int runFlags(const Command &, const ParsedArgs &args) {
   const std::string &which = args.positional[0];
   std::string format = args.value("format").value_or("args");
+  if (args.flag("json")) {
+    if (args.value("format") && format != "json") {
+      printError("--json and --format " + format + " contradict each other",
+                 "give one of them (--json is --format json)");
+      return kExitUsage;
+    }
+    format = "json";
+  }
   if (format != "args" && format != "flagfile" && format != "json") {
     printError("unknown format '" + format + "'" +
                    didYouMean(format, std::vector<std::string_view>{
@@ -187,7 +195,7 @@ int runFlags(const Command &, const ParsedArgs &args) {
   }
   auto prefix = choosePrefix(args);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   if (which == "runtime") {
     if (args.value("tool")) {
       printError("--tool applies to 'flags compiler'");

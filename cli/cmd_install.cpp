@@ -44,14 +44,17 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
     return;
   for (const auto &c : report.changes) {
     if (c.from.empty())
-      std::printf("installed %s %s\n", c.name.c_str(), c.to.c_str());
+      std::printf("%s %s %s\n", paint(Style::Added, "installed").c_str(),
+                  c.name.c_str(), c.to.c_str());
     else if (c.to.empty())
-      std::printf("removed %s %s\n", c.name.c_str(), c.from.c_str());
+      std::printf("%s %s %s\n", paint(Style::Removed, "removed").c_str(),
+                  c.name.c_str(), c.from.c_str());
     else if (c.from == c.to)
-      std::printf("reinstalled %s %s\n", c.name.c_str(), c.to.c_str());
+      std::printf("%s %s %s\n", paint(Style::Changed, "reinstalled").c_str(),
+                  c.name.c_str(), c.to.c_str());
     else
-      std::printf("changed %s %s -> %s\n", c.name.c_str(), c.from.c_str(),
-                  c.to.c_str());
+      std::printf("%s %s %s -> %s\n", paint(Style::Changed, "changed").c_str(),
+                  c.name.c_str(), c.from.c_str(), c.to.c_str());
   }
   for (const std::string &u : report.unchanged)
     std::printf("%s is already installed\n", u.c_str());
@@ -97,7 +100,7 @@ bool looksLikeArchive(const std::string &arg) {
 int runInstall(const Command &, const ParsedArgs &args) {
   auto prefix = choosePrefix(args);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   InstallOptions options;
   if (!lockOptions(args, options.lock))
     return kExitUsage;
@@ -149,7 +152,7 @@ int runInstall(const Command &, const ParsedArgs &args) {
   Expected<InstallReport> report = InstallReport{};
   auto env = environmentFrom(args);
   if (!env)
-    return kExitUsage;
+    return setupFailure();
   if (files) {
     // Each archive's requires.iree against the IREE in use.
     options.iree = workflow::ireeCheckFor(*env);

@@ -18,6 +18,16 @@ int runList(const Command &, const ParsedArgs &args) {
   const PrefixLocation *prefix = &opened->prefix;
   InstalledState *state = &opened->state;
   CliReporter reporter(json);
+  if (args.flag("names")) {
+    if (json) {
+      printError("--names and --json contradict each other",
+                 "give one of them");
+      return kExitUsage;
+    }
+    for (const InstalledPackage &p : state->packages)
+      std::printf("%s\n", p.name.c_str());
+    return kExitOk;
+  }
   nlohmann::json packages = nlohmann::json::array();
   std::string text;
   size_t width = 4;

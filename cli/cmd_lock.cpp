@@ -53,7 +53,7 @@ bool inLock(const workflow::Project &project, const std::string &name) {
 int runLock(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);
   if (!ctx)
-    return kExitUsage;
+    return setupFailure();
   auto &[project, env] = *ctx;
   bool json = args.flag("json"), quiet = args.flag("quiet");
   workflow::LockRequest request;
@@ -61,6 +61,12 @@ int runLock(const Command &, const ParsedArgs &args) {
   for (const std::string &n : args.all("upgrade-package"))
     request.upgrade.insert(n);
   request.check = args.flag("check");
+  if (args.flag("exit-code") && !request.check) {
+    printError("--exit-code goes with --check",
+               "`ireepkg lock --check --exit-code` exits 1 when the lockfile "
+               "would change");
+    return kExitUsage;
+  }
   CliReporter reporter(quiet || json);
   auto result = workflow::lockProject(project, request, env, reporter);
   reporter.clearProgress();
@@ -79,7 +85,7 @@ int runLock(const Command &, const ParsedArgs &args) {
 int runUpdate(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);
   if (!ctx)
-    return kExitUsage;
+    return setupFailure();
   auto &[project, env] = *ctx;
   bool json = args.flag("json"), quiet = args.flag("quiet");
   workflow::LockRequest request;
@@ -107,7 +113,7 @@ int runUpdate(const Command &, const ParsedArgs &args) {
   // Then make the project's prefix match the new lock.
   auto prefix = projectPrefix(args, project);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   workflow::SyncRequest sync;
   sync.prefix = *prefix;
   sync.frozen = true;

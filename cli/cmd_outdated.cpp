@@ -12,7 +12,7 @@ int printFailure(const Error &e, bool json);
 int runOutdated(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);
   if (!ctx)
-    return kExitUsage;
+    return setupFailure();
   auto &[project, env] = *ctx;
   bool json = args.flag("json");
   CliReporter reporter(json);
@@ -25,6 +25,12 @@ int runOutdated(const Command &, const ParsedArgs &args) {
   for (const auto &e : *entries)
     if (all || e.locked != e.wanted || e.wanted != e.latest)
       shown.push_back(e);
+  // --exit-code: 1 when something is out of date (as `git diff
+  // --exit-code`), whatever --all shows.
+  bool behind = std::any_of(entries->begin(), entries->end(), [](const auto &e) {
+    return e.locked != e.wanted || e.wanted != e.latest;
+  });
+  const int done = args.flag("exit-code") && behind ? kExitFailure : kExitOk;
   if (json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto &e : shown)
@@ -37,23 +43,37 @@ int runOutdated(const Command &, const ParsedArgs &args) {
     std::printf(
         "%s\n",
         nlohmann::json({{"ok", true}, {"packages", list}}).dump(2).c_str());
-    return kExitOk;
+    return done;
   }
   if (shown.empty()) {
     std::printf("every package is at the newest version plugins.json "
                 "allows, and that is the newest published\n");
-    return kExitOk;
+    return done;
   }
   size_t w = 7;
   for (const auto &e : shown)
     w = std::max(w, e.name.size());
   std::printf("%-*s  %-12s  %-12s  %-12s  %s\n", int(w), "package", "locked",
               "wanted", "latest", "registry");
-  for (const auto &e : shown)
-    std::printf("%-*s  %-12s  %-12s  %-12s  %s\n", int(w), e.name.c_str(),
-                e.locked.empty() ? "-" : e.locked.c_str(), e.wanted.c_str(),
-                e.latest.c_str(), e.registry.c_str());
-  return kExitOk;
+  // Padded first, then coloured: escape sequences take no columns. The
+  // wanted version is yellow when `update` would move to it; the latest is
+  // red when plugins.json does not allow it.
+  auto pad = [](std::string text, size_t width) {
+    if (text.size() < width)
+      text.resize(width, ' ');
+    return text;
+  };
+  for (const auto &e : shown) {
+    std::string locked = pad(e.locked.empty() ? "-" : e.locked, 12);
+    std::string wanted = pad(e.wanted, 12), latest = pad(e.latest, 12);
+    if (e.locked != e.wanted)
+      wanted = paint(Style::Changed, wanted);
+    if (e.wanted != e.latest)
+      latest = paint(Style::Removed, latest);
+    std::printf("%s  %s  %s  %s  %s\n", pad(e.name, w).c_str(), locked.c_str(),
+                wanted.c_str(), latest.c_str(), e.registry.c_str());
+  }
+  return done;
 }
 
 } // namespace ireepkg::cli

@@ -11,7 +11,7 @@ int printFailure(const Error &e, bool json);
 int runRemove(const Command &, const ParsedArgs &args) {
   auto prefix = choosePrefix(args);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   RemoveOptions options;
   if (!lockOptions(args, options.lock))
     return kExitUsage;

@@ -28,9 +28,10 @@ int runRm(const Command &, const ParsedArgs &args) {
       names.push_back(n);
   }
 
-  auto file = readNearestProject();
+  auto file = readNearestProject(args.value("project"));
   if (!file)
     return printFailure(file.error(), json);
+  verboseLine(1, "project file: " + file->path);
   // Every name must be there; otherwise nothing is written.
   std::string text = file->text;
   for (const std::string &name : names) {

@@ -16,11 +16,21 @@ int printFailure(const Error &e, bool json);
 int runSearch(const Command &, const ParsedArgs &args) {
   auto env = environmentFrom(args);
   if (!env)
-    return kExitUsage;
+    return setupFailure();
   std::optional<workflow::Project> project;
   if (!args.value("registry") && !environmentOverride("IREEPKG_REGISTRY")) {
-    std::string file = args.value("project").value_or(
-        findProjectFile(std::filesystem::current_path().string()));
+    std::string file;
+    if (auto given = args.value("project")) {
+      auto resolved = projectFileArgument(*given);
+      if (!resolved) {
+        printError(resolved.error());
+        return resolved.error().code == ErrorCode::Usage ? kExitUsage
+                                                         : kExitFailure;
+      }
+      file = *resolved;
+    } else {
+      file = findProjectFile(std::filesystem::current_path().string());
+    }
     if (!file.empty()) {
       auto p = workflow::loadProject(file);
       if (!p) {

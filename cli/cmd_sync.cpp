@@ -14,7 +14,7 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet);
 int runSync(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);
   if (!ctx)
-    return kExitUsage;
+    return setupFailure();
   auto &[project, env] = *ctx;
   if (args.flag("locked") && args.flag("frozen")) {
     printError("--locked and --frozen cannot be used together",
@@ -27,7 +27,7 @@ int runSync(const Command &, const ParsedArgs &args) {
   request.frozen = args.flag("frozen");
   auto prefix = projectPrefix(args, project);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   request.prefix = *prefix;
   if (auto p = args.value("platform")) {
     request.platform = Platform::parse(*p);

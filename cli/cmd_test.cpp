@@ -78,7 +78,7 @@ int runTest(const Command &, const ParsedArgs &args) {
   if (!names.empty() || dirs.empty()) {
     auto prefix = choosePrefix(args);
     if (!prefix)
-      return kExitUsage;
+      return setupFailure();
     prefixPath = prefix->path;
     auto more = runInstalledPackageTests(prefix->path, names, tools, reporter);
     if (!more)

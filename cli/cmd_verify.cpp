@@ -12,7 +12,7 @@ int printFailure(const Error &e, bool json);
 int runVerify(const Command &, const ParsedArgs &args) {
   auto prefix = choosePrefix(args);
   if (!prefix)
-    return kExitUsage;
+    return setupFailure();
   bool json = args.flag("json");
   CliReporter reporter(json);
   auto report = verifyPrefix(prefix->path, args.positional, reporter);

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ireepkg::cli {
@@ -66,6 +67,18 @@ struct Command {
 /// The table, in the order `ireepkg help` lists it.
 const std::vector<Command> &commandTable();
 
+/// The values an option takes, for shell completion (empty: any; a
+/// file or directory when its valueName says FILE or DIR).
+std::vector<std::string> optionChoices(const Command &command,
+                                       const OptionSpec &option);
+
+/// Whether the command's arguments are installed package names (shell
+/// completion offers `ireepkg list --names`).
+bool takesPackageNames(const Command &command);
+
+/// Other names of commands: {alias, command name}.
+const std::vector<std::pair<std::string, std::string>> &commandAliases();
+
 /// Options every command accepts (`--help`; `--json` where it reports).
 std::string formatHelp(const Command &command);
 
@@ -118,6 +131,14 @@ int runWhy(const Command &, const ParsedArgs &);
 int runCacheDir(const Command &, const ParsedArgs &);
 int runCacheClean(const Command &, const ParsedArgs &);
 int runCachePrune(const Command &, const ParsedArgs &);
+int runConfigList(const Command &, const ParsedArgs &);
+int runCompletion(const Command &, const ParsedArgs &);
+int runRegistryAdd(const Command &, const ParsedArgs &);
+int runRegistryRemove(const Command &, const ParsedArgs &);
+int runRegistryList(const Command &, const ParsedArgs &);
+int runConfigGet(const Command &, const ParsedArgs &);
+int runConfigSet(const Command &, const ParsedArgs &);
+int runConfigUnset(const Command &, const ParsedArgs &);
 
 } // namespace ireepkg::cli
 

@@ -3,13 +3,17 @@
 // The one table of commands. Adding a command: write cmd_<name>.cpp with its
 // run function, declare it in command.h, add its entry here.
 //
-// Why one file of this size: it is the table itself (every command's
-// options, arguments and help text), which drives parsing, --help,
-// completions, the manual page and docs/cli.md; it holds no logic.
+// Why one file of this size: it is data, the text of every command's help
+// and of the global options, and one table is what keeps --help, `ireepkg
+// help`, docs/cli.md, the manual page and the completion scripts from
+// drifting apart.
 //
 //===----------------------------------------------------------------------===//
 #include "command.h"
+#include "global_options.h"
 #include "registry_args.h"
+
+#include <algorithm>
 
 namespace ireepkg::cli {
 
@@ -44,6 +48,84 @@ static const OptionSpec kSiteUrl{
     "the URL users reach the registry at, for the site's install snippets "
     "(default: the directory as a file:// URL)"};
 
+const std::vector<OptionSpec> &globalOptionTable() {
+  static const std::vector<OptionSpec> table = {
+      {"quiet", 'q', "",
+       "print only errors: no warnings, notes or progress (also the reports "
+       "of the commands that have a --quiet of their own)"},
+      {"verbose", 'v', "",
+       "also print on stderr what is being done: where each registry's "
+       "snapshot came from, its version and key, each archive taken from the "
+       "download cache or fetched (from where, how many bytes, how long), "
+       "the project file and prefix used, and the command's time; -vv also "
+       "each registry index file, read from the registry or the cache",
+       true},
+      {"color", 0, "WHEN",
+       "colour errors, warnings, hints and changes: auto (the default: only "
+       "on a terminal whose TERM is not dumb), always or never. Without "
+       "--color, FORCE_COLOR or CLICOLOR_FORCE set to anything but 0 means "
+       "always, else NO_COLOR set to anything means never"},
+      {"directory", 'C', "DIR",
+       "change to DIR before doing anything else; relative paths, the "
+       "project file and the prefix are then found from there; each further "
+       "-C is relative to the one before",
+       true},
+      {"project", 0, "FILE",
+       "the project file, or a directory holding plugins.json (default: the "
+       "plugins.json found upward from the current directory); for the "
+       "commands that read a project"},
+      {"offline", 0, "",
+       "never open a network connection: use only cached metadata and "
+       "archives (also IREEPKG_OFFLINE=1)"},
+      {"json", 0, "",
+       "print a machine-readable report, for the commands that have one"},
+  };
+  return table;
+}
+
+const std::vector<std::pair<std::string, std::string>> &commandAliases() {
+  static const std::vector<std::pair<std::string, std::string>> aliases = {
+      {"uninstall", "remove"}};
+  return aliases;
+}
+
+std::vector<std::string> optionChoices(const Command &command,
+                                       const OptionSpec &option) {
+  const std::string &c = command.name, &o = option.name;
+  if (o == "color")
+    return colorModeNames();
+  if (o == "format" && c == "flags")
+    return {"args", "flagfile", "json"};
+  if (o == "kind" && c == "manifest check")
+    return {"manifest", "project", "lock", "registry-config", "snapshot",
+            "index"};
+  if (o == "kind" && c == "new")
+    return {"runtime", "mlir-passes", "mlir-dialect", "compiler-config"};
+  if (o == "shell")
+    return {"sh", "bash", "zsh", "dash", "ksh", "fish", "pwsh", "powershell"};
+  if (o == "tool-kind")
+    return {"runtime", "compiler", "mlir", "python"};
+  if (o == "tool")
+    return {"iree-compile", "iree-opt", "mlir-opt"};
+  if (o == "platform")
+    return {"linux-x86_64", "linux-aarch64", "macos-arm64", "macos-x86_64",
+            "windows-x86_64"};
+  if (o == "invert" || o == "upgrade-package")
+    return {"@packages"};
+  return {};
+}
+
+bool takesPackageNames(const Command &command) {
+  static const std::vector<std::string> names = {
+      "remove", "info", "why", "verify", "test", "cache clean", "update"};
+  return std::find(names.begin(), names.end(), command.name) != names.end();
+}
+
+const std::vector<std::string> &colorModeNames() {
+  static const std::vector<std::string> names = {"auto", "always", "never"};
+  return names;
+}
+
 const std::vector<Command> &commandTable() {
   static const std::vector<Command> table = {
       {
@@ -55,7 +137,10 @@ const std::vector<Command> &commandTable() {
           "help, the same as `ireepkg <command> --help`.",
           {{"markdown", 0, "",
             "print the reference of every command as Markdown (this is "
-            "docs/cli.md)"}},
+            "docs/cli.md)"},
+           {"man", 0, "",
+            "print the manual page ireepkg(1) (this is docs/man/ireepkg.1, "
+            "installed into share/man/man1)"}},
           {"ireepkg help", "ireepkg help manifest check"},
           0,
           -1,
@@ -180,8 +265,8 @@ const std::vector<Command> &commandTable() {
       },
       {
           "add",
-          "<name>[@<constraint>]... [--option FLAG=VALUE]... [--registry "
-          "NAME] [--json]",
+          "<name>[@<constraint>]... | --path DIR [--option FLAG=VALUE]... "
+          "[--registry NAME] [--json]",
           "add plugins to plugins.json, or change their version or options",
           "Edits the plugins.json of the current directory or the nearest "
           "one above it. A plugin it does not list yet is appended to "
@@ -194,6 +279,10 @@ const std::vector<Command> &commandTable() {
           "number, a boolean, a quoted string or an array, otherwise as "
           "text. Option values are checked against the plugin's schema when "
           "the project is locked.\n\n"
+          "--path DIR adds the local package in DIR (a package directory "
+          "with its ireeplugin.json, which names it) as {\"name\", \"path\"}, "
+          "the path written relative to plugins.json; `lock` and `sync` "
+          "take it from there, with no version and no registry.\n\n"
           "Every other byte of the file stays as it was (order, indentation, "
           "line endings), and new entries copy the layout of their "
           "neighbours. Only plugins.json changes: neither the lockfile nor "
@@ -202,11 +291,14 @@ const std::vector<Command> &commandTable() {
             "set an option of the plugin (flag without dashes)", true},
            {"registry", 0, "NAME",
             "take the plugins from this registry of plugins.json"},
+           {"path", 0, "DIR", "add the local package in DIR"},
+           kOptProject,
            kJson},
           {"ireepkg add simple-mul@^1.2",
            "ireepkg add simple-mul@^1.2 --option iree-simple-mul-tile=16",
-           "ireepkg add 'torch-input@>=2.0.0, <3.0.0' --registry local"},
-          1,
+           "ireepkg add 'torch-input@>=2.0.0, <3.0.0' --registry local",
+           "ireepkg add --path ./plugins/local-experiment"},
+          0,
           -1,
           false,
           runAdd,
@@ -220,8 +312,10 @@ const std::vector<Command> &commandTable() {
           "byte of the file stays as it was. If a name is not listed, "
           "nothing changes. Only plugins.json changes: installed packages "
           "stay until the prefix is synced with the project (`ireepkg "
-          "remove` removes packages from a prefix directly).",
-          {kJson},
+          "sync`). `ireepkg remove` (or `uninstall`) is the other way: it "
+          "removes installed packages from a prefix directly and leaves "
+          "plugins.json alone.",
+          {kOptProject, kJson},
           {"ireepkg rm simple-mul"},
           1,
           -1,
@@ -291,7 +385,7 @@ const std::vector<Command> &commandTable() {
       },
       {
           "lock",
-          "[--upgrade] [--upgrade-package NAME]... [--check]",
+          "[--upgrade] [--upgrade-package NAME]... [--check [--exit-code]]",
           "resolve plugins.json into plugins.lock.json",
           "Resolves the project's plugins and their dependencies for every "
           "platform plugins.json lists (a lock for linux-aarch64 can be made "
@@ -307,7 +401,12 @@ const std::vector<Command> &commandTable() {
            {"upgrade-package", 0, "NAME", "ignore the locked version of NAME",
             true},
            {"check", 0, "",
-            "write nothing; fail if the lockfile is missing or would change"},
+            "write nothing; exit with status 1 if the lockfile is missing or "
+            "would change, 0 if it is up to date"},
+           {"exit-code", 0, "",
+            "with --check: the same (--check always exits 1 when there is "
+            "something to lock, as `git diff --exit-code`); accepted for "
+            "symmetry with `outdated --exit-code`"},
            kOptIreeVersion,
            kOptOffline,
            kOptProject,
@@ -382,15 +481,19 @@ const std::vector<Command> &commandTable() {
       },
       {
           "outdated",
-          "[--all] [--json]",
+          "[--all] [--exit-code] [--json]",
           "list locked packages with newer versions",
           "For each package of the project: the locked version, the newest "
           "version plugins.json allows (what `ireepkg update` would choose) "
           "and the newest published version. Lists only packages where "
           "these differ, unless --all.",
-          {{"all", 0, "", "list every package"}, kOptIreeVersion, kOptOffline,
-           kOptProject, kJson},
-          {"ireepkg outdated", "ireepkg outdated --json"},
+          {{"all", 0, "", "list every package"},
+           {"exit-code", 0, "",
+            "exit with status 1 when a package is out of date (0 when none "
+            "is), as `git diff --exit-code`"},
+           kOptIreeVersion, kOptOffline, kOptProject, kJson},
+          {"ireepkg outdated", "ireepkg outdated --json",
+           "ireepkg outdated --exit-code || echo 'updates available'"},
           0,
           0,
           false,
@@ -440,9 +543,13 @@ const std::vector<Command> &commandTable() {
           "remove",
           "<name>... [--cascade] [--prefix DIR]",
           "remove installed packages, in one transaction",
-          "Removes the named packages. A package that another installed "
-          "package depends on is not removed (the error names the "
-          "dependent) unless --cascade, which also removes the dependents.",
+          "Removes the named packages from the prefix. A package that another "
+          "installed package depends on is not removed (the error names the "
+          "dependent) unless --cascade, which also removes the dependents.\n\n"
+          "`remove` changes a prefix and leaves plugins.json alone; in a "
+          "project, `ireepkg rm` removes a plugin from plugins.json instead "
+          "(and `ireepkg sync` then removes it from the project's prefix). "
+          "`ireepkg uninstall` is another name for `remove`.",
           {{"cascade", 0, "", "also remove the packages that depend on them"},
            kPrefix,
            kLockTimeout,
@@ -459,8 +566,12 @@ const std::vector<Command> &commandTable() {
           "[--prefix DIR] [--json]",
           "list the installed packages in activation order",
           "Lists every installed package with its version, whether it was "
-          "installed explicitly or as a dependency, and what it provides.",
-          {kPrefix, kJson},
+          "installed explicitly or as a dependency, and what it provides. "
+          "--names prints only the names, one a line (shell completion uses "
+          "it).",
+          {kPrefix,
+           {"names", 0, "", "print only the package names, one a line"},
+           kJson},
           {"ireepkg list", "ireepkg list --json"},
           0,
           0,
@@ -591,7 +702,8 @@ const std::vector<Command> &commandTable() {
       },
       {
           "flags",
-          "runtime|compiler [--format args|flagfile|json] [--platform OS-ARCH]",
+          "runtime|compiler [--format args|flagfile|json | --json] [--platform "
+          "OS-ARCH]",
           "print the IREE flags that activate the prefix's plugins",
           "`flags runtime` prints one --executable_plugin= per runtime plugin "
           "of the prefix, in activation order (IREE checks the last one "
@@ -615,6 +727,7 @@ const std::vector<Command> &commandTable() {
             true},
            {"check-files", 0, "", "runtime only: fail if a listed file is "
                                   "missing"},
+           {"json", 0, "", "the same as --format json"},
            kPrefix},
           {"ireepkg flags runtime", "ireepkg flags runtime --format json",
            "ireepkg flags runtime --platform linux-aarch64"},
@@ -1021,6 +1134,61 @@ const std::vector<Command> &commandTable() {
           runRegistrySite,
       },
       {
+          "registry add",
+          "<name> <url|dir> [--registry-key KEY] [--mirror URL]... [--json]",
+          "add a registry to the project's plugins.json",
+          "Appends {\"name\", \"url\", \"public_key\"} (and \"mirrors\") to "
+          "\"registries\" of the plugins.json of the current directory or "
+          "the nearest one above it (or --project). Every other byte of the "
+          "file stays as it was, the plugins included. <url|dir> is an "
+          "https:// or file:// URL, or a directory relative to plugins.json. "
+          "A name that is there already is refused. Without --registry-key "
+          "the registry has no trusted key, and ireepkg refuses to use it "
+          "until one is written.",
+          {{"registry-key", 0, "KEY",
+            "the registry's minisign public key (its base64 line or .pub "
+            "file)"},
+           {"mirror", 0, "URL", "another URL serving the same registry", true},
+           kOptProject,
+           kJson},
+          {"ireepkg registry add default https://plugins.example.org/iree "
+           "--registry-key RWQ...",
+           "ireepkg registry add local ./registry --registry-key "
+           "registry-signing.pub"},
+          2,
+          2,
+          false,
+          runRegistryAdd,
+      },
+      {
+          "registry remove",
+          "<name>... [--json]",
+          "remove registries from the project's plugins.json",
+          "Removes each named registry from \"registries\"; every other "
+          "byte of the file stays as it was. A registry that a plugin names "
+          "in its \"registry\" is not removed (the error names the plugin). "
+          "If any name is not there, nothing changes.",
+          {kOptProject, kJson},
+          {"ireepkg registry remove staging"},
+          1,
+          -1,
+          false,
+          runRegistryRemove,
+      },
+      {
+          "registry list",
+          "[--json]",
+          "list the registries of the project's plugins.json",
+          "Prints each registry of the project with its URL, its mirrors "
+          "and whether it has a trusted public key.",
+          {kOptProject, kJson},
+          {"ireepkg registry list", "ireepkg registry list --json"},
+          0,
+          0,
+          false,
+          runRegistryList,
+      },
+      {
           "cache dir",
           "[--json]",
           "print where the package cache is",
@@ -1074,6 +1242,111 @@ const std::vector<Command> &commandTable() {
           0,
           false,
           runCachePrune,
+      },
+      {
+          "config list",
+          "[--json]",
+          "show every configuration value and where it comes from",
+          "Prints each key of config.toml with the value this run uses and "
+          "where that comes from: a flag (--color, --offline), an "
+          "environment variable, a file (file:line:column), or the default. "
+          "The files are read in this order, each overriding the one "
+          "before: /etc/ireepkg/config.toml, then $XDG_CONFIG_HOME/ireepkg/"
+          "config.toml (default ~/.config/ireepkg/config.toml) or, instead, "
+          "the file $IREEPKG_CONFIG_FILE names. Environment variables and "
+          "flags override every file. A privileged (set-user-ID) run reads "
+          "only the system file, and takes no environment variable.\n\n"
+          "Keys (all at the top of the file): registry and registry-key "
+          "(the registry for install and search when neither --registry, "
+          "IREEPKG_REGISTRY nor a project names one), cache-dir "
+          "(IREEPKG_CACHE_DIR), prefix (the prefix outside projects, below "
+          "--prefix and IREEPKG_PREFIX), parallel-downloads "
+          "(IREEPKG_PARALLEL_DOWNLOADS, 1 to 256), color (auto, always, "
+          "never) and offline (true or false; IREEPKG_OFFLINE). A relative "
+          "path in a file is relative to the file's directory. A file that "
+          "is not TOML, an unknown key or a value of the wrong type stops "
+          "every command (but help and version) with file:line:column.",
+          {kJson},
+          {"ireepkg config list", "ireepkg config list --json"},
+          0,
+          0,
+          false,
+          runConfigList,
+      },
+      {
+          "config get",
+          "<key> [--show-origin] [--json]",
+          "print one configuration value",
+          "Prints the value this run uses for <key> (see `ireepkg config "
+          "list`). Exit status 1, printing nothing, when the key is not set "
+          "anywhere and has no default (registry, registry-key), as `git "
+          "config` does.",
+          {{"show-origin", 0, "", "also print where the value comes from, "
+                                  "on stderr"},
+           kJson},
+          {"ireepkg config get cache-dir"},
+          1,
+          1,
+          false,
+          runConfigGet,
+      },
+      {
+          "config set",
+          "<key> <value> [--system]",
+          "set a value in the user's (or the system's) config.toml",
+          "Writes `<key> = <value>` into the user's config.toml "
+          "($IREEPKG_CONFIG_FILE, else $XDG_CONFIG_HOME/ireepkg/config.toml, "
+          "else ~/.config/ireepkg/config.toml), or /etc/ireepkg/config.toml "
+          "with --system, creating the file and its directory if needed. The "
+          "line that sets the key is replaced; every other line, comments "
+          "included, stays as it was. The value is checked first: a path or "
+          "text, true or false for offline, a number from 1 to 256 for "
+          "parallel-downloads, auto, always or never for color.",
+          {{"system", 0, "", "write /etc/ireepkg/config.toml"}},
+          {"ireepkg config set offline true",
+           "ireepkg config set registry https://plugins.example.org/iree",
+           "ireepkg config set --system parallel-downloads 8"},
+          2,
+          2,
+          false,
+          runConfigSet,
+      },
+      {
+          "config unset",
+          "<key> [--system]",
+          "remove a value from the user's (or the system's) config.toml",
+          "Removes the line that sets <key>; every other line stays as it "
+          "was. Nothing changes when no line sets it.",
+          {{"system", 0, "", "change /etc/ireepkg/config.toml"}},
+          {"ireepkg config unset offline"},
+          1,
+          1,
+          false,
+          runConfigUnset,
+      },
+      {
+          "completion",
+          "bash|zsh|fish|powershell",
+          "print a shell completion script",
+          "Prints a script that completes ireepkg's commands, options, the "
+          "values of options that take a fixed set (--color, --format, "
+          "--kind, --shell, ...), files and directories where an option "
+          "takes one, and installed package names where a command takes "
+          "them (through `ireepkg list --names`). It is generated from the "
+          "same table as `--help`. Load it with `source <(ireepkg completion "
+          "bash)` (or save it as "
+          "/usr/share/bash-completion/completions/ireepkg), `ireepkg "
+          "completion zsh > \"${fpath[1]}/_ireepkg\"` (the zsh script "
+          "uses zsh's bashcompinit), `ireepkg completion fish > "
+          "~/.config/fish/completions/ireepkg.fish`, or `ireepkg "
+          "completion powershell | Out-String | Invoke-Expression`.",
+          {},
+          {"source <(ireepkg completion bash)",
+           "ireepkg completion fish > ~/.config/fish/completions/ireepkg.fish"},
+          1,
+          1,
+          false,
+          runCompletion,
       },
   };
   return table;

@@ -5,14 +5,21 @@
 //
 //===----------------------------------------------------------------------===//
 #include "command.h"
+#include "cli_config.h"
+#include "global_options.h"
+#include "output.h"
 
 #include "ireepkg/compiler_integration/compiler_state.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -37,24 +44,218 @@ int usageError(const std::string &message, const std::string &hint) {
   return kExitUsage;
 }
 
-const OptionSpec *findOption(const Command &cmd, const std::string &name) {
-  for (const OptionSpec &o : cmd.options)
+const OptionSpec *findOption(const std::vector<OptionSpec> &options,
+                             const std::string &name) {
+  for (const OptionSpec &o : options)
     if (o.name == name)
       return &o;
   return nullptr;
 }
 
-const OptionSpec *findShort(const Command &cmd, char c) {
-  for (const OptionSpec &o : cmd.options)
+const OptionSpec *findShort(const std::vector<OptionSpec> &options, char c) {
+  for (const OptionSpec &o : options)
     if (o.shortName == c)
       return &o;
   return nullptr;
 }
 
-int parseAndRun(const Command &cmd, std::vector<std::string> args) {
+bool declares(const Command &cmd, const std::string &name) {
+  return findOption(cmd.options, name) != nullptr;
+}
+
+/// A global option as given (before the command, or after it when the
+/// command has no option of that name).
+struct GlobalItem {
+  const OptionSpec *spec;
+  std::string value;
+};
+
+/// Parses the option at args[i] (advancing i past its value): one of
+/// `cmd`'s options into `parsed`, else a global option into `globals`.
+/// Returns kExitOk, or prints a usage error and returns kExitUsage.
+int parseOption(const Command *cmd, const std::vector<std::string> &args,
+                size_t &i, ParsedArgs &parsed, std::vector<GlobalItem> &globals,
+                const std::string &helpHint) {
+  static const std::vector<OptionSpec> none;
+  const std::vector<OptionSpec> &own = cmd ? cmd->options : none;
+  const std::vector<OptionSpec> &global = globalOptionTable();
+  const std::string where = cmd ? " for '" + cmd->name + "'" : "";
+  const std::string &a = args[i];
+  auto store = [&](const OptionSpec *opt, bool isGlobal,
+                   std::string value) -> int {
+    if (isGlobal) {
+      globals.push_back({opt, std::move(value)});
+      return kExitOk;
+    }
+    if (opt->valueName.empty()) {
+      parsed.flags[opt->name]++;
+      return kExitOk;
+    }
+    if (!opt->repeatable && parsed.values.count(opt->name))
+      return usageError("option '--" + opt->name + "' is given more than once",
+                        helpHint);
+    parsed.values[opt->name].push_back(std::move(value));
+    return kExitOk;
+  };
+  if (a.compare(0, 2, "--") == 0) {
+    std::string name = a.substr(2), value;
+    bool hasValue = false;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      hasValue = true;
+    }
+    const OptionSpec *opt = findOption(own, name);
+    bool isGlobal = false;
+    if (!opt) {
+      opt = findOption(global, name);
+      isGlobal = opt != nullptr;
+    }
+    if (!opt) {
+      std::vector<std::string> names = {"help"};
+      for (const OptionSpec &o : own)
+        names.push_back(o.name);
+      for (const OptionSpec &o : global)
+        names.push_back(o.name);
+      std::string s = suggestClosest(name, std::span<const std::string>(names));
+      return usageError("unknown option '--" + name + "'" + where +
+                            (s.empty() ? "" : " (did you mean '--" + s + "'?)"),
+                        helpHint);
+    }
+    if (opt->valueName.empty()) {
+      if (hasValue)
+        return usageError("option '--" + name + "' takes no value", helpHint);
+      return store(opt, isGlobal, {});
+    }
+    if (!hasValue) {
+      if (i + 1 >= args.size())
+        return usageError("option '--" + name + "' needs a value (" +
+                              opt->valueName + ")",
+                          helpHint);
+      value = args[++i];
+    }
+    return store(opt, isGlobal, std::move(value));
+  }
+  // -vv: verbose, twice.
+  if (a.size() > 2 && a.find_first_not_of('v', 1) == std::string::npos &&
+      !findShort(own, 'v')) {
+    for (size_t k = 1; k < a.size(); ++k)
+      globals.push_back({findShort(global, 'v'), {}});
+    return kExitOk;
+  }
+  const OptionSpec *opt = findShort(own, a[1]);
+  bool isGlobal = false;
+  if (!opt) {
+    opt = findShort(global, a[1]);
+    isGlobal = opt != nullptr;
+  }
+  if (!opt)
+    return usageError("unknown option '" + a + "'" + where, helpHint);
+  if (opt->valueName.empty()) {
+    if (a.size() > 2)
+      return usageError("option '-" + std::string(1, a[1]) + "' takes no value",
+                        helpHint);
+    return store(opt, isGlobal, {});
+  }
+  std::string value;
+  if (a.size() > 2)
+    value = a.substr(a[2] == '=' ? 3 : 2);
+  else if (i + 1 < args.size())
+    value = args[++i];
+  else
+    return usageError("option '-" + std::string(1, a[1]) + "' needs a value (" +
+                          opt->valueName + ")",
+                      helpHint);
+  return store(opt, isGlobal, std::move(value));
+}
+
+bool isOption(const std::string &a) {
+  return a.size() >= 2 && a[0] == '-' && a != "--";
+}
+
+/// Applies the global options to the process and to `parsed` (where the
+/// command has an option of the same name), then changes directory.
+int applyGlobals(const Command &cmd, ParsedArgs &parsed,
+                 const std::vector<GlobalItem> &items) {
+  GlobalOptions &g = globalOptions();
+  const std::string helpHint = "see `ireepkg " + cmd.name + " --help`";
+  std::optional<std::string> color;
+  std::vector<std::string> directories;
+  for (const GlobalItem &item : items) {
+    const std::string &name = item.spec->name;
+    if (name == "quiet" || name == "offline") {
+      if (declares(cmd, name))
+        parsed.flags[name]++;
+    } else if (name == "verbose") {
+      g.verbose++;
+    } else if (name == "color") {
+      color = item.value;
+    } else if (name == "directory") {
+      directories.push_back(item.value);
+    } else if (name == "json") {
+      if (!declares(cmd, "json"))
+        return usageError("'ireepkg " + cmd.name + "' has no JSON report",
+                          helpHint);
+      parsed.flags["json"]++;
+    } else if (name == "project") {
+      if (!declares(cmd, "project"))
+        return usageError("'ireepkg " + cmd.name +
+                              "' does not read a project file, so --project "
+                              "means nothing to it",
+                          helpHint);
+      if (parsed.values.count("project"))
+        return usageError("option '--project' is given more than once",
+                          helpHint);
+      parsed.values["project"].push_back(item.value);
+    }
+  }
+  g.quiet = parsed.flag("quiet") ||
+            std::any_of(items.begin(), items.end(), [](const GlobalItem &i) {
+              return i.spec->name == "quiet";
+            });
+  g.offline = parsed.flag("offline") ||
+              std::any_of(items.begin(), items.end(), [](const GlobalItem &i) {
+                return i.spec->name == "offline";
+              });
+  if (color) {
+    const auto &names = colorModeNames();
+    if (std::find(names.begin(), names.end(), *color) == names.end()) {
+      std::string s = suggestClosest(*color, std::span<const std::string>(names));
+      return usageError("--color takes auto, always or never, not '" + *color +
+                            "'" + (s.empty() ? "" : " (did you mean '" + s + "'?)"),
+                        helpHint);
+    }
+  }
+  resolveColor(color);
+  if (g.quiet && g.verbose)
+    return usageError("--quiet and --verbose contradict each other",
+                      "give one of them");
+  for (const std::string &dir : directories) {
+    if (::chdir(dir.c_str()) != 0) {
+      int e = errno;
+      printError("cannot change to directory '" + dir +
+                     "' (-C): " + std::strerror(e),
+                 "give an existing directory");
+      return kExitFailure;
+    }
+    if (g.verbose)
+      verboseLine(1, "working in " + std::filesystem::current_path().string());
+  }
+  // The configuration files, after -C (IREEPKG_CONFIG_FILE may be
+  // relative); `help` and `version` need none.
+  if (cmd.name != "help" && cmd.name != "version") {
+    if (!loadCliConfig())
+      return kExitFailure;
+    if (const config::Setting *c = configSetting("color"))
+      resolveColor(color, c->value, settingWhere(*c));
+  }
+  return kExitOk;
+}
+
+int parseAndRun(const Command &cmd, std::vector<std::string> args,
+                std::vector<GlobalItem> globals) {
   ParsedArgs parsed;
-  const std::string helpHint =
-      "see `ireepkg " + cmd.name + " --help`";
+  const std::string helpHint = "see `ireepkg " + cmd.name + " --help`";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
     if (a == "--") {
@@ -67,76 +268,15 @@ int parseAndRun(const Command &cmd, std::vector<std::string> args) {
       std::fputs(formatHelp(cmd).c_str(), stdout);
       return kExitOk;
     }
-    if (a.size() > 2 && a.compare(0, 2, "--") == 0) {
-      std::string name = a.substr(2), value;
-      bool hasValue = false;
-      if (size_t eq = name.find('='); eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-        hasValue = true;
-      }
-      const OptionSpec *opt = findOption(cmd, name);
-      if (!opt) {
-        std::vector<std::string> names = {"help"};
-        for (const OptionSpec &o : cmd.options)
-          names.push_back(o.name);
-        std::string s = suggestClosest(name, std::span<const std::string>(names));
-        return usageError("unknown option '--" + name + "' for '" + cmd.name +
-                              "'" + (s.empty() ? "" : " (did you mean '--" + s +
-                                                          "'?)"),
-                          helpHint);
-      }
-      if (opt->valueName.empty()) {
-        if (hasValue)
-          return usageError("option '--" + name + "' takes no value",
-                            helpHint);
-        parsed.flags[name]++;
-        continue;
-      }
-      if (!hasValue) {
-        if (i + 1 >= args.size())
-          return usageError("option '--" + name + "' needs a value (" +
-                                opt->valueName + ")",
-                            helpHint);
-        value = args[++i];
-      }
-      if (!opt->repeatable && parsed.values.count(name))
-        return usageError("option '--" + name + "' is given more than once",
-                          helpHint);
-      parsed.values[name].push_back(value);
-      continue;
-    }
-    if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
-      const OptionSpec *opt = findShort(cmd, a[1]);
-      if (!opt)
-        return usageError("unknown option '" + a + "' for '" + cmd.name + "'",
-                          helpHint);
-      if (opt->valueName.empty()) {
-        if (a.size() > 2)
-          return usageError("option '-" + std::string(1, a[1]) +
-                                "' takes no value",
-                            helpHint);
-        parsed.flags[opt->name]++;
-        continue;
-      }
-      std::string value;
-      if (a.size() > 2)
-        value = a.substr(a[2] == '=' ? 3 : 2);
-      else if (i + 1 < args.size())
-        value = args[++i];
-      else
-        return usageError("option '-" + std::string(1, a[1]) +
-                              "' needs a value (" + opt->valueName + ")",
-                          helpHint);
-      if (!opt->repeatable && parsed.values.count(opt->name))
-        return usageError("option '--" + opt->name +
-                              "' is given more than once",
-                          helpHint);
-      parsed.values[opt->name].push_back(value);
+    if (isOption(a)) {
+      if (int rc = parseOption(&cmd, args, i, parsed, globals, helpHint))
+        return rc;
       continue;
     }
     parsed.positional.push_back(a);
   }
+  if (int rc = applyGlobals(cmd, parsed, globals))
+    return rc;
   int n = static_cast<int>(parsed.positional.size());
   if (n < cmd.minPositional)
     return usageError("'" + cmd.name + "' needs " +
@@ -151,7 +291,18 @@ int parseAndRun(const Command &cmd, std::vector<std::string> args) {
                                      " argument(s)") +
                           ", got '" + parsed.positional.back() + "'",
                       helpHint);
-  return cmd.run(cmd, parsed);
+  auto started = std::chrono::steady_clock::now();
+  int rc = cmd.run(cmd, parsed);
+  if (globalOptions().verbose) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2f",
+                  std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - started)
+                      .count());
+    verboseLine(1, "'" + cmd.name + "' finished in " + buf +
+                       " s with exit status " + std::to_string(rc));
+  }
+  return rc;
 }
 
 } // namespace
@@ -162,25 +313,60 @@ int main(int argc, char **argv) {
   ireepkg::registerStateWriter(ireepkg::runtimeStateWriter());
   ireepkg::registerStateWriter(ireepkg::compilerStateWriter());
   std::vector<std::string> args(argv + 1, argv + argc);
+  resolveColor(std::nullopt); // errors in the arguments may be coloured too
   const auto &table = commandTable();
   auto find = [&](const std::string &name) -> const Command * {
     for (const Command &c : table)
       if (c.name == name)
         return &c;
+    for (const auto &[alias, target] : commandAliases())
+      if (alias == name)
+        for (const Command &c : table)
+          if (c.name == target)
+            return &c;
     return nullptr;
   };
   if (args.empty()) {
     find("help")->run(*find("help"), {});
     return kExitUsage;
   }
-  if (args[0] == "--version" || args[0] == "-V")
-    return parseAndRun(*find("version"), {args.begin() + 1, args.end()});
-  if (args[0] == "--help" || args[0] == "-h")
-    return parseAndRun(*find("help"), {args.begin() + 1, args.end()});
-  if (args[0].size() > 1 && args[0][0] == '-')
-    return usageError("unknown option '" + args[0] + "'",
-                      "options follow the command: ireepkg <command> "
-                      "[options]; see `ireepkg help`");
+  // Global options before the command.
+  std::vector<GlobalItem> globals;
+  size_t first = 0;
+  {
+    ParsedArgs unused;
+    const std::string hint =
+        "see `ireepkg help` for the options every command accepts; a "
+        "command's own options follow it";
+    while (first < args.size() && isOption(args[first])) {
+      const std::string &a = args[first];
+      if (a == "--version" || a == "-V")
+        return parseAndRun(*find("version"), {args.begin() + first + 1, args.end()},
+                           globals);
+      if (a == "--help" || a == "-h")
+        return parseAndRun(*find("help"), {args.begin() + first + 1, args.end()},
+                           globals);
+      if (int rc = parseOption(nullptr, args, first, unused, globals, hint))
+        return rc;
+      ++first;
+    }
+    // --color applies at once: to the errors about the command too.
+    for (const GlobalItem &item : globals)
+      if (item.spec->name == "color") {
+        const auto &names = colorModeNames();
+        if (std::find(names.begin(), names.end(), item.value) != names.end())
+          resolveColor(item.value);
+      }
+    if (first == args.size()) {
+      printError("a command is missing after the options",
+                 "see `ireepkg help` for the list of commands");
+      return kExitUsage;
+    }
+    args.erase(args.begin(), args.begin() + static_cast<long>(first));
+  }
+  if (args[0] == "--")
+    return usageError("a command is missing before '--'",
+                      "see `ireepkg help` for the list of commands");
 
   // Longest command name made of the leading words.
   const Command *cmd = nullptr;
@@ -222,5 +408,5 @@ int main(int argc, char **argv) {
                           (s.empty() ? "" : " (did you mean '" + s + "'?)"),
                       "see `ireepkg help` for the list of commands");
   }
-  return parseAndRun(*cmd, {args.begin() + used, args.end()});
+  return parseAndRun(*cmd, {args.begin() + used, args.end()}, globals);
 }

@@ -1,6 +1,9 @@
 //===- output.cpp - What the CLI prints ----------------------------------===//
 #include "output.h"
 
+#include "cli_config.h"
+
+#include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/pkg/iree_version.h"
 
 #include <algorithm>
@@ -14,6 +17,132 @@
 
 namespace ireepkg::cli {
 
+GlobalOptions &globalOptions() {
+  static GlobalOptions options;
+  return options;
+}
+
+//===----------------------------------------------------------------------===//
+// Colour
+//===----------------------------------------------------------------------===//
+
+void resolveColor(const std::optional<std::string> &flag,
+                  const std::optional<std::string> &configured,
+                  const std::string &configuredWhere) {
+  GlobalOptions &g = globalOptions();
+  auto mode = [](const std::string &v) {
+    return v == "always" ? ColorMode::Always
+           : v == "never" ? ColorMode::Never
+                          : ColorMode::Auto;
+  };
+  auto set = [](const char *name) {
+    const char *v = environmentOverride(name);
+    return v && *v && std::string(v) != "0";
+  };
+  if (flag) {
+    g.color = mode(*flag);
+    g.colorSource = "--color";
+  } else if (set("FORCE_COLOR")) {
+    g.color = ColorMode::Always;
+    g.colorSource = "FORCE_COLOR";
+  } else if (set("CLICOLOR_FORCE")) {
+    g.color = ColorMode::Always;
+    g.colorSource = "CLICOLOR_FORCE";
+  } else if (const char *v = environmentOverride("NO_COLOR"); v && *v) {
+    g.color = ColorMode::Never;
+    g.colorSource = "NO_COLOR";
+  } else if (configured) {
+    g.color = mode(*configured);
+    g.colorSource = configuredWhere;
+  } else {
+    g.color = ColorMode::Auto;
+    g.colorSource = "default";
+  }
+}
+
+bool colorEnabled(OutStream stream) {
+  switch (globalOptions().color) {
+  case ColorMode::Always:
+    return true;
+  case ColorMode::Never:
+    return false;
+  case ColorMode::Auto:
+    break;
+  }
+  if (::isatty(stream == OutStream::Out ? STDOUT_FILENO : STDERR_FILENO) != 1)
+    return false;
+  const char *term = std::getenv("TERM");
+  return !(term && std::string(term) == "dumb");
+}
+
+std::string paint(Style style, const std::string &text, OutStream stream) {
+  if (text.empty() || !colorEnabled(stream))
+    return text;
+  const char *code = "";
+  switch (style) {
+  case Style::Error:
+    code = "1;31"; // bold red
+    break;
+  case Style::Warning:
+    code = "1;33"; // bold yellow
+    break;
+  case Style::Hint:
+    code = "36"; // cyan
+    break;
+  case Style::Note:
+    code = "1;34"; // bold blue
+    break;
+  case Style::Added:
+    code = "32"; // green
+    break;
+  case Style::Removed:
+    code = "31"; // red
+    break;
+  case Style::Changed:
+    code = "33"; // yellow
+    break;
+  case Style::Bold:
+    code = "1";
+    break;
+  }
+  return std::string("\033[") + code + "m" + text + "\033[0m";
+}
+
+void verboseLine(int level, const std::string &message) {
+  const GlobalOptions &g = globalOptions();
+  if (g.quiet || g.verbose < level)
+    return;
+  std::fprintf(stderr, "%s %s\n", paint(Style::Note, "ireepkg:", OutStream::Err).c_str(),
+               message.c_str());
+}
+
+//===----------------------------------------------------------------------===//
+// Errors and warnings
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::string errorLabel() {
+  return "ireepkg: " + paint(Style::Error, "error:", OutStream::Err);
+}
+std::string hintLabel() {
+  return "  " + paint(Style::Hint, "hint:", OutStream::Err);
+}
+} // namespace
+
+void printError(const std::string &message, const std::string &hint) {
+  std::fprintf(stderr, "%s %s\n", errorLabel().c_str(), message.c_str());
+  if (!hint.empty())
+    std::fprintf(stderr, "%s %s\n", hintLabel().c_str(), hint.c_str());
+}
+
+void printWarning(const std::string &message) {
+  if (globalOptions().quiet)
+    return;
+  std::fprintf(stderr, "ireepkg: %s %s\n",
+               paint(Style::Warning, "warning:", OutStream::Err).c_str(),
+               message.c_str());
+}
+
 void printError(const Error &error) {
   if (error.diagnostics.empty()) {
     // A message of several lines (the resolver's explanation) keeps its
@@ -24,7 +153,7 @@ void printError(const Error &error) {
       first.resize(nl);
     }
     Diagnostic d{Severity::Error, error.where, first, error.hint};
-    std::fprintf(stderr, "ireepkg: error: %s\n", d.format().c_str());
+    std::fprintf(stderr, "%s %s\n", errorLabel().c_str(), d.format().c_str());
     while (!rest.empty()) {
       size_t nl = rest.find('\n');
       Diagnostic line{Severity::Error, {}, rest.substr(0, nl), ""};
@@ -32,24 +161,32 @@ void printError(const Error &error) {
       rest = nl == std::string::npos ? "" : rest.substr(nl + 1);
     }
     if (!error.hint.empty())
-      std::fprintf(stderr, "  hint: %s\n", error.hint.c_str());
+      std::fprintf(stderr, "%s %s\n", hintLabel().c_str(), error.hint.c_str());
     return;
   }
   for (const Diagnostic &d : error.diagnostics) {
-    std::fprintf(stderr, "ireepkg: %s%s\n",
-                 d.severity == Severity::Error ? "error: " : "",
-                 d.format().c_str());
+    if (d.severity == Severity::Error)
+      std::fprintf(stderr, "%s %s\n", errorLabel().c_str(), d.format().c_str());
+    else
+      std::fprintf(stderr, "ireepkg: %s\n", d.format().c_str());
     if (!d.hint.empty())
-      std::fprintf(stderr, "  hint: %s\n", d.hint.c_str());
+      std::fprintf(stderr, "%s %s\n", hintLabel().c_str(), d.hint.c_str());
   }
   if (!error.hint.empty())
-    std::fprintf(stderr, "  hint: %s\n", error.hint.c_str());
+    std::fprintf(stderr, "%s %s\n", hintLabel().c_str(), error.hint.c_str());
 }
 
 CliReporter::CliReporter(bool quiet)
-    : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1),
-      board_(stderr, STDERR_FILENO) {
+    : quiet_(quiet || globalOptions().quiet),
+      tty_(::isatty(STDERR_FILENO) == 1), board_(stderr, STDERR_FILENO) {
   state_.commandStart = monotonicSeconds();
+}
+
+void CliReporter::detail(int level, const std::string &message) {
+  if (globalOptions().quiet || globalOptions().verbose < level)
+    return;
+  clearProgress();
+  verboseLine(level, message);
 }
 
 CliReporter::~CliReporter() { clearProgress(); }
@@ -65,7 +202,8 @@ void CliReporter::waitingForLock(const std::string &prefix,
 void CliReporter::recovered(const std::string &prefix,
                             const std::string &what) {
   clearProgress();
-  std::fprintf(stderr, "ireepkg: note: %s in %s\n", what.c_str(),
+  std::fprintf(stderr, "ireepkg: %s %s in %s\n",
+               paint(Style::Note, "note:", OutStream::Err).c_str(), what.c_str(),
                prefix.c_str());
 }
 
@@ -77,22 +215,46 @@ void CliReporter::warning(const Diagnostic &d) {
   const std::string w = "warning: ";
   if (size_t pos = text.find(w); pos != std::string::npos)
     text.erase(pos, w.size());
-  std::fprintf(stderr, "ireepkg: warning: %s\n", text.c_str());
+  std::fprintf(stderr, "ireepkg: %s %s\n",
+               paint(Style::Warning, "warning:", OutStream::Err).c_str(),
+               text.c_str());
   if (!d.hint.empty())
-    std::fprintf(stderr, "  hint: %s\n", d.hint.c_str());
+    std::fprintf(stderr, "%s %s\n", hintLabel().c_str(), d.hint.c_str());
 }
+
+namespace {
+int gSetupFailure = kExitFailure;
+}
+int setupFailure() { return gSetupFailure; }
+void setSetupFailure(int code) { gSetupFailure = code; }
 
 std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args) {
   char cwd[4096];
   if (!::getcwd(cwd, sizeof cwd)) {
     printError("cannot read the current directory");
+    setSetupFailure(kExitFailure);
     return std::nullopt;
   }
   auto loc = locatePrefix(args.value("prefix"), cwd);
   if (!loc) {
     printError(loc.error());
+    setSetupFailure(loc.error().code == ErrorCode::Usage ? kExitUsage
+                                                         : kExitFailure);
     return std::nullopt;
   }
+  // config.toml's prefix: below --prefix, IREEPKG_PREFIX and the project.
+  if (loc->reason == "XDG_DATA_HOME" || loc->reason == "default")
+    if (const config::Setting *p = configSetting("prefix")) {
+      auto configured = locatePrefix(p->value, cwd);
+      if (!configured) {
+        printError(configured.error());
+        setSetupFailure(kExitFailure);
+        return std::nullopt;
+      }
+      loc = std::move(configured);
+      loc->reason = settingWhere(*p);
+    }
+  verboseLine(1, "prefix: " + loc->path + " (from " + loc->reason + ")");
   return *loc;
 }
 
@@ -102,7 +264,7 @@ std::optional<PrefixState> readPrefixState(const ParsedArgs &args, bool json,
                                            int &exitCode) {
   auto prefix = choosePrefix(args);
   if (!prefix) {
-    exitCode = kExitUsage;
+    exitCode = setupFailure();
     return std::nullopt;
   }
   CliReporter reporter(json);

@@ -10,12 +10,39 @@
 
 #include "command.h"
 #include "progress.h"
+#include "global_options.h"
 
 #include "ireepkg/pkg/prefix.h"
 
 #include <nlohmann/json.hpp>
 
 namespace ireepkg::cli {
+
+//===----------------------------------------------------------------------===//
+// Colour
+//===----------------------------------------------------------------------===//
+
+/// Settles the colour mode: `flag` (--color) if given, else FORCE_COLOR or
+/// CLICOLOR_FORCE (set, not "0": always), else NO_COLOR (set: never), else
+/// `configured` (the config file's "color") when given, else auto.
+void resolveColor(const std::optional<std::string> &flag,
+                  const std::optional<std::string> &configured = std::nullopt,
+                  const std::string &configuredWhere = {});
+
+enum class OutStream { Out, Err };
+/// Whether text written to the stream gets colour: always, never, or (auto)
+/// when it is a terminal whose TERM is not "dumb".
+bool colorEnabled(OutStream stream);
+
+enum class Style { Error, Warning, Hint, Note, Added, Removed, Changed, Bold };
+/// `text` wrapped in the style's escape sequences when colour is enabled
+/// for `stream`; else `text` as it is.
+std::string paint(Style style, const std::string &text,
+                  OutStream stream = OutStream::Out);
+
+/// `ireepkg: <message>` on stderr when -v was given `level` times or more
+/// (and not --quiet).
+void verboseLine(int level, const std::string &message);
 
 /// Prints an Error: `ireepkg: error: <where>: message` (one line per
 /// diagnostic) and hints.
@@ -37,6 +64,7 @@ public:
                     uint64_t total) override;
   /// True after Ctrl-C, once the command called catchInterrupts().
   bool interrupted() override;
+  void detail(int level, const std::string &message) override;
   void clearProgress();
   /// Erases the progress lines and prints, unless quiet, what was done:
   /// `Downloaded 2 packages (1.2 MiB) in 0.41s` when anything was
@@ -51,6 +79,13 @@ private:
   ProgressState state_;
   void redraw(bool force);
 };
+
+/// The exit status for the last failure of choosePrefix, projectFrom,
+/// projectContext, environmentFrom or projectPrefix: kExitUsage when the
+/// arguments themselves are wrong (an empty --prefix, a bad --iree-version),
+/// kExitFailure otherwise (no project file, an unreadable one, no HOME).
+int setupFailure();
+void setSetupFailure(int code);
 
 /// The prefix for this command (see locatePrefix), or prints an error.
 std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args);

@@ -1,6 +1,7 @@
 //===- registry_args.cpp - Registry, project and network options ---------===//
 #include "registry_args.h"
 
+#include "cli_config.h"
 #include "output.h"
 
 #include "ireepkg/manifest_schema/environment.h"
@@ -37,7 +38,8 @@ const OptionSpec kOptIgnoreIreeVersion{
     "warning"};
 const OptionSpec kOptProject{
     "project", 0, "FILE",
-    "the project file (default: the plugins.json found upward from here)"};
+    "the project file, or a directory holding plugins.json (default: the "
+    "plugins.json found upward from here)"};
 
 bool networkSettingsFromEnvironment(net::FetchOptions &fetch) {
   struct Setting {
@@ -59,6 +61,7 @@ bool networkSettingsFromEnvironment(net::FetchOptions &fetch) {
     char *end = nullptr;
     double v = std::strtod(text, &end);
     if (*end || !(v >= 0) || v > 1e9) {
+      setSetupFailure(kExitUsage);
       printError(std::string(s.name) + "=\"" + text +
                      "\" is not a number of " + s.what,
                  std::string("set it to a number such as ") +
@@ -72,16 +75,39 @@ bool networkSettingsFromEnvironment(net::FetchOptions &fetch) {
 }
 
 std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args) {
+  setSetupFailure(kExitFailure);
   workflow::Environment env;
   const char *off = environmentOverride("IREEPKG_OFFLINE");
-  env.client.offline =
-      args.flag("offline") || (off && *off && std::string(off) != "0");
+  // --offline, else IREEPKG_OFFLINE (0 means online), else config.toml.
+  if (args.flag("offline") || globalOptions().offline)
+    env.client.offline = true;
+  else if (off && *off)
+    env.client.offline = std::string(off) != "0";
+  else if (const config::Setting *c = configSetting("offline"))
+    env.client.offline = c->value == "true";
+  // IREEPKG_PARALLEL_DOWNLOADS, else config.toml, else the built-in 50.
+  if (const char *p = environmentOverride("IREEPKG_PARALLEL_DOWNLOADS");
+      p && *p) {
+    char *end = nullptr;
+    long n = std::strtol(p, &end, 10);
+    if (*end || n < 1 || n > 256) {
+      setSetupFailure(kExitUsage);
+      printError(std::string("IREEPKG_PARALLEL_DOWNLOADS=\"") + p +
+                     "\" is not a number from 1 to 256",
+                 "set it to a number such as 8, or unset it");
+      return std::nullopt;
+    }
+    env.client.fetch.parallel = static_cast<int>(n);
+  } else if (const config::Setting *c = configSetting("parallel-downloads")) {
+    env.client.fetch.parallel = std::stoi(c->value);
+  }
   env.client.fetch.offline = env.client.offline;
   if (!networkSettingsFromEnvironment(env.client.fetch))
     return std::nullopt;
   if (auto v = args.value("iree-version")) {
     auto parsed = workflow::parseIreeVersion(*v);
     if (!parsed) {
+      setSetupFailure(kExitUsage);
       printError("--iree-version: \"" + *v + "\" is not a version",
                  "give a version such as 3.13.0");
       return std::nullopt;
@@ -96,8 +122,16 @@ std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args) {
 
 std::optional<workflow::Project> projectFrom(const ParsedArgs &args) {
   std::string file;
+  setSetupFailure(kExitFailure);
   if (auto p = args.value("project")) {
-    file = *p;
+    auto resolved = projectFileArgument(*p);
+    if (!resolved) {
+      if (resolved.error().code == ErrorCode::Usage)
+        setSetupFailure(kExitUsage);
+      printError(resolved.error());
+      return std::nullopt;
+    }
+    file = *resolved;
   } else {
     file = findProjectFile(fs::current_path().string());
     if (file.empty() && runningPrivileged()) {
@@ -112,6 +146,7 @@ std::optional<workflow::Project> projectFrom(const ParsedArgs &args) {
       return std::nullopt;
     }
   }
+  verboseLine(1, "project file: " + file);
   auto project = workflow::loadProject(file);
   if (!project) {
     printError(project.error());
@@ -139,6 +174,7 @@ std::optional<std::string> projectPrefix(const ParsedArgs &args,
       return std::nullopt;
     return p->path;
   }
+  verboseLine(1, "prefix: " + project.dir + "/.iree-plugins (the project's)");
   return project.dir + "/.iree-plugins";
 }
 
@@ -169,7 +205,25 @@ registriesFrom(const ParsedArgs &args, const workflow::Project *project) {
       for (auto &s : specs)
         if (s.publicKeys.empty())
           s.publicKeys = keys;
-    return specs;
+    if (!specs.empty())
+      return specs;
+  }
+  // config.toml's registry: below the flags, the environment and the
+  // project.
+  if (const config::Setting *r = configSetting("registry")) {
+    registry::RegistrySpec spec;
+    spec.name = "default";
+    spec.url = (net::isHttpUrl(r->value) || r->value.rfind("file://", 0) == 0)
+                   ? r->value
+                   : (fs::path(r->where.file).parent_path() / r->value)
+                         .lexically_normal()
+                         .string();
+    if (keys.empty())
+      if (const config::Setting *k = configSetting("registry-key"))
+        keys.push_back(k->value);
+    spec.publicKeys = keys;
+    verboseLine(1, "registry " + spec.url + " (from " + settingWhere(*r) + ")");
+    return {spec};
   }
   return {};
 }
@@ -177,12 +231,15 @@ registriesFrom(const ParsedArgs &args, const workflow::Project *project) {
 void printLockChanges(const std::vector<workflow::LockChange> &changes) {
   for (const workflow::LockChange &c : changes) {
     if (c.from.empty())
-      std::printf("  + %s %s\n", c.name.c_str(), c.to.c_str());
+      std::printf("  %s\n",
+                  paint(Style::Added, "+ " + c.name + " " + c.to).c_str());
     else if (c.to.empty())
-      std::printf("  - %s %s\n", c.name.c_str(), c.from.c_str());
+      std::printf("  %s\n",
+                  paint(Style::Removed, "- " + c.name + " " + c.from).c_str());
     else
-      std::printf("  ~ %s %s -> %s\n", c.name.c_str(), c.from.c_str(),
-                  c.to.c_str());
+      std::printf("  %s\n", paint(Style::Changed, "~ " + c.name + " " + c.from +
+                                                     " -> " + c.to)
+                                 .c_str());
   }
 }
 

@@ -31,7 +31,8 @@ std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args);
 /// that is not a number.
 bool networkSettingsFromEnvironment(net::FetchOptions &fetch);
 
-/// --project FILE, else the plugins.json found upward from here.
+/// --project FILE (or DIR holding plugins.json), else the plugins.json found
+/// upward from here.
 std::optional<workflow::Project> projectFrom(const ParsedArgs &args);
 
 /// What a project command works with: the project and the environment.

@@ -25,6 +25,8 @@ DEBIAN_PACKAGES=(
   libzstd-dev libsodium-dev
   # Markdown READMEs on the registry site (linked statically)
   libcmark-dev
+  # config.toml (pkg/src/user_config.cpp)
+  libtomlplusplus-dev
   # peers used by the tests and the demonstration
   python3 python3-venv zstd minisign nginx-light openssl
   # registries in OCI registries: the CNCF distribution registry, and
@@ -32,6 +34,8 @@ DEBIAN_PACKAGES=(
   docker-registry apache2-utils
   # the registry site's tests drive Debian's headless browser (Selenium)
   chromium chromium-driver
+  # shells and man, for the completion scripts and the manual page tests
+  zsh fish man-db groff-base
 )
 
 missing=()

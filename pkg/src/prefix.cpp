@@ -25,6 +25,7 @@ Error interruptedError(const std::string &what) {
   return Error(ErrorCode::Interrupted, "interrupted while " + what, Location{},
                "the prefix was left as it was; run the command again to finish");
 }
+void Reporter::detail(int, const std::string &) {}
 
 static std::string normal(const std::string &path) {
   std::string p = fsutil::absolutePath(path);

@@ -401,7 +401,8 @@ public:
   /// The style a new plugin entry gets: that of the last plugin, else of
   /// the last registry, else one member per line (one line when the whole
   /// file is one line).
-  ObjectStyle newEntryStyle() const {
+  ObjectStyle newEntryStyle(const char *first = "plugins",
+                            const char *second = "registries") const {
     const json &root = doc.root();
     auto lastOf = [&](const char *key) -> std::optional<std::string> {
       auto it = root.find(key);
@@ -410,9 +411,9 @@ public:
         return std::nullopt;
       return std::string("/") + key + "/" + std::to_string(it->size() - 1);
     };
-    if (auto p = lastOf("plugins"))
+    if (auto p = lastOf(first))
       return styleOf(*p);
-    if (auto p = lastOf("registries"))
+    if (auto p = lastOf(second))
       return styleOf(*p);
     ObjectStyle rootStyle = styleOf("");
     if (!rootStyle.expanded)
@@ -426,10 +427,17 @@ public:
   /// Appends an entry to `plugins` (creating the member when it is not
   /// there).
   Status appendPlugin(const Members &entry) {
+    return appendEntry("plugins", entry, newEntryStyle());
+  }
+
+  /// Appends an entry to the array `key` of the root (creating the member
+  /// when it is not there).
+  Status appendEntry(const std::string &key, const Members &entry,
+                     const ObjectStyle &entryStyle) {
     const json &root = doc.root();
     ObjectStyle rootStyle = styleOf("");
-    ObjectStyle entryStyle = newEntryStyle();
-    auto it = root.find("plugins");
+    const std::string ptr = "/" + key;
+    auto it = root.find(key);
     if (it == root.end()) {
       std::vector<Member> ms = members("");
       const Member &last = ms.back();
@@ -439,30 +447,30 @@ public:
                                        ? indentOf(text, last.keyStart)
                                        : rootStyle.inner;
         std::string elementIndent = memberIndent + layout.unit;
-        ins = "," + layout.nl + memberIndent + quote("plugins") +
+        ins = "," + layout.nl + memberIndent + quote(key) +
               rootStyle.colon + "[" + layout.nl + elementIndent +
               renderObject(entry, entryStyle, layout, elementIndent) +
               layout.nl + memberIndent + "]";
       } else {
-        ins = rootStyle.sep + quote("plugins") + rootStyle.colon + "[" +
+        ins = rootStyle.sep + quote(key) + rootStyle.colon + "[" +
               renderObject(entry, entryStyle, layout, "") + "]";
       }
       return splice(last.valueEnd, last.valueEnd, ins);
     }
     if (it->empty()) {
-      size_t b = start("/plugins"), e = end("/plugins");
+      size_t b = start(ptr), e = end(ptr);
       if (!rootStyle.expanded)
         return splice(b, e,
                       "[" + renderObject(entry, entryStyle, layout, "") + "]");
       std::string memberIndent =
-          indentOf(text, doc.keyOffset("/plugins").value_or(b));
+          indentOf(text, doc.keyOffset(ptr).value_or(b));
       std::string elementIndent = memberIndent + layout.unit;
       return splice(b, e,
                     "[" + layout.nl + elementIndent +
                         renderObject(entry, entryStyle, layout, elementIndent) +
                         layout.nl + memberIndent + "]");
     }
-    auto els = elements("/plugins");
+    auto els = elements(ptr);
     auto [lastStart, lastEnd] = els.back();
     std::string sep;
     if (els.size() >= 2) {
@@ -530,6 +538,10 @@ Status checkRequest(const AddRequest &request) {
                            c.error().message,
                        {}, c.error().hint);
   }
+  if (!request.path.empty() && (request.constraint || !request.registry.empty()))
+    return makeError(ErrorCode::Usage,
+                     request.name + ": a local package (path) takes no "
+                                    "version and no registry");
   if (!request.registry.empty() && !isValidPackageName(request.registry))
     return makeError(ErrorCode::Invalid,
                      "\"" + request.registry +
@@ -634,6 +646,8 @@ Expected<std::string> addPlugin(std::string_view text,
   std::optional<size_t> index = findPlugin(before, request.name);
   if (!index) {
     Members entry{{"name", request.name}};
+    if (!request.path.empty())
+      entry.emplace_back("path", request.path);
     if (request.constraint)
       entry.emplace_back("version", *request.constraint);
     if (!request.registry.empty())
@@ -645,6 +659,15 @@ Expected<std::string> addPlugin(std::string_view text,
   } else {
     const ProjectPlugin &existing = before.plugins[*index];
     std::string ptr = "/plugins/" + std::to_string(*index);
+    if (!request.path.empty() && request.path != existing.path)
+      return makeError(
+          ErrorCode::Conflict,
+          "plugin \"" + request.name + "\" is listed already" +
+              (existing.path.empty() ? std::string(", from a registry")
+                                     : ", from \"" + existing.path + "\""),
+          s.doc.locate(ptr),
+          "to take it from " + request.path + " instead, run `ireepkg rm " +
+              request.name + "` and add it again");
     if (request.constraint && !existing.path.empty())
       return makeError(
           ErrorCode::Conflict,
@@ -699,6 +722,8 @@ Expected<std::string> addPlugin(std::string_view text,
   if (request.constraint &&
       (!added.version || added.version->text() != *request.constraint))
     return internalError(origin, "the version was not written");
+  if (!request.path.empty() && added.path != request.path)
+    return internalError(origin, "the path was not written");
   if (!request.registry.empty() && added.registry != request.registry)
     return internalError(origin, "the registry was not written");
   for (const auto &[flag, value] : request.options) {
@@ -748,6 +773,104 @@ Expected<std::string> removePlugin(std::string_view text,
   for (const ProjectPlugin &p : after->second.plugins)
     got.push_back(p.name);
   if (expected != got)
+    return internalError(origin, "the wrong entry was removed");
+  return std::move(s.text);
+}
+
+//===----------------------------------------------------------------------===//
+// Registries
+//===----------------------------------------------------------------------===//
+
+Expected<std::string> addRegistry(std::string_view text, const RegistryRef &ref,
+                                  const std::string &origin) {
+  if (!isValidPackageName(ref.name))
+    return makeError(ErrorCode::Usage,
+                     "\"" + ref.name + "\" is not a valid registry name", {},
+                     kPackageNameRule);
+  if (ref.url.empty())
+    return makeError(ErrorCode::Usage,
+                     "registry \"" + ref.name + "\" needs a URL or a path");
+  auto parsed = parseProject(text, origin);
+  if (!parsed)
+    return Unexpected(parsed.error());
+  const ProjectFile &before = parsed->second;
+  for (size_t i = 0; i < before.registries.size(); ++i)
+    if (before.registries[i].name == ref.name)
+      return makeError(ErrorCode::Conflict,
+                       "registry \"" + ref.name + "\" is defined already (" +
+                           before.registries[i].url + ")",
+                       parsed->first.locate("/registries/" + std::to_string(i)),
+                       "to change it, run `ireepkg registry remove " +
+                           ref.name + "` and add it again");
+  Session s(std::string(text), origin, std::move(parsed->first));
+  Members entry{{"name", ref.name}, {"url", ref.url}};
+  if (!ref.mirrors.empty())
+    entry.emplace_back("mirrors", json(ref.mirrors));
+  if (!ref.publicKey.empty())
+    entry.emplace_back("public_key", ref.publicKey);
+  if (Status st = s.appendEntry("registries", entry,
+                                s.newEntryStyle("registries", "plugins"));
+      !st)
+    return Unexpected(st.error());
+  auto after = parseProject(s.text, origin);
+  if (!after)
+    return internalError(origin, "the result would not be valid: " +
+                                     after.error().format());
+  if (after->second.registries.size() != before.registries.size() + 1 ||
+      after->second.registries.back().name != ref.name ||
+      after->second.registries.back().url != ref.url ||
+      after->second.registries.back().publicKey != ref.publicKey ||
+      after->second.plugins.size() != before.plugins.size())
+    return internalError(origin, "the registry was not written as asked");
+  return std::move(s.text);
+}
+
+Expected<std::string> removeRegistry(std::string_view text,
+                                     const std::string &name,
+                                     const std::string &origin) {
+  auto parsed = parseProject(text, origin);
+  if (!parsed)
+    return Unexpected(parsed.error());
+  const ProjectFile &before = parsed->second;
+  std::optional<size_t> index;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < before.registries.size(); ++i) {
+    names.push_back(before.registries[i].name);
+    if (before.registries[i].name == name)
+      index = i;
+  }
+  if (!index)
+    return makeError(ErrorCode::NotFound,
+                     "registry \"" + name + "\" is not defined" +
+                         didYouMean(name, std::span<const std::string>(names)),
+                     Location{origin, 0, 0, "/registries", "", ""},
+                     names.empty() ? "the file defines no registries"
+                                   : "its registries: " + [&] {
+                                       std::string l;
+                                       for (const std::string &n : names)
+                                         l += (l.empty() ? "" : ", ") + n;
+                                       return l;
+                                     }());
+  for (size_t i = 0; i < before.plugins.size(); ++i)
+    if (before.plugins[i].registry == name)
+      return makeError(ErrorCode::Conflict,
+                       "plugin \"" + before.plugins[i].name +
+                           "\" takes its packages from registry \"" + name +
+                           "\"",
+                       parsed->first.locate("/plugins/" + std::to_string(i) +
+                                            "/registry"),
+                       "remove the plugin first (`ireepkg rm " +
+                           before.plugins[i].name +
+                           "`), or add it again from another registry");
+  Session s(std::string(text), origin, std::move(parsed->first));
+  if (Status st = s.removeElement("/registries", *index); !st)
+    return Unexpected(st.error());
+  auto after = parseProject(s.text, origin);
+  if (!after)
+    return internalError(origin, "the result would not be valid: " +
+                                     after.error().format());
+  if (after->second.registries.size() + 1 != before.registries.size() ||
+      after->second.plugins.size() != before.plugins.size())
     return internalError(origin, "the wrong entry was removed");
   return std::move(s.text);
 }

@@ -26,13 +26,48 @@ Expected<std::string> currentDirectory() {
   return cwd.string();
 }
 
-Expected<ProjectText> readNearestProject() {
+Expected<std::string> projectFileArgument(const std::string &given) {
+  std::error_code ec;
+  if (given.empty())
+    return makeError(ErrorCode::Usage, "--project is empty", {},
+                     "give the project file (plugins.json) or its directory");
+  fs::file_status st = fs::status(given, ec);
+  if (fs::is_directory(st)) {
+    std::string file = (fs::path(given) / project::kProjectFileName).string();
+    if (!fs::exists(file, ec))
+      return makeError(ErrorCode::NotFound,
+                       "--project " + given +
+                           ": the directory holds no plugins.json",
+                       {},
+                       "give the project file itself, or run `ireepkg init` "
+                       "in that directory to start a project");
+    return file;
+  }
+  if (!fs::exists(st))
+    return makeError(ErrorCode::NotFound,
+                     "--project " + given + ": no such file", {},
+                     "give the project file (plugins.json) or its directory");
+  if (!fs::is_regular_file(st))
+    return makeError(ErrorCode::Invalid,
+                     "--project " + given + ": not a regular file", {},
+                     "give the project file (plugins.json) or its directory");
+  return given;
+}
+
+Expected<ProjectText>
+readNearestProject(const std::optional<std::string> &explicitFile) {
   auto cwd = currentDirectory();
   if (!cwd)
     return Unexpected(cwd.error());
   std::optional<std::string> found;
-  if (std::string f = findProjectFile(*cwd); !f.empty())
+  if (explicitFile) {
+    auto resolved = projectFileArgument(*explicitFile);
+    if (!resolved)
+      return Unexpected(resolved.error());
+    found = fs::absolute(*resolved).string();
+  } else if (std::string f = findProjectFile(*cwd); !f.empty()) {
     found = f;
+  }
   if (!found)
     return makeError(ErrorCode::NotFound,
                      std::string("no ") + project::kProjectFileName + " in " +

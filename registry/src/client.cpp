@@ -44,6 +44,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <set>
 #include <sys/stat.h>
@@ -212,10 +213,14 @@ Error RegistryClient::Impl::noKeyError() const {
   return Error(ErrorCode::Invalid, message, Location::inFile(shown("config.json")),
                "config.json is not signed, so its keys are never trusted by "
                "themselves: confirm the key with the registry's maintainer "
-               "through a channel you trust, then trust it with "
-               "`--registry-key " +
-                   example + "`, or with \"public_key\": \"" + example +
-                   "\" in the registry's entry in plugins.json");
+               "through a channel you trust, then trust it: with "
+               "\"public_key\": \"" +
+                   example +
+                   "\" in the registry's entry in plugins.json (for a "
+                   "project's registries), or, where the registry is named "
+                   "by its URL on the command line (install, search, "
+                   "registry verify), with `--registry-key " +
+                   example + "`");
 }
 
 //===----------------------------------------------------------------------===//
@@ -299,6 +304,11 @@ RegistryClient::Impl::fetchSnapshotOnce() {
     return U(Failure{makeError(ErrorCode::Parse, diags).error()});
   forwardWarnings(diags, *reporter);
   loaded.keyId = signing::keyIdHex(*key);
+  reporter->detail(1, "snapshot.json of " + where + ": version " +
+                          std::to_string(loaded.snapshot.version) +
+                          ", signed by key " + loaded.keyId +
+                          (snap->fromCache ? " (cached copy)" : "") +
+                          " from " + snap->url);
   return loaded;
 }
 
@@ -428,6 +438,7 @@ RegistryClient::Impl::index(const std::string &name) {
   };
   if (auto cached = fsutil::readFile(verifiedPath(expected()), kMaxIndexBytes);
       cached && Sha256::hex(*cached) == expected()) {
+    reporter->detail(2, rel + " of " + where + ": verified copy in the cache");
     auto idx = parseIndex(name, *cached);
     if (!idx)
       return Unexpected(idx.error());
@@ -449,6 +460,9 @@ RegistryClient::Impl::index(const std::string &name) {
                          "again later, and tell its maintainer if it stays");
       return Unexpected(r.error());
     }
+    reporter->detail(2, rel + " of " + where + ": " +
+                            (r->fromCache ? "cached copy of " : "read from ") +
+                            r->url);
     body = std::move(r->body);
     sha = Sha256::hex(body);
     retryable = sha != expected();
@@ -637,8 +651,11 @@ Expected<std::vector<std::string>> RegistryClient::fetchArchives(
     if (queued.count((*e)->sha256))
       continue;
     if (fsutil::exists(path)) {
-      if (fileHasContent(path, (*e)->size, (*e)->sha256))
+      if (fileHasContent(path, (*e)->size, (*e)->sha256)) {
+        reporter.detail(1, name + " " + (*e)->version.str() +
+                               ": in the download cache (" + path + ")");
         continue;
+      }
       ::unlink(path.c_str()); // corrupt: fetch it again
     }
     queued.insert((*e)->sha256);
@@ -649,6 +666,9 @@ Expected<std::vector<std::string>> RegistryClient::fetchArchives(
     d.sha256 = (*e)->sha256;
     d.label = name + " " + (*e)->version.str();
     missingNames += (missingNames.empty() ? "" : ", ") + d.label;
+    if (!impl_->options.offline || !impl_->remote)
+      reporter.detail(1, d.label + ": fetching " + impl_->shown(d.relPath) +
+                             " (" + std::to_string(d.size) + " bytes)");
     missing.push_back(std::move(d));
     missingEntries.push_back(*e);
   }
@@ -661,8 +681,23 @@ Expected<std::vector<std::string>> RegistryClient::fetchArchives(
                      "run the command once with network access (without "
                      "--offline) to fetch them, or install from a bundle "
                      "(`ireepkg bundle create` on a connected machine)");
+  auto started = std::chrono::steady_clock::now();
   if (Status st = impl_->transport->downloadAll(missing, reporter); !st)
     return Unexpected(st.error());
+  {
+    uint64_t bytes = 0;
+    for (const Transport::Download &d : missing)
+      bytes += d.size;
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.2f",
+                  std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - started)
+                      .count());
+    reporter.detail(1, "fetched " + std::to_string(missing.size()) +
+                           " archive" + (missing.size() == 1 ? "" : "s") +
+                           " (" + std::to_string(bytes) + " bytes) in " +
+                           seconds + " s");
+  }
   for (size_t i = 0; i < missing.size(); ++i) {
     struct stat st;
     if (::stat(missing[i].destPath.c_str(), &st) != 0 ||

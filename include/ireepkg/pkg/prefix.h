@@ -58,6 +58,9 @@ public:
   /// operations ask between steps and, before they change anything for
   /// good, give up with ErrorCode::Interrupted (see interruptedError).
   virtual bool interrupted();
+  /// What is being done, for `--verbose`: where a registry's files come
+  /// from, cache hits, downloads. `level` 1 is shown with -v, 2 with -vv.
+  virtual void detail(int level, const std::string &message);
 };
 
 /// The error of an operation given up because `reporter.interrupted()`:

@@ -50,6 +50,9 @@ struct AddRequest {
   /// Option flag -> value (typed: numbers and booleans as JSON).
   std::map<std::string, nlohmann::json> options;
   std::string registry; ///< a registry name, or ""
+  /// A local package directory (relative to plugins.json, as written);
+  /// then no constraint and no registry.
+  std::string path;
 };
 
 /// plugins.json's text with `request` added at the end of `plugins`, or,
@@ -64,6 +67,17 @@ Expected<std::string> addPlugin(std::string_view text,
 Expected<std::string> removePlugin(std::string_view text,
                                    const std::string &name,
                                    const std::string &origin);
+
+/// plugins.json's text with `ref` appended to `registries` (Conflict when
+/// a registry of that name is there). Plugins and everything else stay.
+Expected<std::string> addRegistry(std::string_view text, const RegistryRef &ref,
+                                  const std::string &origin);
+
+/// plugins.json's text without registry `name` (NotFound when it is not
+/// there; Conflict when a plugin names it as its "registry").
+Expected<std::string> removeRegistry(std::string_view text,
+                                     const std::string &name,
+                                     const std::string &origin);
 
 /// "sha256:<hex>" over the parts of plugins.json that resolution depends
 /// on: registries (name, url, mirrors, key), platforms, and each plugin's

@@ -26,9 +26,16 @@ struct ProjectText {
   std::string text;
 };
 
-/// Reads the plugins.json of the current directory or the nearest one above
-/// it (NotFound, with a hint to run `ireepkg init`, when there is none).
-Expected<ProjectText> readNearestProject();
+/// The project file --project names: FILE itself, or DIR/plugins.json for a
+/// directory (NotFound when it holds none; Usage when the text is empty).
+Expected<std::string> projectFileArgument(const std::string &given);
+
+/// Reads `explicitFile` (--project: a file, or a directory holding
+/// plugins.json) when given, else the plugins.json of the current directory
+/// or the nearest one above it (NotFound, with a hint to run `ireepkg init`,
+/// when there is none).
+Expected<ProjectText>
+readNearestProject(const std::optional<std::string> &explicitFile = {});
 
 /// A project: its plugins.json, parsed, and where its lockfile goes.
 struct Project {

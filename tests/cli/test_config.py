@@ -1,0 +1,249 @@
+"""config.toml: where it is read from, what each key does, the order
+flag > environment > user file > system file > default, `ireepkg config
+list|get|set|unset`, and errors with file:line:column."""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import ROOT_ONLY, ireepkg_path, run
+from test_registry_workflow import Registry, installed, project  # noqa: F401
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A user with no configuration and no colour or offline variables."""
+    h = tmp_path / "home"
+    h.mkdir()
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(h / "xdg"))
+    for v in ("IREEPKG_CONFIG_FILE", "IREEPKG_OFFLINE", "IREEPKG_PREFIX",
+              "IREEPKG_REGISTRY", "IREEPKG_REGISTRY_KEY", "IREEPKG_PARALLEL_DOWNLOADS",
+              "NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "XDG_DATA_HOME"):
+        monkeypatch.delenv(v, raising=False)
+    return h
+
+
+def user_file(home):
+    return home / "xdg" / "ireepkg" / "config.toml"
+
+
+def settings(r):
+    assert r.code == 0, r
+    return {s["key"]: s for s in json.loads(r.out)["settings"]}
+
+
+def test_defaults(home):
+    r = run("config", "list")
+    assert r.code == 0, r
+    lines = r.out.splitlines()
+    assert "registry = (not set)  (default)" in lines
+    assert f"prefix = {home}/.local/share/ireepkg  (default)" in lines
+    assert "parallel-downloads = 50  (default)" in lines
+    assert "color = auto  (default)" in lines
+    assert "offline = false  (default)" in lines
+    j = json.loads(run("config", "list", "--json").out)
+    # The system file first, then the user's.
+    assert [f["path"] for f in j["files"]] == ["/etc/ireepkg/config.toml",
+                                              str(user_file(home))]
+
+
+def test_set_writes_the_user_file_and_keeps_the_rest(home):
+    f = user_file(home)
+    f.parent.mkdir(parents=True)
+    f.write_text("# my settings\ncolor = \"never\"   # no colour\n\n[future]\nx = 1\n")
+    # An unknown table stops everything: that file is refused.
+    r = run("config", "list")
+    assert r.code == 1
+    assert r.err.startswith(f"ireepkg: error: {f}:4:2: unknown key \"future\"\n"), r.err
+    f.write_text("# my settings\ncolor = \"never\"   # no colour\n\noffline = false\n")
+    r = run("config", "set", "offline", "true")
+    assert r.code == 0, r
+    assert r.out == f"offline = true in {f}\n"
+    r = run("config", "set", "parallel-downloads", "8")
+    assert r.code == 0, r
+    assert f.read_text() == ("# my settings\ncolor = \"never\"   "
+                             "# no colour\n\noffline = true\nparallel-downloads = 8\n")
+    s = settings(run("config", "list", "--json"))
+    assert s["offline"] == {"key": "offline", "value": "true", "source": "file",
+                            "where": f"{f}:4:11"}
+    assert s["parallel-downloads"]["value"] == "8"
+    assert s["color"]["value"] == "never" and s["color"]["where"] == f"{f}:2:9"
+    assert run("config", "unset", "parallel-downloads").code == 0
+    assert "parallel-downloads" not in f.read_text()
+    # A file that does not exist yet is created, with its directory.
+    other = home / "elsewhere" / "c.toml"
+    r = run("config", "set", "registry", "https://plugins.example.org/iree",
+            env={"IREEPKG_CONFIG_FILE": str(other)})
+    assert r.code == 0, r
+    assert other.read_text() == 'registry = "https://plugins.example.org/iree"\n'
+
+
+def test_set_checks_values(home):
+    for key, value, message in [
+            ("offline", "yes", '"offline" must be true or false, not "yes"'),
+            ("parallel-downloads", "0",
+             '"parallel-downloads" must be a whole number from 1 to 256, not "0"'),
+            ("color", "blue", '"color" must be "auto", "always" or "never", not "blue"')]:
+        r = run("config", "set", key, value)
+        assert r.code == 2, r
+        assert r.err.startswith(f"ireepkg: error: {message}\n"), r.err
+    r = run("config", "set", "ofline", "true")
+    assert r.code == 2
+    assert "unknown key 'ofline' (did you mean \"offline\"?)" in r.err
+    assert not user_file(home).exists()
+
+
+def test_get(home):
+    r = run("config", "get", "registry")
+    assert r.code == 1 and r.out == "" and r.err == ""
+    assert run("config", "set", "registry", "https://r.example/iree").code == 0
+    r = run("config", "get", "registry", "--show-origin")
+    assert r.code == 0
+    assert r.out == "https://r.example/iree\n"
+    assert r.err == f"file {user_file(home)}:1:12\n"
+    assert run("config", "get", "colour").code == 2
+
+
+def test_precedence_flag_env_file_default(home):
+    assert run("config", "set", "offline", "true").code == 0
+    assert settings(run("config", "list", "--json"))["offline"]["source"] == "file"
+    s = settings(run("config", "list", "--json", env={"IREEPKG_OFFLINE": "0"}))
+    assert s["offline"] == {"key": "offline", "value": "false", "source": "env",
+                            "where": "IREEPKG_OFFLINE"}
+    s = settings(run("--offline", "config", "list", "--json", env={"IREEPKG_OFFLINE": "0"}))
+    assert s["offline"]["source"] == "flag" and s["offline"]["value"] == "true"
+    assert run("config", "set", "color", "always").code == 0
+    s = settings(run("config", "list", "--json", env={"NO_COLOR": "1"}))
+    assert s["color"] == {"key": "color", "value": "never", "source": "env",
+                          "where": "NO_COLOR"}
+    s = settings(run("--color", "auto", "config", "list", "--json", env={"NO_COLOR": "1"}))
+    assert s["color"]["source"] == "flag" and s["color"]["value"] == "auto"
+
+
+def test_color_from_the_file(home, tmp_path):
+    assert run("config", "set", "color", "always").code == 0
+    r = run("list", "--prefix", "")  # a usage error, printed in colour
+    assert r.code == 2
+    assert r.err.startswith("ireepkg: \x1b[1;31merror:\x1b[0m"), r.err
+    r = run("list", "--prefix", "", env={"NO_COLOR": "1"})
+    assert r.err.startswith("ireepkg: error:"), r.err
+
+
+def test_prefix_and_cache_dir_from_the_file(home, tmp_path, monkeypatch):
+    monkeypatch.delenv("IREEPKG_CACHE_DIR", raising=False)
+    f = user_file(home)
+    f.parent.mkdir(parents=True)
+    f.write_text('prefix = "../../plugins"\ncache-dir = "/nonexistent-dir/cache"\n')
+    r = run("list", "-v", cwd=tmp_path)
+    assert r.code == 0, r
+    assert r.out == f"no packages installed in {home}/plugins\n"
+    assert f"ireepkg: prefix: {home}/plugins (from {f}:1:10)" in r.err.splitlines()
+    r = run("cache", "dir")
+    assert r.out == "/nonexistent-dir/cache\n"
+    # The environment wins over the file, --prefix over both.
+    r = run("cache", "dir", env={"IREEPKG_CACHE_DIR": str(tmp_path / "c")})
+    assert r.out == f"{tmp_path / 'c'}\n"
+    r = run("list", env={"IREEPKG_PREFIX": str(tmp_path / "e")}, cwd=tmp_path)
+    assert r.out == f"no packages installed in {tmp_path / 'e'}\n"
+    r = run("list", "--prefix", tmp_path / "f", env={"IREEPKG_PREFIX": str(tmp_path / "e")})
+    assert r.out == f"no packages installed in {tmp_path / 'f'}\n"
+
+
+def test_registry_and_offline_from_the_file(home, tmp_path, monkeypatch):
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
+    reg = Registry(tmp_path / "r")
+    reg.publish("base-kernels", "1.0.0")
+    f = user_file(home)
+    f.parent.mkdir(parents=True)
+    f.write_text(f'registry = "{reg.dir}"\nregistry-key = "{reg.pub}"\n')
+    prefix = tmp_path / "p"
+    # The registry and its key are the file's.
+    r = run("install", "base-kernels", "--prefix", prefix)
+    assert r.code == 0, r
+    assert installed(prefix)["base-kernels"]["version"] == "1.0.0"
+    r = run("search", "base", "--json")
+    assert r.code == 0, r
+    assert [p["name"] for p in json.loads(r.out)["packages"]] == ["base-kernels"]
+    # offline = true: a sync that needs a download is refused ...
+    d = project(tmp_path, reg, [{"name": "base-kernels"}])
+    assert run("lock", cwd=d, env={"IREEPKG_CACHE_DIR": str(tmp_path / "c2")}).code == 0
+    assert run("config", "set", "offline", "true").code == 0
+    r = run("sync", cwd=d, env={"IREEPKG_CACHE_DIR": str(tmp_path / "c2")})
+    assert r.code == 1, r
+    assert "--offline" in r.err and "base-kernels 1.0.0" in r.err
+    # ... unless IREEPKG_OFFLINE=0 says otherwise.
+    r = run("sync", cwd=d, env={"IREEPKG_CACHE_DIR": str(tmp_path / "c2"),
+                                "IREEPKG_OFFLINE": "0"})
+    assert r.code == 0, r
+    # A project's registries win over the file's.
+    d = project(tmp_path, reg, [{"name": "base-kernels"}])
+    p = json.loads((d / "plugins.json").read_text())
+    p["registries"][0]["url"] = "missing-registry"
+    (d / "plugins.json").write_text(json.dumps(p))
+    r = run("search", "base", cwd=d)
+    assert r.code == 1
+    assert "missing-registry" in r.err
+
+
+def test_parallel_downloads_from_the_environment_is_checked(home, tmp_path):
+    r = run("install", "x", "--registry", tmp_path, "--prefix", tmp_path / "p",
+            env={"IREEPKG_PARALLEL_DOWNLOADS": "many"})
+    assert r.code == 2
+    assert r.err == ('ireepkg: error: IREEPKG_PARALLEL_DOWNLOADS="many" is not a number '
+                     'from 1 to 256\n  hint: set it to a number such as 8, or unset it\n')
+
+
+def test_bad_toml_is_reported_with_line_and_column(home, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('color = "never"\noffline = tru\n')
+    r = run("list", "--prefix", tmp_path, env={"IREEPKG_CONFIG_FILE": str(bad)})
+    assert r.code == 1
+    assert r.err.startswith(f"ireepkg: error: {bad}:2:14: not a valid TOML file: "), r.err
+    assert "  hint: fix the file, or see `ireepkg config list` for the keys\n" in r.err
+    bad.write_text('\n  offline = "yes"\n')
+    r = run("config", "list", env={"IREEPKG_CONFIG_FILE": str(bad)})
+    assert r.code == 1
+    assert r.err.startswith(f"ireepkg: error: {bad}:2:13: \"offline\" must be true or "
+                            "false\n"), r.err
+    # help and version still work, and `set` refuses to edit a broken file.
+    assert run("help", env={"IREEPKG_CONFIG_FILE": str(bad)}).code == 0
+    assert run("version", env={"IREEPKG_CONFIG_FILE": str(bad)}).code == 0
+    r = run("config", "set", "color", "never", env={"IREEPKG_CONFIG_FILE": str(bad)})
+    assert r.code == 1
+    assert bad.read_text() == '\n  offline = "yes"\n'
+
+
+def test_setuid_copy_reads_no_user_configuration(home):
+    if os.geteuid() != 0:
+        pytest.skip(f"{ROOT_ONLY} making a set-user-ID root copy; the root run of "
+                    "this file does it")
+    d = pathlib.Path(tempfile.mkdtemp(prefix="ireepkg-setuid-"))
+    try:
+        os.chmod(d, 0o777)
+        binary = d / "ireepkg"
+        shutil.copy2(ireepkg_path(), binary)
+        os.chmod(binary, 0o4755)
+        bad = d / "bad.toml"
+        bad.write_text("this is not toml\n")
+        os.chmod(bad, 0o644)
+        env = {"PATH": os.environ["PATH"], "HOME": str(d),
+               "IREEPKG_CONFIG_FILE": str(bad), "XDG_CONFIG_HOME": str(d)}
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        plain = d / "ireepkg-plain"
+        shutil.copy(binary, plain)
+        os.chmod(plain, 0o755)
+        r = subprocess.run([*cmd, plain, "config", "list"], env=env, cwd=d,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1 and "not a valid TOML file" in r.stderr, r
+        r = subprocess.run([*cmd, binary, "config", "list", "--json"], env=env, cwd=d,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r
+        files = [f["path"] for f in json.loads(r.stdout)["files"]]
+        assert files == ["/etc/ireepkg/config.toml"]
+    finally:
+        shutil.rmtree(d)
