@@ -1,4 +1,5 @@
-//===- temp_dir.h - Shared helpers of the library-level unit tests -*- C++ -*-===//
+//===- temp_dir.h - Shared helpers of the library-level unit tests -*- C++
+//-*-===//
 //
 // A temporary directory that removes itself (read-only trees included), file
 // helpers, a scoped environment variable, a snapshot of a directory tree
@@ -127,7 +128,8 @@ private:
 /// Every entry under `root` (relative path -> type, permission bits and, for
 /// files, the bytes; for links, the target). Two equal snapshots mean the
 /// tree is byte for byte the same (directory times aside).
-inline std::map<std::string, std::string> snapshotTree(const std::string &root) {
+inline std::map<std::string, std::string>
+snapshotTree(const std::string &root) {
   std::map<std::string, std::string> out;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(root, ec);
@@ -192,7 +194,8 @@ writePackageArchive(const std::string &path, nlohmann::ordered_json manifest,
   };
   Record record;
   for (const auto &[p, content] : files)
-    record.files.push_back({p, Sha256::hex(content), content.size(), isExec(p)});
+    record.files.push_back(
+        {p, Sha256::hex(content), content.size(), isExec(p)});
   std::vector<ArchiveMember> members;
   members.push_back({kManifestName, files[kManifestName], "", false});
   members.push_back({kRecordName, serializeRecord(record), "", false});
@@ -207,12 +210,10 @@ writePackageArchive(const std::string &path, nlohmann::ordered_json manifest,
 /// A package directory as a compiler-configuration author writes one: an
 /// ireeplugin.json whose compiler hook runs a preprocessing pipeline, a
 /// README and a data file. `deps` are (name, constraint).
-inline void
-writeHookPackageDir(const std::string &dir, const std::string &name,
-                    const std::string &version,
-                    const std::string &pipeline = "func.func(canonicalize,cse)",
-                    const std::vector<std::pair<std::string, std::string>>
-                        &deps = {}) {
+inline void writeHookPackageDir(
+    const std::string &dir, const std::string &name, const std::string &version,
+    const std::string &pipeline = "func.func(canonicalize,cse)",
+    const std::vector<std::pair<std::string, std::string>> &deps = {}) {
   nlohmann::ordered_json m;
   m["schema_version"] = 1;
   m["name"] = name;

@@ -122,8 +122,10 @@ TEST_CASE("archive: writing is reproducible and long names survive") {
   std::string longName = "data/" + std::string(150, 'n') + ".txt";
   std::map<std::string, std::string> files = {{longName, "long\n"},
                                               {"x.txt", "x\n"}};
-  std::string a = writePackageArchive(tmp / "a.ireepkg", manifestFor("p"), files);
-  std::string b = writePackageArchive(tmp / "b.ireepkg", manifestFor("p"), files);
+  std::string a =
+      writePackageArchive(tmp / "a.ireepkg", manifestFor("p"), files);
+  std::string b =
+      writePackageArchive(tmp / "b.ireepkg", manifestFor("p"), files);
   CHECK(readText(a) == readText(b));
   auto r = extractArchive(a, tmp / "out");
   REQUIRE_MESSAGE(r.has_value(), r.error().format());
@@ -184,10 +186,10 @@ TEST_CASE("archive: what is not an ireepkg archive") {
   }
   SUBCASE("the manifest is not first") {
     std::string manifest = manifestFor("p").dump() + "\n";
-    REQUIRE(writeArchive(tmp / "o.ireepkg",
-                         {{"data/x", "x", "", false},
-                          {kManifestName, manifest, "", false}})
-                .has_value());
+    REQUIRE(
+        writeArchive(tmp / "o.ireepkg", {{"data/x", "x", "", false},
+                                         {kManifestName, manifest, "", false}})
+            .has_value());
     auto h = readArchiveHead(tmp / "o.ireepkg");
     REQUIRE_FALSE(h.has_value());
     CHECK(h.error().message ==
@@ -200,14 +202,13 @@ TEST_CASE("archive: what is not an ireepkg archive") {
                 .has_value());
     auto h = readArchiveHead(tmp / "n.ireepkg");
     REQUIRE_FALSE(h.has_value());
-    CHECK(h.error().message ==
-          "the archive ends before .ireepkg/RECORD.json");
+    CHECK(h.error().message == "the archive ends before .ireepkg/RECORD.json");
   }
   SUBCASE("a manifest RECORD does not vouch for") {
     std::string manifest = manifestFor("p").dump() + "\n";
     Record record;
-    record.files.push_back(
-        {kManifestName, Sha256::hex(manifest + " "), manifest.size() + 1, false});
+    record.files.push_back({kManifestName, Sha256::hex(manifest + " "),
+                            manifest.size() + 1, false});
     REQUIRE(writeArchive(tmp / "m.ireepkg",
                          {{kManifestName, manifest, "", false},
                           {kRecordName, serializeRecord(record), "", false}})
@@ -275,8 +276,8 @@ TEST_CASE("archive: unsafe members are refused and nothing is left") {
     CHECK(e.where.member == "/tmp/x");
   }
   SUBCASE("Windows device name") {
-    Error e = refused(archiveWithMembers(tmp / "a.ireepkg", {},
-                                         {{"aux.h", "x", "", false}}));
+    Error e = refused(
+        archiveWithMembers(tmp / "a.ireepkg", {}, {{"aux.h", "x", "", false}}));
     CHECK(e.message == "is a path with the name \"aux.h\", which Windows "
                        "reserves for a device");
   }
@@ -306,9 +307,9 @@ TEST_CASE("archive: unsafe members are refused and nothing is left") {
   SUBCASE("a member whose bytes RECORD does not vouch for") {
     std::string manifest = manifestFor("crafted").dump(2) + "\n";
     Record record;
-    record.files = {{"a.txt", Sha256::hex("good"), 4, false},
-                    {kManifestName, Sha256::hex(manifest), manifest.size(),
-                     false}};
+    record.files = {
+        {"a.txt", Sha256::hex("good"), 4, false},
+        {kManifestName, Sha256::hex(manifest), manifest.size(), false}};
     REQUIRE(writeArchive(tmp / "a.ireepkg",
                          {{kManifestName, manifest, "", false},
                           {kRecordName, serializeRecord(record), "", false},
@@ -321,9 +322,9 @@ TEST_CASE("archive: unsafe members are refused and nothing is left") {
   SUBCASE("a file RECORD lists is missing") {
     std::string manifest = manifestFor("crafted").dump(2) + "\n";
     Record record;
-    record.files = {{"a.txt", Sha256::hex("a"), 1, false},
-                    {kManifestName, Sha256::hex(manifest), manifest.size(),
-                     false}};
+    record.files = {
+        {"a.txt", Sha256::hex("a"), 1, false},
+        {kManifestName, Sha256::hex(manifest), manifest.size(), false}};
     REQUIRE(writeArchive(tmp / "a.ireepkg",
                          {{kManifestName, manifest, "", false},
                           {kRecordName, serializeRecord(record), "", false}})
@@ -339,9 +340,9 @@ TEST_CASE("archive: unsafe members are refused and nothing is left") {
     std::string work = tmp / "work";
     std::string manifest = manifestFor("crafted").dump(2) + "\n";
     Record record;
-    record.files = {{kManifestName, Sha256::hex(manifest), manifest.size(),
-                     false},
-                    {"target", Sha256::hex("t"), 1, false}};
+    record.files = {
+        {kManifestName, Sha256::hex(manifest), manifest.size(), false},
+        {"target", Sha256::hex("t"), 1, false}};
     writeText(work + "/" + kManifestName, manifest);
     writeText(work + "/" + kRecordName, serializeRecord(record));
     fs::create_symlink("/etc/passwd", work + "/link");
@@ -381,10 +382,9 @@ TEST_CASE("archive: limits are checked before anything is written") {
     limits.maxUnpackedBytes = total - 1;
     auto r = extractArchive(a, dest, limits);
     REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().message == "the archive unpacks to " +
-                                   std::to_string(total) +
-                                   " bytes, more than the limit of " +
-                                   std::to_string(total - 1));
+    CHECK(r.error().message ==
+          "the archive unpacks to " + std::to_string(total) +
+              " bytes, more than the limit of " + std::to_string(total - 1));
     CHECK(r.error().hint == "this may be a decompression bomb");
     CHECK_FALSE(exists(dest));
     limits.maxUnpackedBytes = total;
@@ -392,9 +392,9 @@ TEST_CASE("archive: limits are checked before anything is written") {
   }
   SUBCASE("compression ratio") {
     // 2 MiB of zeros compresses to a few hundred bytes.
-    std::string a = writePackageArchive(
-        tmp / "a.ireepkg", manifestFor("p"),
-        {{"data/zeros", std::string(2u << 20, '\0')}});
+    std::string a =
+        writePackageArchive(tmp / "a.ireepkg", manifestFor("p"),
+                            {{"data/zeros", std::string(2u << 20, '\0')}});
     std::string manifest = manifestFor("p").dump(2) + "\n";
     uint64_t total = (2u << 20) + manifest.size(), size = fs::file_size(a);
     REQUIRE(total / size > 200);
@@ -415,9 +415,8 @@ TEST_CASE("archive: limits are checked before anything is written") {
     CHECK(extractArchive(a, dest, loose).has_value());
   }
   SUBCASE("member count") {
-    std::string a = writePackageArchive(
-        tmp / "a.ireepkg", manifestFor("p"),
-        {{"a", "1"}, {"b", "2"}, {"c", "3"}});
+    std::string a = writePackageArchive(tmp / "a.ireepkg", manifestFor("p"),
+                                        {{"a", "1"}, {"b", "2"}, {"c", "3"}});
     // RECORD lists 4 files (manifest included), the archive has 5 members.
     ArchiveLimits limits;
     limits.maxMembers = 4;
@@ -429,8 +428,9 @@ TEST_CASE("archive: limits are checked before anything is written") {
     CHECK(extractArchive(a, dest, limits).has_value());
   }
   SUBCASE("path length") {
-    std::string a = writePackageArchive(tmp / "a.ireepkg", manifestFor("p"),
-                                        {{"data/" + std::string(40, 'p'), "x"}});
+    std::string a =
+        writePackageArchive(tmp / "a.ireepkg", manifestFor("p"),
+                            {{"data/" + std::string(40, 'p'), "x"}});
     ArchiveLimits limits;
     limits.maxComponentBytes = 30;
     auto r = extractArchive(a, dest, limits);
@@ -468,8 +468,9 @@ TEST_CASE("archive: RECORD.json parse errors") {
   };
 
   SUBCASE("nesting deeper than RECORD needs") {
-    std::string deep = "{\"schema_version\":1,\"files\":[],\"x\":" +
-                       std::string(20, '[') + std::string(20, ']') + "}";
+    std::string deep =
+        "{\"schema_version\":1,\"files\":[],\"x\":" + std::string(20, '[') +
+        std::string(20, ']') + "}";
     Error e = fails(deep);
     CHECK(e.code == ErrorCode::Integrity);
     CHECK(e.message.starts_with("is not valid JSON: "));
@@ -484,23 +485,21 @@ TEST_CASE("archive: RECORD.json parse errors") {
   }
   SUBCASE("sizes that overflow when added") {
     Error e = fails("{\"schema_version\":1,\"files\":[" +
-                    entry("a", "18446744073709551615") + "," +
-                    entry("b", "1") + "]}");
+                    entry("a", "18446744073709551615") + "," + entry("b", "1") +
+                    "]}");
     CHECK(e.message == "lists sizes that add up to more than 2^64 bytes");
     CHECK(e.where.pointer == "/files/1/size");
   }
   SUBCASE("a negative size") {
-    Error e = fails("{\"schema_version\":1,\"files\":[" + entry("a", "-1") +
-                    "]}");
-    CHECK(e.message ==
-          "has an entry without a non-negative integer \"size\"");
+    Error e =
+        fails("{\"schema_version\":1,\"files\":[" + entry("a", "-1") + "]}");
+    CHECK(e.message == "has an entry without a non-negative integer \"size\"");
     CHECK(e.where.pointer == "/files/0/size");
   }
   SUBCASE("an unsafe path") {
-    Error e = fails("{\"schema_version\":1,\"files\":[" + entry("../x", "1") +
-                    "]}");
-    CHECK(e.message ==
-          "lists \"../x\", a path that leaves the package ('..')");
+    Error e =
+        fails("{\"schema_version\":1,\"files\":[" + entry("../x", "1") + "]}");
+    CHECK(e.message == "lists \"../x\", a path that leaves the package ('..')");
     CHECK(e.where.pointer == "/files/0/path");
   }
   SUBCASE("a path listed twice") {

@@ -39,11 +39,11 @@ Extracted extracted(const TempDir &tmp, const std::string &name,
   Extracted e;
   nlohmann::ordered_json m = {
       {"schema_version", 1}, {"name", name}, {"version", "1.0.0"}};
-  e.archive = writePackageArchive(
-      tmp / (name + tag + ".ireepkg"), m,
-      {{"bin/run.sh", "#!/bin/sh\necho " + name + "\n"},
-       {"data/a.txt", name + " data\n"}},
-      {"bin/run.sh"});
+  e.archive =
+      writePackageArchive(tmp / (name + tag + ".ireepkg"), m,
+                          {{"bin/run.sh", "#!/bin/sh\necho " + name + "\n"},
+                           {"data/a.txt", name + " data\n"}},
+                          {"bin/run.sh"});
   e.dir = tmp / ("x-" + name + tag);
   auto r = extractArchive(e.archive, e.dir);
   REQUIRE_MESSAGE(r.has_value(), r.error().format());
@@ -138,7 +138,9 @@ TEST_CASE("cache: store puts blobs by content; materialize places them") {
   CHECK_FALSE(cache.lookup(e.archive, std::string(64, '0')).has_value());
   fs::copy_file(e.archive, tmp / "copy.ireepkg");
   CHECK_FALSE(cache.lookup(tmp / "copy.ireepkg", e.recordSha).has_value());
-  struct utimbuf times {1000000000, 1000000000};
+  struct utimbuf times {
+    1000000000, 1000000000
+  };
   REQUIRE(::utime(e.archive.c_str(), &times) == 0); // touched: not the same
   CHECK_FALSE(cache.lookup(e.archive, e.recordSha).has_value());
 
@@ -205,8 +207,9 @@ TEST_CASE("cache: a changed or missing blob is refused, then replaced") {
   // Storing the package again (from a fresh, verified extraction) replaces
   // the blob, and the cache works again.
   Extracted again = extracted(tmp, "alpha", "-again");
-  REQUIRE(cache.store(again.archive, again.archiveSha, again.recordSha,
-                      again.record, again.dir)
+  REQUIRE(cache
+              .store(again.archive, again.archiveSha, again.recordSha,
+                     again.record, again.dir)
               .has_value());
   CHECK(readText(blob) == "alpha data\n");
   CHECK(*sha256File(blob) == entry.sha256);
@@ -306,7 +309,9 @@ TEST_CASE("cache maintenance: usage, prune, clean") {
   writeText(deadPartial, "12345");
   writeText(livePartial, "123");
   writeText(oldPartial, "1");
-  struct utimbuf old {::time(nullptr) - 7200, ::time(nullptr) - 7200};
+  struct utimbuf old {
+    ::time(nullptr) - 7200, ::time(nullptr) - 7200
+  };
   REQUIRE(::utime(oldPartial.c_str(), &old) == 0);
 
   // Usage counts every file, by top-level directory.
@@ -333,8 +338,8 @@ TEST_CASE("cache maintenance: usage, prune, clean") {
     // alpha's stay while a prefix hard-links them.
     for (const RecordEntry &e : a.record.files)
       CHECK(exists(blobOf(root, e)) == hardlinked);
-    uint64_t blobsRemoved = b.record.files.size() +
-                            (hardlinked ? 0 : a.record.files.size());
+    uint64_t blobsRemoved =
+        b.record.files.size() + (hardlinked ? 0 : a.record.files.size());
     // Archive entries go with any blob: they would promise blobs.
     CHECK(listDir(root + "/archives").empty());
     CHECK(partsOf(*p) == "partial:2;blobs:" + std::to_string(blobsRemoved) +

@@ -33,9 +33,9 @@ struct InstallFixture {
   InstallFixture() { options.useCache = false; }
 
   /// Writes and packs a hook package; returns its archive.
-  std::string package(const std::string &name, const std::string &version,
-                      const std::vector<std::pair<std::string, std::string>>
-                          &deps = {}) {
+  std::string
+  package(const std::string &name, const std::string &version,
+          const std::vector<std::pair<std::string, std::string>> &deps = {}) {
     std::string src = tmp / ("src/" + name + "-" + version);
     writeHookPackageDir(src, name, version, "func.func(canonicalize,cse)",
                         deps);
@@ -277,8 +277,8 @@ TEST_CASE("install: dependencies, activation order, upgrades, removal") {
     SUBCASE("an upgrade replaces the old version in place") {
       InstallReport up = f.install({a2});
       CHECK(changes(up) == "base:1.0.0->1.1.0;");
-      CHECK(f.installedNames() == std::vector<std::string>{
-                                      "zeta 1.0.0", "base 1.1.0", "app 1.0.0"});
+      CHECK(f.installedNames() ==
+            std::vector<std::string>{"zeta 1.0.0", "base 1.1.0", "app 1.0.0"});
       CHECK(listDir(f.prefix + "/packages/base") ==
             std::vector<std::string>{"1.1.0"});
       CHECK(problems(f.verify()) == "");
@@ -311,8 +311,8 @@ TEST_CASE("install: dependencies, activation order, upgrades, removal") {
   }
   SUBCASE("two archives of one package in one install") {
     Error e = f.installFails({a1, a2});
-    CHECK(e.message == "two archives provide package \"base\": " + a1 +
-                           " and " + a2);
+    CHECK(e.message ==
+          "two archives provide package \"base\": " + a1 + " and " + a2);
   }
   SUBCASE("removing what is not installed") {
     f.install({a1});
@@ -324,12 +324,12 @@ TEST_CASE("install: dependencies, activation order, upgrades, removal") {
   }
   SUBCASE("a prefix is for one platform") {
     f.install({a1});
-    f.options.platform = Platform::parse(
-        hostPlatform().str() == "linux-aarch64" ? "linux-x86_64"
-                                                : "linux-aarch64");
+    f.options.platform = Platform::parse(hostPlatform().str() == "linux-aarch64"
+                                             ? "linux-x86_64"
+                                             : "linux-aarch64");
     REQUIRE(f.options.platform.has_value());
     Error e = f.installFails({c});
-    CHECK(e.message == "this prefix is for " + hostPlatform().str() +
-                           ", not " + f.options.platform->str());
+    CHECK(e.message == "this prefix is for " + hostPlatform().str() + ", not " +
+                           f.options.platform->str());
   }
 }

@@ -105,21 +105,21 @@ TEST_CASE("transaction: a failed install leaves the prefix as it was") {
   SUBCASE("an archive unsafe past its head, after good ones") {
     // The head is fine, so the transaction starts and the good archives are
     // staged; the third member leaves the package.
-    std::string manifest =
-        nlohmann::ordered_json{{"schema_version", 1},
-                               {"name", "gamma"},
-                               {"version", "1.0.0"},
-                               {"summary", "unsafe"}}
-            .dump() +
-        "\n";
+    std::string manifest = nlohmann::ordered_json{{"schema_version", 1},
+                                                  {"name", "gamma"},
+                                                  {"version", "1.0.0"},
+                                                  {"summary", "unsafe"}}
+                               .dump() +
+                           "\n";
     Record record;
     record.files = {
         {kManifestName, Sha256::hex(manifest), manifest.size(), false}};
     std::string bad = f.tmp / "dist/gamma-1.0.0.ireepkg";
-    REQUIRE(writeArchive(bad, {{kManifestName, manifest, "", false},
-                               {kRecordName, serializeRecord(record), "", false},
-                               {"../escape", "x", "", false}})
-                .has_value());
+    REQUIRE(
+        writeArchive(bad, {{kManifestName, manifest, "", false},
+                           {kRecordName, serializeRecord(record), "", false},
+                           {"../escape", "x", "", false}})
+            .has_value());
     auto r = installArchives(f.prefix, {a2, b, bad}, f.options, f.reporter);
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().message == "\"..\" components are not allowed");
@@ -251,4 +251,99 @@ TEST_CASE("transaction: a crash during a removal") {
     REQUIRE(v.has_value());
     CHECK(v->problems.empty());
   }
+}
+
+namespace {
+
+/// Forks a child that runs installArchives with IREEPKG_FAULT=`stopAt`
+/// (a "<point>:stop"), and waits until it has stopped there. The child's
+/// error message, if it fails, goes to `errorFile`.
+pid_t stoppedInstall(const std::string &prefix,
+                     const std::vector<std::string> &archives,
+                     const InstallOptions &options, const char *stopAt,
+                     const std::string &errorFile) {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::setenv("IREEPKG_FAULT", stopAt, 1);
+    Reporter quiet;
+    auto r = installArchives(prefix, archives, options, quiet);
+    if (!r) {
+      std::ofstream out(errorFile);
+      out << r.error().message;
+    }
+    ::_exit(r ? 0 : 3);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, WUNTRACED) == pid);
+  REQUIRE_MESSAGE(WIFSTOPPED(status), "the child did not stop");
+  return pid;
+}
+
+/// Lets a stopped child go on; returns its exit code.
+int resume(pid_t pid) {
+  REQUIRE(::kill(pid, SIGCONT) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+class LockReporter : public RecordingReporter {
+public:
+  std::string holder;
+  void waitingForLock(const std::string &, const std::string &who) override {
+    holder = who;
+  }
+};
+
+} // namespace
+
+TEST_CASE("transaction: one process changes a prefix at a time") {
+  TxFixture f;
+  std::string a = f.package("alpha", "1.0.0");
+  std::string b = f.package("beta", "1.0.0");
+  f.install({a});
+  // The child holds the lock, stopped inside its transaction.
+  pid_t child = stoppedInstall(f.prefix, {b}, f.options, "journal-written:stop",
+                               f.tmp / "error");
+  InstallOptions o = f.options;
+  o.lock.timeoutSeconds = 0.2;
+  LockReporter reporter;
+  auto r = removePackages(f.prefix, {"alpha"}, RemoveOptions{o.lock, false},
+                          reporter);
+  REQUIRE_FALSE(r.has_value());
+  std::string who = "ireepkg (pid " + std::to_string(child) + ")";
+  CHECK(reporter.holder == who);
+  CHECK(r.error().code == ErrorCode::Conflict);
+  CHECK(r.error().message ==
+        who + " is working on this prefix; gave up after 0.2 s");
+  CHECK(r.error().hint == "wait for it to finish, or raise --lock-timeout");
+  // Once it goes on, its change is made; then the removal goes through.
+  CHECK(resume(child) == 0);
+  CHECK(f.installed() == std::vector<std::string>{"alpha 1.0.0", "beta 1.0.0"});
+  REQUIRE(removePackages(f.prefix, {"alpha"}, {}, reporter).has_value());
+  CHECK(f.installed() == std::vector<std::string>{"beta 1.0.0"});
+  f.verifyClean();
+}
+
+TEST_CASE("transaction: an archive rewritten in place during install") {
+  TxFixture f;
+  std::string a = f.package("alpha", "1.0.0");
+  std::string b = f.package("beta", "1.0.0");
+  f.install({a});
+  auto before = snapshotTree(f.prefix);
+  // Stopped after the heads were read and checked, before extraction.
+  pid_t child = stoppedInstall(f.prefix, {b}, f.options, "heads-read:stop",
+                               f.tmp / "error");
+  {
+    std::ofstream out(b, std::ios::binary | std::ios::trunc); // same inode
+    out << readText(a);
+  }
+  CHECK(resume(child) == 3);
+  CHECK(readText(f.tmp / "error") ==
+        "the archive changed while it was being installed");
+  CHECK(snapshotTree(f.prefix) == before);
+  f.checkNoScratch();
+  CHECK(f.installed() == std::vector<std::string>{"alpha 1.0.0"});
 }
