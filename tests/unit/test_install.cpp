@@ -333,3 +333,70 @@ TEST_CASE("install: dependencies, activation order, upgrades, removal") {
                            f.options.platform->str());
   }
 }
+
+TEST_CASE("install: an embedded-ELF runtime plugin, built as its author does") {
+  // A kernel library for the host's architecture, compiled as
+  // ireepkg_add_executable_plugin compiles embedded ELF (clang and lld,
+  // freestanding); pack and install inspect it with ireepkg-inspect.
+  InstallFixture f;
+  std::string arch(archName(hostPlatform().arch));
+  std::string src = f.tmp / "src/kernels";
+  writeText(src + "/k.c",
+            "#include \"ireepkg/iree_executable_plugin.h\"\n"
+            "IREEPKG_HAL_EXECUTABLE_PLUGIN_EXPORT\n"
+            "const ireepkg_hal_executable_plugin_header_t **\n"
+            "iree_hal_executable_plugin_query(\n"
+            "    ireepkg_hal_executable_plugin_version_t max_version,\n"
+            "    void *reserved) {\n"
+            "  (void)max_version;\n"
+            "  (void)reserved;\n"
+            "  return 0;\n"
+            "}\n");
+  fs::create_directories(src + "/runtime");
+  std::string lib = "runtime/k." + arch + ".so";
+  std::string cmd =
+      "clang-22 -target " + arch +
+      "-none-elf -std=c17 -O2 -fPIC -ffreestanding -fvisibility=hidden "
+      "-DIREEPKG_EMBEDDED_ELF=1 -I'" IREEPKG_SOURCE_DIR "/include' -c '" +
+      src + "/k.c' -o '" + src +
+      "/k.o' && ld.lld-22 --build-id=none "
+      "-nostdlib -static -shared --no-undefined -o '" +
+      src + "/" + lib + "' '" + src + "/k.o' && rm '" + src + "/k.o'";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  nlohmann::ordered_json m = {{"schema_version", 1},
+                              {"name", "kernels"},
+                              {"version", "1.0.0"},
+                              {"summary", "an embedded-ELF kernel"},
+                              {"license", "Apache-2.0"},
+                              {"runtime",
+                               {{"plugins",
+                                 {{{"name", "k"},
+                                   {"format", "embedded-elf"},
+                                   {"library", {{arch, lib}}},
+                                   {"imports", {"k_workgroup"}}}}}}}};
+  writeText(src + "/ireeplugin.json", m.dump(2) + "\n");
+  std::string archive = packOk(src, f.tmp.path());
+
+  f.install({archive});
+  std::string dir = f.prefix + "/packages/kernels/1.0.0";
+  CHECK(readText(dir + "/" + lib) == readText(src + "/" + lib));
+  CHECK(readText(f.prefix + "/state/runtime.flags")
+            .ends_with("/state/runtime.flags ...\n"
+                       "--executable_plugin=embedded:" +
+                       dir + "/" + lib + "\n"));
+  auto activation =
+      nlohmann::json::parse(readText(f.prefix + "/state/activation.json"));
+  REQUIRE(activation["runtime"].size() == 1);
+  CHECK(activation["runtime"][0]["spec"] == "embedded:" + dir + "/" + lib);
+  CHECK(activation["runtime"][0]["imports"] ==
+        nlohmann::json::array({"k_workgroup"}));
+  CHECK(fs::file_size(f.prefix + "/state/runtime.index") > 0);
+  CHECK(readText(f.prefix + "/state/compiler.flags") == "");
+  CHECK(problems(f.verify()) == "");
+
+  auto removed = removePackages(f.prefix, {"kernels"}, {}, f.reporter);
+  REQUIRE(removed.has_value());
+  CHECK(readText(f.prefix + "/state/runtime.flags").find("--executable") ==
+        std::string::npos);
+  CHECK(problems(f.verify()) == "");
+}
