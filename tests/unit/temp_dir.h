@@ -171,8 +171,12 @@ public:
   void warning(const Diagnostic &d) override { warnings.push_back(d.format()); }
 };
 
-/// The error's whole text: message (or diagnostics) and hints.
-inline std::string errorText(const Error &e) { return e.format(); }
+/// Why `result` failed, or "" when it did not: the message of a
+/// REQUIRE_MESSAGE, which doctest also evaluates after a passing assertion
+/// when it reports successes (-s).
+template <class R> std::string whyNot(const R &result) {
+  return result ? std::string() : result.error().format();
+}
 
 /// Writes a package archive from `files` (path -> content) with a correct
 /// RECORD: ireeplugin.json first (from `manifest`, with schema_version,
@@ -203,7 +207,7 @@ writePackageArchive(const std::string &path, nlohmann::ordered_json manifest,
     if (p != kManifestName)
       members.push_back({p, content, "", isExec(p)});
   Status s = writeArchive(path, members);
-  REQUIRE_MESSAGE(s.has_value(), s.error().format());
+  REQUIRE_MESSAGE(s.has_value(), whyNot(s));
   return path;
 }
 
@@ -239,7 +243,7 @@ inline std::string packOk(const std::string &dir, const std::string &outDir) {
   PackOptions o;
   o.outputDir = outDir;
   auto r = packDirectory(dir, o);
-  REQUIRE_MESSAGE(r.has_value(), r.error().format());
+  REQUIRE_MESSAGE(r.has_value(), whyNot(r));
   return r->archivePath;
 }
 

@@ -54,7 +54,7 @@ std::string archiveWithMembers(const std::string &path,
     members.push_back({p, c, "", false});
   members.insert(members.end(), extra.begin(), extra.end());
   Status s = writeArchive(path, members);
-  REQUIRE_MESSAGE(s.has_value(), s.error().format());
+  REQUIRE_MESSAGE(s.has_value(), whyNot(s));
   return path;
 }
 
@@ -72,7 +72,7 @@ TEST_CASE("archive: write, read the head, extract: contents, modes, sizes") {
       tmp / "p-1.0.0.ireepkg", manifestFor("p"), files, {"bin/tool.sh"});
 
   auto head = readArchiveHead(archive);
-  REQUIRE_MESSAGE(head.has_value(), head.error().format());
+  REQUIRE_MESSAGE(head.has_value(), whyNot(head));
   CHECK(head->manifest.name == "p");
   CHECK(head->manifest.version.str() == "1.0.0");
   CHECK(head->warnings.empty());
@@ -97,7 +97,7 @@ TEST_CASE("archive: write, read the head, extract: contents, modes, sizes") {
   uint64_t lastProgress = 0;
   auto r = extractArchive(archive, dest, {},
                           [&](uint64_t done) { lastProgress = done; });
-  REQUIRE_MESSAGE(r.has_value(), r.error().format());
+  REQUIRE_MESSAGE(r.has_value(), whyNot(r));
   CHECK(r->unpackedSize == total);
   CHECK(r->archiveSize == fs::file_size(archive));
   auto sha = sha256File(archive);
@@ -128,7 +128,7 @@ TEST_CASE("archive: writing is reproducible and long names survive") {
       writePackageArchive(tmp / "b.ireepkg", manifestFor("p"), files);
   CHECK(readText(a) == readText(b));
   auto r = extractArchive(a, tmp / "out");
-  REQUIRE_MESSAGE(r.has_value(), r.error().format());
+  REQUIRE_MESSAGE(r.has_value(), whyNot(r));
   CHECK(readText(tmp / ("out/" + longName)) == "long\n");
 }
 
@@ -137,7 +137,7 @@ TEST_CASE("archive: one open file is read for the head and the files") {
   std::string path = writePackageArchive(tmp / "p.ireepkg", manifestFor("p"),
                                          {{"data/v.txt", "first\n"}});
   auto file = ArchiveFile::open(path);
-  REQUIRE_MESSAGE(file.has_value(), file.error().format());
+  REQUIRE_MESSAGE(file.has_value(), whyNot(file));
   CHECK(file->path() == path);
   auto head = readArchiveHead(*file);
   REQUIRE(head.has_value());
@@ -147,7 +147,7 @@ TEST_CASE("archive: one open file is read for the head and the files") {
         tmp / "other.ireepkg", manifestFor("q"), {{"data/v.txt", "second\n"}});
     fs::rename(other, path);
     auto r = extractArchive(*file, tmp / "out", {}, {}, &*head);
-    REQUIRE_MESSAGE(r.has_value(), r.error().format());
+    REQUIRE_MESSAGE(r.has_value(), whyNot(r));
     CHECK(r->head.manifest.name == "p");
     CHECK(readText(tmp / "out/data/v.txt") == "first\n");
   }
@@ -364,7 +364,7 @@ TEST_CASE("archive: unsafe members are refused and nothing is left") {
     CHECK(e.where.member == "hard");
     // The same head with the file alone is fine: only the links were wrong.
     auto r = extractArchive(tarOf("plain.ireepkg", "target"), dest);
-    CHECK_MESSAGE(r.has_value(), r.error().format());
+    CHECK_MESSAGE(r.has_value(), whyNot(r));
   }
 }
 

@@ -46,13 +46,13 @@ Extracted extracted(const TempDir &tmp, const std::string &name,
                           {"bin/run.sh"});
   e.dir = tmp / ("x-" + name + tag);
   auto r = extractArchive(e.archive, e.dir);
-  REQUIRE_MESSAGE(r.has_value(), r.error().format());
+  REQUIRE_MESSAGE(r.has_value(), whyNot(r));
   e.record = r->head.record;
   e.archiveSha = r->archiveSha256;
   e.recordSha = Sha256::hex(serializeRecord(e.record));
   // Install makes a package read-only before it adds it to the cache.
   Status s = fsutil::makeReadOnlyTree(e.dir);
-  REQUIRE_MESSAGE(s.has_value(), s.error().format());
+  REQUIRE_MESSAGE(s.has_value(), whyNot(s));
   return e;
 }
 
@@ -109,7 +109,7 @@ TEST_CASE("cache: store puts blobs by content; materialize places them") {
   // Nothing is known before the package is stored.
   CHECK_FALSE(cache.lookup(e.archive, e.recordSha).has_value());
   Status s = cache.store(e.archive, e.archiveSha, e.recordSha, e.record, e.dir);
-  REQUIRE_MESSAGE(s.has_value(), s.error().format());
+  REQUIRE_MESSAGE(s.has_value(), whyNot(s));
 
   for (const RecordEntry &entry : e.record.files) {
     CAPTURE(entry.path);
@@ -150,7 +150,7 @@ TEST_CASE("cache: store puts blobs by content; materialize places them") {
   for (const RecordEntry &entry : e.record.files)
     linksBefore[entry.path] = linkCount(blobOf(cache.root(), entry));
   s = cache.materialize(e.record, dest);
-  REQUIRE_MESSAGE(s.has_value(), s.error().format());
+  REQUIRE_MESSAGE(s.has_value(), whyNot(s));
   std::string how = PackageCache::lastPlacement();
   CHECK((how == "reflink" || how == "hardlink" || how == "copy"));
   for (const RecordEntry &entry : e.record.files) {
@@ -214,7 +214,7 @@ TEST_CASE("cache: a changed or missing blob is refused, then replaced") {
   CHECK(readText(blob) == "alpha data\n");
   CHECK(*sha256File(blob) == entry.sha256);
   Status s = cache.materialize(e.record, dest);
-  REQUIRE_MESSAGE(s.has_value(), s.error().format());
+  REQUIRE_MESSAGE(s.has_value(), whyNot(s));
   CHECK(readText(dest + "/data/a.txt") == "alpha data\n");
 }
 
@@ -228,7 +228,7 @@ TEST_CASE("cache: install links from the cache and never links a bad blob") {
   RecordingReporter reporter;
   auto install = [&](const std::string &prefix) {
     auto r = installArchives(prefix, {archive}, options, reporter);
-    REQUIRE_MESSAGE(r.has_value(), r.error().format());
+    REQUIRE_MESSAGE(r.has_value(), whyNot(r));
     auto v = verifyPrefix(prefix, {}, reporter);
     REQUIRE(v.has_value());
     CHECK(v->problems.empty());
@@ -326,7 +326,7 @@ TEST_CASE("cache maintenance: usage, prune, clean") {
 
   SUBCASE("prune removes what nothing uses") {
     auto p = pruneCache(root);
-    REQUIRE_MESSAGE(p.has_value(), p.error().format());
+    REQUIRE_MESSAGE(p.has_value(), whyNot(p));
     CHECK_FALSE(exists(deadPartial));
     CHECK_FALSE(exists(oldPartial));
     CHECK(exists(livePartial));

@@ -45,7 +45,7 @@ struct InstallFixture {
 
   InstallReport install(const std::vector<std::string> &archives) {
     auto r = installArchives(prefix, archives, options, reporter);
-    REQUIRE_MESSAGE(r.has_value(), r.error().format());
+    REQUIRE_MESSAGE(r.has_value(), whyNot(r));
     return *r;
   }
 
@@ -57,13 +57,13 @@ struct InstallFixture {
 
   InstalledState state() {
     auto s = readInstalledState(prefix, reporter);
-    REQUIRE_MESSAGE(s.has_value(), s.error().format());
+    REQUIRE_MESSAGE(s.has_value(), whyNot(s));
     return *s;
   }
 
   VerifyReport verify(const std::vector<std::string> &names = {}) {
     auto v = verifyPrefix(prefix, names, reporter);
-    REQUIRE_MESSAGE(v.has_value(), v.error().format());
+    REQUIRE_MESSAGE(v.has_value(), whyNot(v));
     return *v;
   }
 
@@ -182,7 +182,7 @@ TEST_CASE("install: a packed package, its files and state, verify, remove") {
 
   // Removing it leaves a prefix with nothing installed that verifies clean.
   auto removed = removePackages(f.prefix, {"hooks-a"}, {}, f.reporter);
-  REQUIRE_MESSAGE(removed.has_value(), removed.error().format());
+  REQUIRE_MESSAGE(removed.has_value(), whyNot(removed));
   CHECK(changes(*removed) == "hooks-a:1.0.0->-;");
   CHECK(f.state().packages.empty());
   CHECK(listDir(f.prefix + "/packages").empty());

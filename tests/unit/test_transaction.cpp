@@ -44,12 +44,12 @@ struct TxFixture {
 
   void install(const std::vector<std::string> &archives) {
     auto r = installArchives(prefix, archives, options, reporter);
-    REQUIRE_MESSAGE(r.has_value(), r.error().format());
+    REQUIRE_MESSAGE(r.has_value(), whyNot(r));
   }
 
   std::vector<std::string> installed() {
     auto s = readInstalledState(prefix, reporter);
-    REQUIRE_MESSAGE(s.has_value(), s.error().format());
+    REQUIRE_MESSAGE(s.has_value(), whyNot(s));
     std::vector<std::string> out;
     for (const InstalledPackage &p : s->packages)
       out.push_back(p.name + " " + p.version.str());
@@ -58,7 +58,7 @@ struct TxFixture {
 
   void verifyClean() {
     auto v = verifyPrefix(prefix, {}, reporter);
-    REQUIRE_MESSAGE(v.has_value(), v.error().format());
+    REQUIRE_MESSAGE(v.has_value(), whyNot(v));
     for (const VerifyProblem &p : v->problems)
       FAIL_CHECK(p.package << "|" << p.path << "|" << p.kind << "|"
                            << p.detail);
@@ -188,7 +188,7 @@ TEST_CASE("transaction: a crash at every point is rolled back or completed") {
 
     // The next reader recovers first.
     auto st = readInstalledState(prefix, reporter);
-    REQUIRE_MESSAGE(st.has_value(), st.error().format());
+    REQUIRE_MESSAGE(st.has_value(), whyNot(st));
     CHECK(reporter.recoveries == std::vector<std::string>{point.recovery});
     std::vector<std::string> names;
     for (const InstalledPackage &p : st->packages)
@@ -210,7 +210,7 @@ TEST_CASE("transaction: a crash at every point is rolled back or completed") {
 
     // And the prefix takes the change again (or has it already).
     auto again = installArchives(prefix, {a2, b}, f.options, reporter);
-    REQUIRE_MESSAGE(again.has_value(), again.error().format());
+    REQUIRE_MESSAGE(again.has_value(), whyNot(again));
     CHECK(again->changes.size() == (point.committed ? 0u : 2u));
     CHECK(reporter.recoveries.size() == 1);
   }
