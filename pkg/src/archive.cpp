@@ -693,7 +693,9 @@ Expected<ExtractResult> extractFrom(Reader &reader, const std::string &destDir,
   names.addFile(kRecordName);
   names.implyDir(".ireepkg");
   std::set<std::string> extracted;
-  uint64_t members = 2, totalDone = 0;
+  // RECORD's total (what install shows progress against) counts the
+  // manifest, written above: progress ends at exactly that total.
+  uint64_t members = 2, totalDone = head.head.manifestText.size();
   Sha256 fileHash;
   while (true) {
     auto next = nextMember(reader, archivePath, limits, members);

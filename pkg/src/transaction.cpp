@@ -30,8 +30,10 @@ namespace ireepkg {
 
 void faultPoint(const char *point) {
   // IREEPKG_FAULT=<point> kills the process there; <point>:stop stops it
-  // (SIGSTOP) until a test has changed the world and sends SIGCONT.
-  static const char *fault = environmentOverride("IREEPKG_FAULT");
+  // (SIGSTOP) until a test has changed the world and sends SIGCONT. Read
+  // at every point, not once per process: a process forked to crash (the
+  // unit tests) sets it after its parent has passed these points already.
+  const char *fault = environmentOverride("IREEPKG_FAULT");
   if (!fault)
     return;
   size_t n = std::strlen(point);
@@ -191,10 +193,12 @@ Expected<Journal> parseJournal(const std::string &text,
   return j;
 }
 
+/// Whether the apply() in progress has moved anything yet.
+bool movedBefore = false;
+
 /// Moves `from` to `to` if `from` exists (idempotent step of apply). The
-/// first move of a process is a fault point ("applying").
+/// first move of each apply is a fault point ("applying").
 Status moveIfPresent(const std::string &from, const std::string &to) {
-  static bool movedBefore = false;
   if (!fsutil::exists(from))
     return ok();
   if (Status s = fsutil::makeDirs(fs::path(to).parent_path().string()); !s)
@@ -217,6 +221,7 @@ Status apply(const std::string &prefix, const Journal &j) {
   std::set<std::pair<std::string, std::string>> added(j.adds.begin(),
                                                       j.adds.end());
   std::string stage = stagingDir(prefix, j.id), trash = trashDir(prefix, j.id);
+  movedBefore = false;
   // Replaced versions (same name and version) leave first.
   for (const auto &[n, v] : j.removes)
     if (added.count({n, v}) &&

@@ -69,7 +69,9 @@ Expected<CacheRemoval> removeAbandonedPartials(const std::string &dir);
 ///    by reflink or copy also has link count 1 and is removed: prefixes own
 ///    their copies, so the cost is only that the next install of that
 ///    package extracts its archive again;
-///  - archives/ entries whose archive file no longer exists.
+///  - every archives/ entry, once any blob is removed: an entry promises
+///    that its archive's blobs are here (its name is a hash of the archive
+///    file's identity, so the file cannot be found from it).
 /// Downloaded archives (downloads/), registry metadata and bundles are kept
 /// (a lockfile can need them offline; `cache clean` removes them).
 Expected<CacheRemoval> pruneCache(const std::string &root);

@@ -1,0 +1,283 @@
+//===- test_state.cpp - A prefix's state files and the StateWriter API ----===//
+//
+// activationOrder, generateState with the integrations' writers (main.cpp
+// registers them, as the CLI does): activation.json and runtime.flags for
+// embedded-ELF and system-library plugins; and a StateWriter of the test's
+// own, registered here, whose file a transaction writes and verify checks.
+//
+//===----------------------------------------------------------------------===//
+#include "temp_dir.h"
+
+#include "ireepkg/compiler_integration/compiler_state.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/state.h"
+#include "ireepkg/runtime_integration/runtime_state.h"
+
+#include <doctest/doctest.h>
+
+using namespace ireepkg;
+using namespace ireepkg::test;
+
+namespace {
+
+InstalledPackage pkg(const std::string &name,
+                     std::vector<std::string> deps = {}) {
+  InstalledPackage p;
+  p.name = name;
+  p.version = *Version::parse("1.0.0");
+  p.dependencies = std::move(deps);
+  return p;
+}
+
+std::vector<std::string> ordered(const std::vector<InstalledPackage> &ps,
+                                 const std::vector<std::string> &preferred) {
+  std::vector<std::string> out;
+  for (size_t i : activationOrder(ps, preferred))
+    out.push_back(ps[i].name);
+  return out;
+}
+
+Manifest manifestOf(const nlohmann::ordered_json &j) {
+  auto doc = JsonDocument::parse(j.dump(), "ireeplugin.json");
+  REQUIRE_MESSAGE(doc.has_value(), whyNot(doc));
+  DiagnosticList diags;
+  Manifest m = parseManifest(*doc, ParseOptions{}, diags);
+  REQUIRE_MESSAGE(!diags.hasErrors(),
+                  (diags.hasErrors() ? diags.items().front().format() : ""));
+  return m;
+}
+
+/// A package with an embedded-ELF plugin (one file per architecture).
+nlohmann::ordered_json kernelsManifest() {
+  return {{"schema_version", 1},
+          {"name", "kernels"},
+          {"version", "1.0.0"},
+          {"summary", "embedded-ELF kernels"},
+          {"runtime",
+           {{"plugins",
+             {{{"name", "k"},
+               {"format", "embedded-elf"},
+               {"library",
+                {{"x86_64", "runtime/k.x86_64.so"},
+                 {"aarch64", "runtime/k.aarch64.so"}}},
+               {"imports", {"k_workgroup"}}}}}}}};
+}
+
+/// A package with a system-library plugin for linux-x86_64 only, which
+/// depends on "kernels".
+nlohmann::ordered_json systemManifest() {
+  return {{"schema_version", 1},
+          {"name", "sys"},
+          {"version", "1.0.0"},
+          {"summary", "a system-library plugin"},
+          {"dependencies", {{"kernels", ">=1.0.0"}}},
+          {"runtime",
+           {{"plugins",
+             {{{"name", "s"},
+               {"format", "system-library"},
+               {"library", {{"linux-x86_64", "runtime/linux-x86_64/libs.so"}}},
+               {"imports", {"s_workgroup"}}}}}}}};
+}
+
+/// A writer of the tests' own: it writes state/unit-probe.txt (the active
+/// packages, in order) and adds "unit_probe" to activation.json, but only
+/// while a package named "state-probe" is active, so that the prefixes of
+/// every other test stay as the integrations alone make them.
+class ProbeWriter final : public StateWriter {
+public:
+  void write(const StateContext &context,
+             std::map<std::string, std::string> &files,
+             nlohmann::ordered_json &activation,
+             std::vector<Diagnostic> &) const override {
+    bool probe = false;
+    std::string text = "platform " + context.platform.str() + "\n";
+    for (const ActivePackage &a : context.active) {
+      probe |= a.package->name == "state-probe";
+      text += a.package->name + " " + a.package->version.str() + "\n";
+    }
+    if (!probe)
+      return;
+    files["unit-probe.txt"] = text;
+    activation["unit_probe"] = context.active.size();
+  }
+};
+
+const ProbeWriter &probeWriter() {
+  static const ProbeWriter writer;
+  // Registration is process-wide and cannot be undone; it is harmless to
+  // every other test (see above), and registering twice is a no-op.
+  registerStateWriter(writer);
+  return writer;
+}
+
+} // namespace
+
+TEST_CASE("state: activation order puts dependencies first") {
+  // Without a preferred order: the current order, dependencies first.
+  CHECK(ordered({pkg("c", {"b"}), pkg("b", {"a"}), pkg("a")}, {}) ==
+        std::vector<std::string>{"a", "b", "c"});
+  CHECK(ordered({pkg("x"), pkg("y"), pkg("z")}, {}) ==
+        std::vector<std::string>{"x", "y", "z"});
+  // A project's order decides among independent packages...
+  CHECK(ordered({pkg("x"), pkg("y"), pkg("z")}, {"z", "x"}) ==
+        std::vector<std::string>{"z", "x", "y"});
+  // ...but never puts a package before its dependencies.
+  CHECK(ordered({pkg("a"), pkg("b", {"a"})}, {"b", "a"}) ==
+        std::vector<std::string>{"a", "b"});
+  // A dependency that is not installed does not hold anything back.
+  CHECK(ordered({pkg("b", {"gone"}), pkg("a")}, {}) ==
+        std::vector<std::string>{"b", "a"});
+  CHECK(activationOrder({}, {"a"}).empty());
+}
+
+TEST_CASE("state: the integrations' writers are registered once, in order") {
+  const auto &writers = stateWriters();
+  REQUIRE(writers.size() >= 2);
+  CHECK(writers[0] == &runtimeStateWriter());
+  CHECK(writers[1] == &compilerStateWriter());
+  size_t n = writers.size();
+  registerStateWriter(runtimeStateWriter());
+  CHECK(stateWriters().size() == n);
+}
+
+TEST_CASE("state: runtime.flags and activation.json for runtime plugins") {
+  Manifest kernels = manifestOf(kernelsManifest());
+  Manifest sys = manifestOf(systemManifest());
+  std::vector<InstalledPackage> installed = {pkg("sys", {"kernels"}),
+                                             pkg("kernels")};
+  installed[0].explicitlyInstalled = true;
+  installed[1].explicitlyInstalled = false;
+  std::map<std::string, const Manifest *> manifests = {{"kernels", &kernels},
+                                                       {"sys", &sys}};
+  const std::string prefix = "/opt/p";
+  std::vector<ActivePackage> active;
+  for (size_t i : activationOrder(installed, {})) {
+    const InstalledPackage &p = installed[i];
+    active.push_back(
+        {&p, manifests.at(p.name), packageDir(prefix, p.name, p.version)});
+  }
+  const std::string header =
+      "# IREE runtime flags for the ireepkg prefix /opt/p\n# Generated by "
+      "ireepkg in activation order; do not edit.\n# Use: iree-run-module "
+      "--flagfile=/opt/p/state/runtime.flags ...\n";
+
+  SUBCASE("linux-x86_64: both plugins, dependency first") {
+    auto gen = generateState(prefix, "linux-x86_64", active);
+    REQUIRE_MESSAGE(gen.has_value(), whyNot(gen));
+    CHECK(gen->warnings.empty());
+    REQUIRE(gen->files.count("runtime.flags"));
+    CHECK(gen->files.at("runtime.flags") ==
+          header + "--executable_plugin=embedded:/opt/p/packages/kernels/1.0.0/"
+                   "runtime/k.x86_64.so\n"
+                   "--executable_plugin=/opt/p/packages/sys/1.0.0/runtime/"
+                   "linux-x86_64/libs.so\n");
+    CHECK(gen->files.count("runtime.index"));
+    CHECK(gen->files.count("compiler.json"));
+    CHECK(gen->files.at("compiler.flags") == "");
+    auto j = nlohmann::json::parse(gen->activationJson);
+    CHECK(j["prefix"] == prefix);
+    CHECK(j["platform"] == "linux-x86_64");
+    REQUIRE(j["packages"].size() == 2);
+    CHECK(j["packages"][0]["name"] == "kernels");
+    CHECK(j["packages"][0]["reason"] == "dependency");
+    CHECK(j["packages"][0]["path"] == "/opt/p/packages/kernels/1.0.0");
+    CHECK(j["packages"][1]["name"] == "sys");
+    CHECK(j["packages"][1]["reason"] == "explicit");
+    REQUIRE(j["runtime"].size() == 2);
+    CHECK(j["runtime"][0]["spec"] ==
+          "embedded:/opt/p/packages/kernels/1.0.0/runtime/k.x86_64.so");
+    CHECK(j["runtime"][0]["format"] == "embedded-elf");
+    CHECK(j["runtime"][0]["imports"] == nlohmann::json::array({"k_workgroup"}));
+    CHECK(j["runtime"][1]["spec"] ==
+          "/opt/p/packages/sys/1.0.0/runtime/linux-x86_64/libs.so");
+    CHECK(j["skipped"].empty());
+    // The compiler writer's notes are there too.
+    CHECK(j["compiler"].contains("notes"));
+  }
+  SUBCASE("linux-aarch64: the system library is skipped, with a warning") {
+    auto gen = generateState(prefix, "linux-aarch64", active);
+    REQUIRE(gen.has_value());
+    CHECK(gen->files.at("runtime.flags") ==
+          header + "--executable_plugin=embedded:/opt/p/packages/kernels/"
+                   "1.0.0/runtime/k.aarch64.so\n");
+    REQUIRE(gen->warnings.size() == 1);
+    CHECK(gen->warnings[0].message == "runtime plugin \"s\" has no build for "
+                                      "linux-aarch64; it is not activated");
+    auto j = nlohmann::json::parse(gen->activationJson);
+    REQUIRE(j["skipped"].size() == 1);
+    CHECK(j["skipped"][0]["package"] == "sys");
+    CHECK(j["skipped"][0]["reason"] == "no build for linux-aarch64");
+  }
+  SUBCASE("the library choice, one plugin at a time") {
+    bool embedded = false;
+    CHECK(runtimeLibraryFor(kernels.runtimePlugins[0],
+                            *Platform::parse("linux-x86_64"), embedded,
+                            "/nowhere") == "runtime/k.x86_64.so");
+    CHECK(embedded);
+    RuntimeLibraryChoice c = chooseRuntimeLibrary(
+        sys.runtimePlugins[0], *Platform::parse("linux-riscv64"), "/nowhere");
+    CHECK(c.rel == "");
+    CHECK_FALSE(c.embedded);
+    CHECK(c.reason == "no build for linux-riscv64");
+  }
+}
+
+TEST_CASE("state: responseFileQuote quotes only what needs it") {
+  CHECK(responseFileQuote("--iree-flag=a,b") == "--iree-flag=a,b");
+  CHECK(responseFileQuote("a b") == "\"a b\"");
+  CHECK(responseFileQuote("") == "\"\"");
+  CHECK(responseFileQuote("say \"hi\"") == "\"say \\\"hi\\\"\"");
+  CHECK(responseFileQuote("c:\\x") == "\"c:\\\\x\"");
+  CHECK(responseFileQuote("#x") == "\"#x\"");
+}
+
+TEST_CASE("state: a registered StateWriter's file is part of the prefix") {
+  const ProbeWriter &writer = probeWriter();
+  const auto &writers = stateWriters();
+  REQUIRE(std::find(writers.begin(), writers.end(), &writer) != writers.end());
+
+  TempDir tmp("state");
+  ScopedEnv mlir("IREEPKG_MLIR_CHECK", "off");
+  std::string prefix = tmp / "prefix";
+  writeHookPackageDir(tmp / "src/other", "other", "1.0.0");
+  writeHookPackageDir(tmp / "src/probe", "state-probe", "2.0.0");
+  std::string other = packOk(tmp / "src/other", tmp.path());
+  std::string probe = packOk(tmp / "src/probe", tmp.path());
+  InstallOptions options;
+  options.useCache = false;
+  RecordingReporter reporter;
+
+  // Without the probe package the writer adds nothing.
+  REQUIRE(installArchives(prefix, {other}, options, reporter).has_value());
+  CHECK_FALSE(exists(prefix + "/state/unit-probe.txt"));
+  CHECK(readText(prefix + "/state/activation.json").find("unit_probe") ==
+        std::string::npos);
+
+  // With it, the transaction writes the writer's file with the others.
+  REQUIRE(installArchives(prefix, {probe}, options, reporter).has_value());
+  CHECK(readText(prefix + "/state/unit-probe.txt") ==
+        "platform " + hostPlatform().str() +
+            "\nother 1.0.0\nstate-probe 2.0.0\n");
+  auto activation =
+      nlohmann::json::parse(readText(prefix + "/state/activation.json"));
+  CHECK(activation["unit_probe"] == 2);
+  auto v = verifyPrefix(prefix, {}, reporter);
+  REQUIRE(v.has_value());
+  CHECK(v->problems.empty());
+
+  // verify holds the writer's file to what the writer says.
+  writeText(prefix + "/state/unit-probe.txt", "edited\n");
+  v = verifyPrefix(prefix, {}, reporter);
+  REQUIRE(v.has_value());
+  REQUIRE(v->problems.size() == 1);
+  CHECK(v->problems[0].path == "state/unit-probe.txt");
+  CHECK(v->problems[0].kind == "state");
+  CHECK(v->problems[0].detail == "does not match the installed packages");
+  fs::remove(prefix + "/state/unit-probe.txt");
+  v = verifyPrefix(prefix, {}, reporter);
+  REQUIRE(v.has_value());
+  REQUIRE(v->problems.size() == 1);
+  CHECK(v->problems[0].path == "state/unit-probe.txt");
+  CHECK(v->problems[0].kind == "missing");
+}
