@@ -107,7 +107,10 @@ static std::string exitStatusText() {
          "when there is something to do (a newer version, a lockfile that "
          "would change) and 0 when there is nothing, like `git diff "
          "--exit-code`; a real failure is then also 1, and tells itself "
-         "apart by its message on stderr.";
+         "apart by its message on stderr.\n\n"
+         "`sync` and `install` stopped with Ctrl-C (SIGINT) exit with 130, "
+         "as shells report a command ended by SIGINT, after saying that the "
+         "prefix was left as it was.";
 }
 
 /// The CLI reference (docs/cli.md), generated from the command table so it

@@ -170,6 +170,26 @@ int runInstall(const Command &, const ParsedArgs &args) {
       }
       request.packages.push_back(std::move(*n));
     }
+    // The project's own prefix holds what plugins.json asks for: a package
+    // installed there by name alone would be taken out again by the next
+    // `sync`, so it goes through the project instead.
+    if (project && prefix->reason == "project")
+      for (const workflow::NameRequest &n : request.packages) {
+        bool listed = false;
+        for (const ProjectPlugin &p : project->parsed.plugins)
+          listed = listed || p.name == n.name;
+        if (listed)
+          continue;
+        Error e(ErrorCode::Conflict,
+                "\"" + n.name + "\" is not in " + project->file +
+                    ": installed into the project's prefix, the next "
+                    "`ireepkg sync` would remove it again",
+                Location::inFile(project->file),
+                "add it to the project (`ireepkg add " + n.name +
+                    "`, then `ireepkg lock` and `ireepkg sync`), or install "
+                    "it into another prefix (--prefix DIR)");
+        return printFailure(e, json);
+      }
     request.registries = registriesFrom(args, project ? &*project : nullptr);
     if (request.registries.empty() && !env->bundle.empty()) {
       // The bundle's own registry, trusted through --registry-key.

@@ -2,6 +2,7 @@
 #include "output.h"
 
 #include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/project_file.h"
 
 namespace ireepkg::cli {
 
@@ -18,6 +19,19 @@ int runRemove(const Command &, const ParsedArgs &args) {
   options.cascade = args.flag("cascade");
   bool json = args.flag("json"), quiet = args.flag("quiet");
   CliReporter reporter(quiet || json);
+  // The project's own prefix: what plugins.json asks for comes back with the
+  // next `sync`; say so (rm is what changes the project).
+  if (prefix->reason == "project" && !prefix->projectFile.empty())
+    if (auto project = loadProject(prefix->projectFile))
+      for (const std::string &name : args.positional)
+        for (const ProjectPlugin &p : project->parsed.plugins)
+          if (p.name == name)
+            reporter.warning(Diagnostic{
+                Severity::Warning, Location::inFile(project->file),
+                "\"" + name + "\" is in plugins.json: the next `ireepkg sync` "
+                "installs it again",
+                "to take it out of the project, run `ireepkg rm " + name +
+                    "` (then `ireepkg lock` and `ireepkg sync`)"});
   auto report = removePackages(prefix->path, args.positional, options, reporter);
   if (!report)
     return printFailure(report.error(), json);

@@ -342,7 +342,10 @@ const std::vector<Command> &commandTable() {
           "Every snapshot signature, index hash and archive hash is "
           "verified; archives are downloaded in parallel into the download "
           "cache. With --bundle, packages come from an offline bundle "
-          "instead, verified the same way.\n\n"
+          "instead, verified the same way. Into a project's own prefix "
+          "(no --prefix, inside the project) only packages plugins.json "
+          "lists are installed by name: the next `sync` would remove any "
+          "other, so `ireepkg add` it instead.\n\n"
           "The IREE in use is the version of the iree-base-compiler / "
           "iree-base-runtime distribution that installed iree-compile (else "
           "iree-run-module) found on PATH or in $VIRTUAL_ENV/bin, else what "
@@ -549,6 +552,8 @@ const std::vector<Command> &commandTable() {
           "`remove` changes a prefix and leaves plugins.json alone; in a "
           "project, `ireepkg rm` removes a plugin from plugins.json instead "
           "(and `ireepkg sync` then removes it from the project's prefix). "
+          "Removing from a project's prefix a package plugins.json asks for "
+          "warns that the next `sync` installs it again. "
           "`ireepkg uninstall` is another name for `remove`.",
           {{"cascade", 0, "", "also remove the packages that depend on them"},
            kPrefix,
