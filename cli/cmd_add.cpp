@@ -8,6 +8,7 @@
 #include "add_lookup.h"
 #include "output.h"
 #include "ireepkg/pkg/project_file.h"
+#include "ireepkg/manifest_schema/names.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/project.h"

@@ -3,6 +3,7 @@
 #include "registry_args.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/suggest.h"
 
 #include <cstdio>
 

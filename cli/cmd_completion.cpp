@@ -11,6 +11,7 @@
 #include "output.h"
 
 #include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/user_config.h"
 
 #include <algorithm>

@@ -3,6 +3,7 @@
 #include "output.h"
 
 #include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/pkg/prefix.h"
 

@@ -7,6 +7,7 @@
 // shell.
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/manifest_schema/suggest.h"
 #include "output.h"
 #include "python_env.h"
 

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 #include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "python_env.h"
 
 #include "ireepkg/pkg/child_process.h"

@@ -10,6 +10,7 @@
 #include "command.h"
 
 #include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/manifest_schema/suggest.h"
 
 #include <nlohmann/json.hpp>
 

@@ -3,6 +3,7 @@
 #include "output.h"
 
 #include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/manifest_schema/platform.h"
 
 #include <nlohmann/json.hpp>

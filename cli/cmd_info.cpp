@@ -2,6 +2,7 @@
 #include "output.h"
 
 #include "ireepkg/pkg/prefix.h"
+#include "ireepkg/manifest_schema/suggest.h"
 
 #include <cstdio>
 #include <sys/stat.h>

@@ -2,6 +2,7 @@
 #include "interrupt.h"
 #include "output.h"
 #include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "registry_args.h"
 
 #include "ireepkg/pkg/prefix.h"

@@ -7,6 +7,7 @@
 #include "command.h"
 
 #include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/package.h"
 
 #include <nlohmann/json.hpp>

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 #include "ireepkg/pkg/project_file.h"
+#include "ireepkg/manifest_schema/names.h"
 
 #include "ireepkg/pkg/project.h"
 

@@ -1,4 +1,5 @@
 //===- cmd_sync.cpp - `ireepkg sync` --------------------------------------===//
+#include "ireepkg/manifest_schema/suggest.h"
 #include "interrupt.h"
 #include "output.h"
 #include "registry_args.h"

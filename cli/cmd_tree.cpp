@@ -2,6 +2,7 @@
 #include "output.h"
 
 #include "ireepkg/pkg/dependency_graph.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/pkg/prefix.h"
 

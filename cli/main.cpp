@@ -10,6 +10,7 @@
 #include "output.h"
 
 #include "ireepkg/compiler_integration/compiler_state.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/cache.h"
 #include "ireepkg/pkg/child_process.h"
 #include "ireepkg/manifest_schema/json_document.h"

@@ -1,4 +1,6 @@
 //===- checker.cpp - Walking a JsonDocument with diagnostics -------------===//
+#include "ireepkg/manifest_schema/names.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "checker.h"
 
 #include <set>

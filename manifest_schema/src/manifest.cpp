@@ -6,6 +6,8 @@
 #include "checker.h"
 #include "option_schema.h"
 #include "ireepkg/manifest_schema/pipeline.h"
+#include "ireepkg/manifest_schema/names.h"
+#include "ireepkg/manifest_schema/suggest.h"
 
 #include <array>
 #include <set>

@@ -8,6 +8,7 @@
 // the option's own rule.
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/manifest_schema/suggest.h"
 #include "option_schema.h"
 
 #include <cmath>

@@ -3,6 +3,7 @@
 // Parses and checks the project file (formats.md §3) and the lockfile (§4).
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/manifest_schema/suggest.h"
 #include "checker.h"
 
 #include <map>

@@ -4,6 +4,7 @@
 // which format a file is.
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/manifest_schema/suggest.h"
 #include "checker.h"
 
 #include <array>

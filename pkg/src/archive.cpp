@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/package.h"
+#include "ireepkg/manifest_schema/names.h"
 
 #include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/hash.h"

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/prefix.h"
+#include "ireepkg/manifest_schema/suggest.h"
 
 #include "ireepkg/pkg/file_util.h"
 #include "iree_requirement.h"

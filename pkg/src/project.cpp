@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/project.h"
+#include "ireepkg/manifest_schema/names.h"
+#include "ireepkg/manifest_schema/suggest.h"
 
 #include "ireepkg/pkg/file_util.h"
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/package.h"
+#include "ireepkg/manifest_schema/names.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/platform.h"

@@ -1,5 +1,6 @@
 //===- scaffold.cpp - New package projects (`ireepkg new`) ---------------===//
 #include "ireepkg/pkg/scaffold.h"
+#include "ireepkg/manifest_schema/names.h"
 
 #include "ireepkg/pkg/file_util.h"
 

@@ -1,5 +1,6 @@
 //===- state.cpp - A prefix's state files --------------------------------===//
 #include "ireepkg/pkg/state.h"
+#include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/manifest_schema/json_document.h"
 
 #include "ireepkg/pkg/fatelf.h"

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "transaction.h"
 #include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/manifest_schema/environment.h"
 
 #include "ireepkg/pkg/file_util.h"

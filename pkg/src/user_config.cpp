@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/user_config.h"
+#include "ireepkg/manifest_schema/suggest.h"
 
 #include "ireepkg/pkg/file_util.h"
 #include "ireepkg/manifest_schema/environment.h"

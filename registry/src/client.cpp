@@ -31,6 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/cache_maintenance.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/registry/registry.h"
 
 #include "ireepkg/pkg/file_util.h"

@@ -9,6 +9,7 @@
 #include "sources.h"
 
 #include "ireepkg/pkg/file_util.h"
+#include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/cache.h"
 #include "ireepkg/pkg/hash.h"

@@ -7,6 +7,7 @@
 #include "sources.h"
 
 #include "ireepkg/pkg/file_util.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/cache.h"
 #include "ireepkg/pkg/hash.h"

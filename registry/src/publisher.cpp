@@ -38,6 +38,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/registry/registry.h"
+#include "ireepkg/manifest_schema/names.h"
+#include "ireepkg/manifest_schema/suggest.h"
 
 #include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/fatelf.h"

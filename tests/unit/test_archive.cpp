@@ -8,6 +8,7 @@
 #include "temp_dir.h"
 
 #include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/package.h"
 

@@ -1,5 +1,7 @@
 //===- test_platform.cpp - Names, platforms, suggestions, paths ----------===//
 #include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/manifest_schema/names.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/manifest_schema/platform.h"
 
 #include <doctest/doctest.h>

@@ -1,8 +1,8 @@
-//===- ireepkg/platform.h - Names, architectures, platforms ----*- C++ -*-===//
+//===- ireepkg/manifest_schema/platform.h - Platforms -----------*- C++ -*-===//
 //
-// The small vocabularies every format shares: package names, CPU
-// architectures, operating systems and `<os>-<arch>` platforms, plus the
-// "did you mean" suggestion used in diagnostics.
+// The CPU architectures, operating systems and `<os>-<arch>` platforms every
+// format shares (names of packages and files: names.h; suggestions:
+// suggest.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef IREEPKG_PLATFORM_H
@@ -41,30 +41,6 @@ std::span<const std::string> platformNames();
 
 /// The platform this binary runs on.
 Platform hostPlatform();
-
-/// `^[a-z0-9][a-z0-9._-]{0,63}$`
-bool isValidPackageName(std::string_view name);
-extern const char *const kPackageNameRule;
-
-/// A C identifier: `^[A-Za-z_][A-Za-z0-9_]*$`.
-bool isCIdentifier(std::string_view name);
-
-/// The candidate closest to `word` if it is close enough to be a plausible
-/// typo (edit distance, ignoring case and `-`/`_` differences), else "".
-std::string suggestClosest(std::string_view word,
-                           std::span<const std::string_view> candidates);
-std::string suggestClosest(std::string_view word,
-                           std::span<const std::string> candidates);
-
-/// ` (did you mean "x"?)` or "" when there is no suggestion.
-std::string didYouMean(std::string_view word,
-                       std::span<const std::string_view> candidates);
-std::string didYouMean(std::string_view word,
-                       std::span<const std::string> candidates);
-
-/// Why `path` cannot name a file inside a package ("" if it can): must be
-/// relative, `/`-separated, without `.`/`..`/empty segments or backslashes.
-std::string packagePathProblem(std::string_view path);
 
 } // namespace ireepkg
 
