@@ -1,0 +1,44 @@
+//===- prefix_args.h - The prefix a command acts on ------------*- C++ -*-===//
+//
+// The prefix choice shared by every command that takes --prefix (with
+// config.toml's "prefix" below it), its installed state for the read-only
+// commands, --lock-timeout, and the exit status of a failed setup.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_CLI_PREFIX_ARGS_H
+#define IREEPKG_CLI_PREFIX_ARGS_H
+
+#include "command.h"
+
+#include "ireepkg/pkg/prefix.h"
+
+#include <optional>
+
+namespace ireepkg::cli {
+
+/// The exit status for the last failure of choosePrefix, projectFrom,
+/// projectContext, environmentFrom or projectPrefix: kExitUsage when the
+/// arguments themselves are wrong (an empty --prefix, a bad --iree-version),
+/// kExitFailure otherwise (no project file, an unreadable one, no HOME).
+int setupFailure();
+void setSetupFailure(int code);
+
+/// The prefix for this command (see locatePrefix), or prints an error.
+std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args);
+
+/// What the read-only commands start from: the prefix (choosePrefix) and
+/// its installed state, read with a CliReporter. When either fails it has
+/// been printed, and `exitCode` is what the command exits with.
+struct PrefixState {
+  PrefixLocation prefix;
+  InstalledState state;
+};
+std::optional<PrefixState> readPrefixState(const ParsedArgs &args, bool json,
+                                           int &exitCode);
+
+/// Parses --lock-timeout; prints a usage error and returns false if bad.
+bool lockOptions(const ParsedArgs &args, LockOptions &out);
+
+} // namespace ireepkg::cli
+
+#endif // IREEPKG_CLI_PREFIX_ARGS_H
