@@ -19,25 +19,31 @@ int runVerify(const Command &, const ParsedArgs &args) {
   if (!report)
     return printFailure(report.error(), json);
   if (json) {
-    nlohmann::json problems = nlohmann::json::array();
-    for (const VerifyProblem &p : report->problems)
-      problems.push_back({{"package", p.package},
-                          {"path", p.path},
-                          {"kind", p.kind},
-                          {"detail", p.detail}});
+    auto toJson = [](const std::vector<VerifyProblem> &list) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const VerifyProblem &p : list)
+        out.push_back({{"package", p.package},
+                       {"path", p.path},
+                       {"kind", p.kind},
+                       {"detail", p.detail}});
+      return out;
+    };
     std::printf("%s\n", nlohmann::json({{"ok", report->problems.empty()},
                                         {"prefix", prefix->path},
                                         {"packages", report->checkedPackages},
                                         {"files", report->checkedFiles},
-                                        {"problems", problems}})
+                                        {"problems", toJson(report->problems)},
+                                        {"outdated", toJson(report->outdated)}})
                             .dump(2)
                             .c_str());
   } else {
-    for (const VerifyProblem &p : report->problems)
-      std::printf("%s: %s%s%s: %s\n", p.kind.c_str(),
-                  p.package.empty() ? "" : p.package.c_str(),
-                  p.package.empty() || p.path.empty() ? "" : "/",
-                  p.path.c_str(), p.detail.c_str());
+    // Problems, then state files another ireepkg wrote (not problems).
+    for (const auto *list : {&report->problems, &report->outdated})
+      for (const VerifyProblem &p : *list)
+        std::printf("%s: %s%s%s: %s\n", p.kind.c_str(),
+                    p.package.empty() ? "" : p.package.c_str(),
+                    p.package.empty() || p.path.empty() ? "" : "/",
+                    p.path.c_str(), p.detail.c_str());
     std::printf("verified %zu package(s), %llu file(s): %s\n",
                 report->checkedPackages.size(),
                 static_cast<unsigned long long>(report->checkedFiles),

@@ -642,7 +642,9 @@ const std::vector<Command> &commandTable() {
           "re-hash installed files and check the prefix's state",
           "Re-hashes every installed file against its package's RECORD and "
           "checks the prefix's state files; reports every modified, missing "
-          "or extra file. Exit status 1 if anything is off.",
+          "or extra file. Exit status 1 if anything is off. A state file an "
+          "older ireepkg wrote differently is listed as outdated, which is "
+          "not a failure: the next change to the prefix rewrites it.",
           {kPrefix, kJson},
           {"ireepkg verify", "ireepkg verify simple-mul --json"},
           0,

@@ -12,9 +12,9 @@ using ojson = nlohmann::ordered_json;
 
 class CompilerStateWriter final : public StateWriter {
 public:
-  void write(const StateContext &context,
-             std::map<std::string, std::string> &files, ojson &activation,
-             std::vector<Diagnostic> &warnings) const override {
+  Status write(const StateContext &context,
+               std::map<std::string, std::string> &files, ojson &activation,
+               std::vector<Diagnostic> &warnings) const override {
     // The same configuration `ireepkg flags compiler` builds, without a
     // known compiler, so iree-dynamic plugins are left to exec and flags.
     std::vector<ActivatedPackage> activated;
@@ -55,6 +55,7 @@ public:
     }
     files[kCompilerFlagsFile] = std::move(flags);
     activation["compiler"]["notes"] = notes;
+    return ok();
   }
 };
 

@@ -122,7 +122,25 @@ Status commitWithState(
     return Unexpected(gen.error());
   for (const Diagnostic &d : gen->warnings)
     reporter.warning(d);
-  tx.setStateFile(kInstalledFile, serializeInstalled(state));
+  // The files the state consists of now; those the last transaction wrote
+  // that no writer produces any more leave with this one.
+  StateRecord record{stateWriterName(), {kActivationFile}};
+  for (const auto &[file, content] : gen->files) {
+    if (!isStateFileName(file))
+      return makeError(ErrorCode::Internal,
+                       "a state writer produced \"" + file +
+                           "\", which is not a name for a state file",
+                       Location::inFile(prefix + "/state"));
+    record.files.push_back(file);
+  }
+  std::sort(record.files.begin(), record.files.end());
+  for (const std::string &old :
+       state.stateRecord ? state.stateRecord->files : unrecordedStateFiles())
+    if (!std::binary_search(record.files.begin(), record.files.end(), old))
+      tx.removeStateFile(old);
+  InstalledState recorded = state;
+  recorded.stateRecord = std::move(record);
+  tx.setStateFile(kInstalledFile, serializeInstalled(recorded));
   tx.setStateFile(kActivationFile, gen->activationJson);
   for (const auto &[file, content] : gen->files)
     tx.setStateFile(file, content);
@@ -613,17 +631,51 @@ Expected<VerifyReport> verifyPrefix(const std::string &prefix,
       auto gen = generateState(prefix, st->platform, active, st->project);
       if (!gen)
         return Unexpected(gen.error());
-      std::vector<std::pair<std::string, std::string>> expected = {
-          {kActivationFile, gen->activationJson}};
-      expected.insert(expected.end(), gen->files.begin(), gen->files.end());
+      std::map<std::string, std::string> expected = gen->files;
+      expected[kActivationFile] = gen->activationJson;
+      // Bytes that differ are damage when this ireepkg wrote them; else
+      // they are what another version wrote (installed.json's "state"
+      // record names it; a prefix without one is older than the record).
+      const std::string writer = stateWriterName();
+      const bool ours = st->stateRecord && st->stateRecord->writtenBy == writer;
       for (const auto &[file, want] : expected) {
         auto have = fsutil::readFile(prefix + "/state/" + file, 64u << 20);
         if (!have)
-          problem("", std::string("state/") + file, "missing",
-                  have.error().message);
-        else if (*have != want)
-          problem("", std::string("state/") + file, "state",
+          problem("", "state/" + file, "missing", have.error().message);
+        else if (*have == want)
+          continue;
+        else if (ours)
+          problem("", "state/" + file, "state",
                   "does not match the installed packages");
+        else
+          report.outdated.push_back(
+              {"", "state/" + file, "outdated",
+               "written by " +
+                   (st->stateRecord ? st->stateRecord->writtenBy
+                                    : std::string("an older ireepkg")) +
+                   ", not by " + writer +
+                   ", which writes it differently; the next install, remove "
+                   "or sync that changes the prefix rewrites it"});
+      }
+      // Anything else in state/: what an earlier transaction wrote and no
+      // writer produces any more, or what no ireepkg wrote.
+      std::vector<std::string> recorded =
+          st->stateRecord ? st->stateRecord->files : unrecordedStateFiles();
+      std::error_code sec;
+      for (const auto &e : fs::directory_iterator(prefix + "/state", sec)) {
+        std::string name = e.path().filename().string();
+        if (expected.count(name) || name == kInstalledFile || name == "lock" ||
+            name == "journal.json")
+          continue;
+        if (std::find(recorded.begin(), recorded.end(), name) != recorded.end())
+          problem("", "state/" + name, "stale",
+                  "an earlier transaction wrote it, but no state writer "
+                  "produces it now; the next install, remove or sync that "
+                  "changes the prefix removes it");
+        else
+          problem("", "state/" + name, "extra",
+                  "is not part of the prefix's state (no state writer "
+                  "produces it)");
       }
     }
   }

@@ -22,6 +22,20 @@ const InstalledPackage *InstalledState::find(std::string_view name) const {
   return nullptr;
 }
 
+std::string stateWriterName() { return "ireepkg " IREEPKG_VERSION; }
+
+std::vector<std::string> unrecordedStateFiles() {
+  return {kActivationFile, kCompilerFlagsFile, kCompilerIndexFile,
+          kRuntimeFlagsFile, kRuntimeIndexBinary};
+}
+
+bool isStateFileName(std::string_view name) {
+  return !name.empty() && name[0] != '.' &&
+         name.find('/') == std::string_view::npos &&
+         name.find('\0') == std::string_view::npos && name != kInstalledFile &&
+         name != "lock" && name != "journal.json";
+}
+
 std::string serializeInstalled(const InstalledState &state) {
   ojson j;
   j["schema_version"] = kSchemaVersion;
@@ -48,6 +62,9 @@ std::string serializeInstalled(const InstalledState &state) {
     o["installed_size"] = p.installedSize;
     j["packages"].push_back(std::move(o));
   }
+  if (state.stateRecord)
+    j["state"] = {{"written_by", state.stateRecord->writtenBy},
+                  {"files", state.stateRecord->files}};
   return j.dump(2) + "\n";
 }
 
@@ -75,7 +92,7 @@ Expected<InstalledState> parseInstalled(std::string_view text,
                      Location::inFile(path),
                      "upgrade ireepkg to change this prefix");
   static const std::set<std::string> known = {"schema_version", "platform",
-                                              "project", "packages"};
+                                              "project", "packages", "state"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key()))
       warnings.warning(Location{path, 0, 0, "/" + it.key(), "", ""},
@@ -115,6 +132,20 @@ Expected<InstalledState> parseInstalled(std::string_view text,
     if (st.find(p.name))
       return bad("package \"" + p.name + "\" is listed twice");
     st.packages.push_back(std::move(p));
+  }
+  // A transaction removes the files this names: each must be a state file.
+  if (auto rec = j.find("state"); rec != j.end()) {
+    StateRecord record;
+    try {
+      record.writtenBy = rec->at("written_by").get<std::string>();
+      record.files = rec->at("files").get<std::vector<std::string>>();
+    } catch (const nlohmann::json::exception &) {
+      return bad("a malformed \"state\" record");
+    }
+    for (const std::string &f : record.files)
+      if (!isStateFileName(f))
+        return bad("\"state\" lists \"" + f + "\", which is not a state file");
+    st.stateRecord = std::move(record);
   }
   return st;
 }
@@ -383,7 +414,8 @@ Expected<GeneratedState> generateState(const std::string &prefix,
   j["skipped"] = skipped;
   const StateContext context{prefix, platform, active, project};
   for (const StateWriter *writer : stateWriters())
-    writer->write(context, out.files, j, out.warnings);
+    if (Status s = writer->write(context, out.files, j, out.warnings); !s)
+      return Unexpected(s.error());
   out.activationJson = j.dump(2) + "\n";
   return out;
 }

@@ -9,6 +9,7 @@
 #include "ireepkg/manifest_schema/environment.h"
 
 #include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/state.h"
 
 #include <nlohmann/json.hpp>
 
@@ -131,6 +132,9 @@ struct Journal {
   std::string phase;
   std::vector<std::pair<std::string, std::string>> adds, removes;
   std::vector<std::string> stateFiles;
+  /// State files no writer produces any more, moved out after the new ones
+  /// are in (absent from journals of earlier versions).
+  std::vector<std::string> removedStateFiles;
 };
 
 std::string journalPath(const std::string &prefix) {
@@ -155,6 +159,8 @@ std::string serializeJournal(const Journal &j) {
   o["adds"] = j.adds;
   o["removes"] = j.removes;
   o["state_files"] = j.stateFiles;
+  if (!j.removedStateFiles.empty())
+    o["removed_state_files"] = j.removedStateFiles;
   return o.dump(1) + "\n";
 }
 
@@ -178,6 +184,8 @@ Expected<Journal> parseJournal(const std::string &text,
     j.adds = o.at("adds").get<decltype(j.adds)>();
     j.removes = o.at("removes").get<decltype(j.removes)>();
     j.stateFiles = o.at("state_files").get<std::vector<std::string>>();
+    j.removedStateFiles =
+        o.value("removed_state_files", std::vector<std::string>{});
   } catch (const nlohmann::json::exception &) {
     return bad();
   }
@@ -190,6 +198,9 @@ Expected<Journal> parseJournal(const std::string &text,
         return bad();
   for (const std::string &f : j.stateFiles)
     if (f.empty() || f.find('/') != std::string::npos || f[0] == '.')
+      return bad();
+  for (const std::string &f : j.removedStateFiles)
+    if (!isStateFileName(f))
       return bad();
   return j;
 }
@@ -239,6 +250,10 @@ Status apply(const std::string &prefix, const Journal &j) {
   for (const std::string &f : j.stateFiles)
     if (Status s =
             moveIfPresent(stage + "/state/" + f, prefix + "/state/" + f);
+        !s)
+      return s;
+  for (const std::string &f : j.removedStateFiles)
+    if (Status s = moveIfPresent(prefix + "/state/" + f, trash + "/state/" + f);
         !s)
       return s;
   for (const auto &[n, v] : j.removes)
@@ -359,7 +374,7 @@ void Transaction::rollback() {
 }
 
 Status Transaction::writeJournal(const std::string &phase) {
-  Journal j{id_, phase, adds_, removes_, {}};
+  Journal j{id_, phase, adds_, removes_, {}, removedStateFiles_};
   for (const auto &[f, content] : stateFiles_)
     j.stateFiles.push_back(f);
   return fsutil::writeFileAtomic(journalPath(prefix_), serializeJournal(j));
@@ -382,6 +397,10 @@ void Transaction::setStateFile(const std::string &file, std::string content) {
   stateFiles_[file] = std::move(content);
 }
 
+void Transaction::removeStateFile(const std::string &file) {
+  removedStateFiles_.push_back(file);
+}
+
 Status Transaction::commit() {
   std::string stage = stagingDir(prefix_, id_);
   for (const auto &[f, content] : stateFiles_)
@@ -395,7 +414,7 @@ Status Transaction::commit() {
   if (Status s = writeJournal("committing"); !s)
     return s;
   faultPoint("commit-marked");
-  Journal j{id_, "committing", adds_, removes_, {}};
+  Journal j{id_, "committing", adds_, removes_, {}, removedStateFiles_};
   for (const auto &[f, content] : stateFiles_)
     j.stateFiles.push_back(f);
   Status s = finish(prefix_, j);

@@ -14,7 +14,8 @@
 //     point. From here recovery rolls forward.
 //  5. Renames, in an order that keeps the state files pointing at existing
 //     directories: replaced package directories out, new ones in, state
-//     files, then removed directories out (into .trash/<id>/).
+//     files, state files no writer produces any more out, then removed
+//     directories out (into .trash/<id>/).
 //  6. The journal is removed, then scratch space.
 //
 // IREEPKG_FAULT=<point> kills the process with SIGKILL at a named point, so
@@ -66,6 +67,8 @@ public:
   void removePackage(const std::string &name, const Version &version);
   /// Replaces <prefix>/state/<file> at commit.
   void setStateFile(const std::string &file, std::string content);
+  /// Moves <prefix>/state/<file> out at commit, if it is there.
+  void removeStateFile(const std::string &file);
 
   /// Stages the state files, syncs, marks the commit and applies it.
   Status commit();
@@ -80,6 +83,7 @@ private:
   std::vector<std::pair<std::string, std::string>> adds_;    // name, version
   std::vector<std::pair<std::string, std::string>> removes_; // name, version
   std::map<std::string, std::string> stateFiles_;
+  std::vector<std::string> removedStateFiles_;
   bool done_ = false;
 };
 

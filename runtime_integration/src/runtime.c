@@ -5,7 +5,9 @@
  * runtime_index_format.h), selecting each plugin's library for a target, and
  * writing IREE flags. Written in C11 so that neither the shared nor the
  * static library needs the C++ runtime; every function outside the API is
- * static, and the shared library exports only ireepkg_runtime_* symbols.
+ * static but one (ireepkg_runtime_flagfile_of_index, hidden, which ireepkg
+ * writes its prefixes' runtime.flags with: prefix_flagfile.h), and the
+ * shared library exports only ireepkg_runtime_* symbols of the API.
  *
  * Everything is validated once, in open; listing then only follows offsets
  * that are known to be in bounds. Handles are immutable after open except
@@ -21,6 +23,8 @@
 #include "ireepkg/runtime.h"
 
 #include "ireepkg/manifest_schema/runtime_index_format.h"
+
+#include "prefix_flagfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1605,6 +1609,49 @@ done:
   buf_free(&text);
   buf_free(&temp);
   return status;
+}
+
+/* Not exported (see prefix_flagfile.h): the index is the caller's bytes,
+ * validated as a mapped file is, and never unmapped. */
+ireepkg_runtime_status_t ireepkg_runtime_flagfile_of_index(
+    const void *data, size_t size, const char *index_path, const char *target,
+    const char *file, char **out_text, size_t *out_size,
+    ireepkg_runtime_error_t **out_error) {
+  if (out_error)
+    *out_error = NULL;
+  if (out_size)
+    *out_size = 0;
+  if (!out_text)
+    return invalid(out_error, "out_text is NULL");
+  *out_text = NULL;
+  if (!data || !index_path || !file)
+    return invalid(out_error, "the index, its path or the file is NULL");
+  size_t pathSize = strlen(index_path) + 1;
+  ireepkg_runtime_index_t *index = index_alloc(pathSize);
+  if (!index)
+    return out_of_memory(out_error);
+  char *text = (char *)(index + 1);
+  memcpy(text, index_path, pathSize);
+  index->path = text;
+  ireepkg_runtime_status_t status = validate_index(
+      (const uint8_t *)data, (uint64_t)size, index_path, index, out_error);
+  ireepkg_runtime_plugin_list_t *list = NULL;
+  if (status == IREEPKG_RUNTIME_OK)
+    status = ireepkg_runtime_list_plugins(index, target, 0, &list, out_error);
+  buf_t flags = {0};
+  if (status == IREEPKG_RUNTIME_OK)
+    status = build_flags(list, IREEPKG_RUNTIME_FLAGS_FLAGFILE, file, &flags,
+                         out_error);
+  ireepkg_runtime_free_plugin_list(list);
+  index_release(index);
+  if (status != IREEPKG_RUNTIME_OK) {
+    buf_free(&flags);
+    return status;
+  }
+  *out_text = flags.data;
+  if (out_size)
+    *out_size = flags.size;
+  return IREEPKG_RUNTIME_OK;
 }
 
 IREEPKG_RUNTIME_API void ireepkg_runtime_free_string(char *text) { free(text); }

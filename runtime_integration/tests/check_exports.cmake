@@ -41,5 +41,11 @@ foreach(required ireepkg_runtime_version ireepkg_runtime_open
     message(FATAL_ERROR "libireepkg_runtime does not export ${required}")
   endif()
 endforeach()
+# ireepkg's own writer of its prefixes' runtime.flags is no part of the API
+# (src/prefix_flagfile.h).
+if(symbols MATCHES " ireepkg_runtime_flagfile_of_index\n")
+  message(FATAL_ERROR "libireepkg_runtime exports "
+                      "ireepkg_runtime_flagfile_of_index, which is not API")
+endif()
 message(STATUS "libireepkg_runtime.so.0 exports ${count} ireepkg_runtime_* "
                "functions and nothing else")

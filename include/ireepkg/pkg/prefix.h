@@ -111,6 +111,14 @@ struct ProjectSettings {
   bool operator==(const ProjectSettings &) const = default;
 };
 
+/// What the last transaction wrote into state/ besides installed.json
+/// (installed.json's "state"): the next one removes the files it lists that
+/// no StateWriter produces any more, and verify knows what belongs there.
+struct StateRecord {
+  std::string writtenBy;          ///< "ireepkg 0.1.0" (see stateWriterName)
+  std::vector<std::string> files; ///< names in state/, sorted
+};
+
 struct InstalledState {
   int schemaVersion = kSchemaVersion;
   std::string platform; ///< the prefix's target, e.g. linux-x86_64
@@ -118,6 +126,8 @@ struct InstalledState {
   /// In activation order: dependencies before dependents, otherwise the
   /// project file's order, otherwise install order.
   std::vector<InstalledPackage> packages;
+  /// Absent in a prefix last changed by an ireepkg that did not record it.
+  std::optional<StateRecord> stateRecord;
 
   const InstalledPackage *find(std::string_view name) const;
 };
@@ -240,7 +250,8 @@ Expected<InstallReport> removePackages(const std::string &prefix,
 struct VerifyProblem {
   std::string package; ///< "" for prefix-level problems
   std::string path;    ///< relative to the package (or prefix)
-  /// "modified", "missing", "extra", "permissions", "state"
+  /// "modified", "missing", "extra", "permissions", "state", "stale",
+  /// "outdated" (VerifyReport::outdated only)
   std::string kind;
   std::string detail;
 };
@@ -249,6 +260,9 @@ struct VerifyReport {
   std::vector<std::string> checkedPackages;
   uint64_t checkedFiles = 0;
   std::vector<VerifyProblem> problems;
+  /// State files another ireepkg wrote differently (kind "outdated"): not
+  /// problems; the next transaction rewrites them.
+  std::vector<VerifyProblem> outdated;
 };
 
 /// Re-hashes installed files against their RECORD and checks the state

@@ -29,6 +29,19 @@ inline constexpr const char *kRuntimeIndexBinary = "runtime.index";
 inline constexpr const char *kCompilerIndexFile = "compiler.json";
 inline constexpr const char *kCompilerFlagsFile = "compiler.flags";
 
+/// "ireepkg <version>": the program writing the state now, as a
+/// StateRecord names it.
+std::string stateWriterName();
+
+/// The state files an ireepkg wrote before it recorded them (a prefix
+/// without a StateRecord): activation.json and the integrations' four.
+std::vector<std::string> unrecordedStateFiles();
+
+/// Whether `name` may be a state file a StateWriter writes (and a
+/// transaction removes): a plain file name, not one of the files pkg itself
+/// keeps in state/ (installed.json, the lock, the journal).
+bool isStateFileName(std::string_view name);
+
 std::string serializeInstalled(const InstalledState &state);
 /// Lenient: unknown fields are warnings (a newer ireepkg may have written it).
 Expected<InstalledState> parseInstalled(std::string_view text,
@@ -71,11 +84,12 @@ public:
   virtual ~StateWriter();
   /// Adds this writer's files to `files` (name in state/ -> bytes). It may
   /// add to `activation` (the activation.json document, ordered) and
-  /// `warnings`.
-  virtual void write(const StateContext &context,
-                     std::map<std::string, std::string> &files,
-                     nlohmann::ordered_json &activation,
-                     std::vector<Diagnostic> &warnings) const = 0;
+  /// `warnings`. An error stops the transaction (or verify) before anything
+  /// is written.
+  virtual Status write(const StateContext &context,
+                       std::map<std::string, std::string> &files,
+                       nlohmann::ordered_json &activation,
+                       std::vector<Diagnostic> &warnings) const = 0;
 };
 
 /// Registers a writer for every later transaction and verification of this
