@@ -567,6 +567,20 @@ Status checkRequest(const AddRequest &request) {
   return ok();
 }
 
+/// The edited text, once it reads back as a valid project file in which
+/// `amiss` (given the file as edited) finds nothing wrong: it returns what
+/// is wrong, "" when the edit did what was asked and nothing else.
+template <class Check>
+Expected<std::string> checkedResult(Session &s, Check amiss) {
+  auto after = parseProject(s.text, s.origin);
+  if (!after)
+    return internalError(s.origin, "the result would not be valid: " +
+                                       after.error().format());
+  if (std::string what = amiss(after->second); !what.empty())
+    return internalError(s.origin, what);
+  return std::move(s.text);
+}
+
 std::optional<size_t> findPlugin(const ProjectFile &project,
                                  const std::string &name) {
   for (size_t i = 0; i < project.plugins.size(); ++i)
@@ -713,29 +727,27 @@ Expected<std::string> addPlugin(std::string_view text,
   }
 
   // The result must be a valid project file that says what was asked.
-  auto after = parseProject(s.text, origin);
-  if (!after)
-    return internalError(origin, "the result would not be valid: " +
-                                     after.error().format());
-  std::optional<size_t> at = findPlugin(after->second, request.name);
-  if (!at)
-    return internalError(origin, "the new entry is missing");
-  const ProjectPlugin &added = after->second.plugins[*at];
-  if (request.constraint &&
-      (!added.version || added.version->text() != *request.constraint))
-    return internalError(origin, "the version was not written");
-  if (!request.path.empty() && added.path != request.path)
-    return internalError(origin, "the path was not written");
-  if (!request.registry.empty() && added.registry != request.registry)
-    return internalError(origin, "the registry was not written");
-  for (const auto &[flag, value] : request.options) {
-    auto o = added.options.find(flag);
-    if (o == added.options.end() || o->second != value)
-      return internalError(origin, "option " + flag + " was not written");
-  }
-  if (after->second.plugins.size() != before.plugins.size() + (index ? 0 : 1))
-    return internalError(origin, "the number of plugins is wrong");
-  return std::move(s.text);
+  return checkedResult(s, [&](const ProjectFile &after) -> std::string {
+    std::optional<size_t> at = findPlugin(after, request.name);
+    if (!at)
+      return "the new entry is missing";
+    const ProjectPlugin &added = after.plugins[*at];
+    if (request.constraint &&
+        (!added.version || added.version->text() != *request.constraint))
+      return "the version was not written";
+    if (!request.path.empty() && added.path != request.path)
+      return "the path was not written";
+    if (!request.registry.empty() && added.registry != request.registry)
+      return "the registry was not written";
+    for (const auto &[flag, value] : request.options) {
+      auto o = added.options.find(flag);
+      if (o == added.options.end() || o->second != value)
+        return "option " + flag + " was not written";
+    }
+    if (after.plugins.size() != before.plugins.size() + (index ? 0 : 1))
+      return "the number of plugins is wrong";
+    return "";
+  });
 }
 
 Expected<std::string> removePlugin(std::string_view text,
@@ -764,19 +776,15 @@ Expected<std::string> removePlugin(std::string_view text,
   if (Status st = s.removeElement("/plugins", *index); !st)
     return Unexpected(st.error());
 
-  auto after = parseProject(s.text, origin);
-  if (!after)
-    return internalError(origin, "the result would not be valid: " +
-                                     after.error().format());
-  std::vector<std::string> expected, got;
-  for (const ProjectPlugin &p : before.plugins)
-    if (p.name != name)
-      expected.push_back(p.name);
-  for (const ProjectPlugin &p : after->second.plugins)
-    got.push_back(p.name);
-  if (expected != got)
-    return internalError(origin, "the wrong entry was removed");
-  return std::move(s.text);
+  return checkedResult(s, [&](const ProjectFile &after) -> std::string {
+    std::vector<std::string> expected, got;
+    for (const ProjectPlugin &p : before.plugins)
+      if (p.name != name)
+        expected.push_back(p.name);
+    for (const ProjectPlugin &p : after.plugins)
+      got.push_back(p.name);
+    return expected != got ? "the wrong entry was removed" : "";
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -814,17 +822,14 @@ Expected<std::string> addRegistry(std::string_view text, const RegistryRef &ref,
                                 s.newEntryStyle("registries", "plugins"));
       !st)
     return Unexpected(st.error());
-  auto after = parseProject(s.text, origin);
-  if (!after)
-    return internalError(origin, "the result would not be valid: " +
-                                     after.error().format());
-  if (after->second.registries.size() != before.registries.size() + 1 ||
-      after->second.registries.back().name != ref.name ||
-      after->second.registries.back().url != ref.url ||
-      after->second.registries.back().publicKey != ref.publicKey ||
-      after->second.plugins.size() != before.plugins.size())
-    return internalError(origin, "the registry was not written as asked");
-  return std::move(s.text);
+  return checkedResult(s, [&](const ProjectFile &after) -> std::string {
+    bool asAsked = after.registries.size() == before.registries.size() + 1 &&
+                   after.registries.back().name == ref.name &&
+                   after.registries.back().url == ref.url &&
+                   after.registries.back().publicKey == ref.publicKey &&
+                   after.plugins.size() == before.plugins.size();
+    return asAsked ? "" : "the registry was not written as asked";
+  });
 }
 
 Expected<std::string> removeRegistry(std::string_view text,
@@ -867,14 +872,11 @@ Expected<std::string> removeRegistry(std::string_view text,
   Session s(std::string(text), origin, std::move(parsed->first));
   if (Status st = s.removeElement("/registries", *index); !st)
     return Unexpected(st.error());
-  auto after = parseProject(s.text, origin);
-  if (!after)
-    return internalError(origin, "the result would not be valid: " +
-                                     after.error().format());
-  if (after->second.registries.size() + 1 != before.registries.size() ||
-      after->second.plugins.size() != before.plugins.size())
-    return internalError(origin, "the wrong entry was removed");
-  return std::move(s.text);
+  return checkedResult(s, [&](const ProjectFile &after) -> std::string {
+    bool removed = after.registries.size() + 1 == before.registries.size() &&
+                   after.plugins.size() == before.plugins.size();
+    return removed ? "" : "the wrong entry was removed";
+  });
 }
 
 //===----------------------------------------------------------------------===//
