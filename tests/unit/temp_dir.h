@@ -4,7 +4,8 @@
 // A temporary directory that removes itself (read-only trees included), file
 // helpers, a scoped environment variable, a snapshot of a directory tree
 // (paths, types, modes and bytes) for "left exactly as it was" checks, a
-// Reporter that records what it is told, and builders for package
+// Reporter that records what it is told, a prefix operation crashed in a
+// forked child at a fault point, and builders for package
 // directories and archives, written the way a plugin author (or, for
 // archives pack would refuse, an attacker) writes them.
 //
@@ -27,6 +28,7 @@
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -170,6 +172,24 @@ public:
   }
   void warning(const Diagnostic &d) override { warnings.push_back(d.format()); }
 };
+
+/// Runs `change` (a prefix operation, given a Reporter) in a forked child
+/// with IREEPKG_FAULT=`point`, and returns the child's wait status. The
+/// child uses no doctest macro and leaves with _exit, so nothing of the test
+/// process runs twice.
+template <class Change>
+int runWithFault(const std::string &point, Change change) {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::setenv("IREEPKG_FAULT", point.c_str(), 1);
+    Reporter quiet;
+    ::_exit(change(quiet) ? 0 : 3);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return status;
+}
 
 /// Why `result` failed, or "" when it did not: the message of a
 /// REQUIRE_MESSAGE, which doctest also evaluates after a passing assertion

@@ -19,9 +19,6 @@
 
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 using namespace ireepkg;
 using namespace ireepkg::test;
 
@@ -107,6 +104,26 @@ public:
     files["unit-probe.txt"] = text;
     activation["unit_probe"] = context.active.size();
     return ok();
+  }
+};
+
+/// A prefix in a temporary directory, and hook packages to install into it
+/// (pipelines checked for syntax only, no package cache, no fault point).
+struct PrefixFixture {
+  TempDir tmp;
+  ScopedEnv mlir{"IREEPKG_MLIR_CHECK", "off"};
+  ScopedEnv fault{"IREEPKG_FAULT", std::nullopt};
+  std::string prefix = tmp / "prefix";
+  InstallOptions options;
+  RecordingReporter reporter;
+
+  explicit PrefixFixture(const char *name) : tmp(name) {
+    options.useCache = false;
+  }
+  /// Writes and packs a hook package; returns its archive.
+  std::string package(const std::string &name, const std::string &version) {
+    writeHookPackageDir(tmp / ("src/" + name), name, version);
+    return packOk(tmp / ("src/" + name), tmp.path());
   }
 };
 
@@ -268,16 +285,12 @@ TEST_CASE("state: a registered StateWriter's file is part of the prefix") {
   const auto &writers = stateWriters();
   REQUIRE(std::find(writers.begin(), writers.end(), &writer) != writers.end());
 
-  TempDir tmp("state");
-  ScopedEnv mlir("IREEPKG_MLIR_CHECK", "off");
-  std::string prefix = tmp / "prefix";
-  writeHookPackageDir(tmp / "src/other", "other", "1.0.0");
-  writeHookPackageDir(tmp / "src/probe", "state-probe", "2.0.0");
-  std::string other = packOk(tmp / "src/other", tmp.path());
-  std::string probe = packOk(tmp / "src/probe", tmp.path());
-  InstallOptions options;
-  options.useCache = false;
-  RecordingReporter reporter;
+  PrefixFixture f("state");
+  const std::string &prefix = f.prefix;
+  const InstallOptions &options = f.options;
+  RecordingReporter &reporter = f.reporter;
+  std::string other = f.package("other", "1.0.0");
+  std::string probe = f.package("state-probe", "2.0.0");
 
   // Without the probe package the writer adds nothing.
   REQUIRE(installArchives(prefix, {other}, options, reporter).has_value());
@@ -339,17 +352,11 @@ std::string problemList(const VerifyReport &r) {
 
 TEST_CASE("state: a file a StateWriter stops writing leaves the prefix") {
   probeWriter();
-  TempDir tmp("state-stale");
-  ScopedEnv mlir("IREEPKG_MLIR_CHECK", "off");
-  ScopedEnv fault("IREEPKG_FAULT", std::nullopt);
-  std::string prefix = tmp / "prefix";
-  writeHookPackageDir(tmp / "src/other", "other", "1.0.0");
-  writeHookPackageDir(tmp / "src/probe", "state-probe", "2.0.0");
-  std::string other = packOk(tmp / "src/other", tmp.path());
-  std::string probe = packOk(tmp / "src/probe", tmp.path());
-  InstallOptions options;
-  options.useCache = false;
-  RecordingReporter reporter;
+  PrefixFixture f("state-stale");
+  const std::string &prefix = f.prefix;
+  RecordingReporter &reporter = f.reporter;
+  std::string other = f.package("other", "1.0.0");
+  std::string probe = f.package("state-probe", "2.0.0");
   auto record = [&] {
     auto st = readInstalledState(prefix, reporter);
     REQUIRE_MESSAGE(st.has_value(), whyNot(st));
@@ -369,7 +376,7 @@ TEST_CASE("state: a file a StateWriter stops writing leaves the prefix") {
   withProbe.push_back("unit-probe.txt");
 
   REQUIRE(
-      installArchives(prefix, {other, probe}, options, reporter).has_value());
+      installArchives(prefix, {other, probe}, f.options, reporter).has_value());
   CHECK(exists(prefix + "/state/unit-probe.txt"));
   CHECK(record() == withProbe);
 
@@ -402,16 +409,9 @@ TEST_CASE("state: a file a StateWriter stops writing leaves the prefix") {
     REQUIRE_FALSE(runningPrivileged()); // else IREEPKG_FAULT is ignored
     for (const char *point : {"state-staged", "commit-marked", "applied"}) {
       CAPTURE(point);
-      pid_t pid = ::fork();
-      REQUIRE(pid >= 0);
-      if (pid == 0) {
-        ::setenv("IREEPKG_FAULT", point, 1);
-        Reporter quiet;
-        auto r = removePackages(prefix, {"state-probe"}, {}, quiet);
-        ::_exit(r ? 0 : 3);
-      }
-      int status = 0;
-      REQUIRE(::waitpid(pid, &status, 0) == pid);
+      int status = runWithFault(point, [&](Reporter &quiet) {
+        return removePackages(prefix, {"state-probe"}, {}, quiet).has_value();
+      });
       REQUIRE(WIFSIGNALED(status));
       auto st = readInstalledState(prefix, reporter); // recovers
       REQUIRE(st.has_value());
@@ -436,17 +436,12 @@ TEST_CASE("state: a file a StateWriter stops writing leaves the prefix") {
 }
 
 TEST_CASE("state: verify of a prefix an older ireepkg wrote") {
-  TempDir tmp("state-older");
-  ScopedEnv mlir("IREEPKG_MLIR_CHECK", "off");
-  std::string prefix = tmp / "prefix";
-  writeHookPackageDir(tmp / "src/a", "alpha", "1.0.0");
-  writeHookPackageDir(tmp / "src/b", "beta", "1.0.0");
-  std::string a = packOk(tmp / "src/a", tmp.path());
-  std::string b = packOk(tmp / "src/b", tmp.path());
-  InstallOptions options;
-  options.useCache = false;
-  RecordingReporter reporter;
-  REQUIRE(installArchives(prefix, {a}, options, reporter).has_value());
+  PrefixFixture f("state-older");
+  const std::string &prefix = f.prefix;
+  RecordingReporter &reporter = f.reporter;
+  std::string a = f.package("alpha", "1.0.0");
+  std::string b = f.package("beta", "1.0.0");
+  REQUIRE(installArchives(prefix, {a}, f.options, reporter).has_value());
   const std::string flags = prefix + "/state/runtime.flags";
   const std::string current = readText(flags);
   // runtime.flags as ireepkg wrote it before libireepkg_runtime wrote it.
@@ -491,7 +486,7 @@ TEST_CASE("state: verify of a prefix an older ireepkg wrote") {
                             "installed packages\n");
   }
   // The next transaction rewrites it.
-  REQUIRE(installArchives(prefix, {b}, options, reporter).has_value());
+  REQUIRE(installArchives(prefix, {b}, f.options, reporter).has_value());
   VerifyReport v = verify();
   CHECK(problemList(v) == "");
   CHECK(readText(flags).starts_with(current.substr(0, current.find('\n'))));

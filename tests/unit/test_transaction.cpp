@@ -78,17 +78,9 @@ struct TxFixture {
 int installInChild(const std::string &prefix,
                    const std::vector<std::string> &archives,
                    const InstallOptions &options, const std::string &point) {
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::setenv("IREEPKG_FAULT", point.c_str(), 1);
-    Reporter quiet;
-    auto r = installArchives(prefix, archives, options, quiet);
-    ::_exit(r ? 0 : 3);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  return status;
+  return runWithFault(point, [&](Reporter &quiet) {
+    return installArchives(prefix, archives, options, quiet).has_value();
+  });
 }
 
 } // namespace
@@ -226,16 +218,9 @@ TEST_CASE("transaction: a crash during a removal") {
     RecordingReporter reporter;
     REQUIRE(installArchives(prefix, {a, b}, f.options, reporter).has_value());
     auto before = snapshotTree(prefix);
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::setenv("IREEPKG_FAULT", point, 1);
-      Reporter quiet;
-      auto r = removePackages(prefix, {"alpha"}, {}, quiet);
-      ::_exit(r ? 0 : 3);
-    }
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    int status = runWithFault(point, [&](Reporter &quiet) {
+      return removePackages(prefix, {"alpha"}, {}, quiet).has_value();
+    });
     REQUIRE(WIFSIGNALED(status));
     auto st = readInstalledState(prefix, reporter);
     REQUIRE(st.has_value());
