@@ -20,76 +20,16 @@ import urllib.request
 import pytest
 
 from conftest import data_package, pack, run
-from ocifix import docker_config, oci_registry, sha256_file
+from netfix import free_port
+from ocifix import (MANIFEST, Keys, docker_config, get, isolated, keys, ok,
+                    oci_registry, pk, project, published, put_manifest,
+                    sha256_file)
 from test_registry_workflow import installed
 
-MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+pytestmark = pytest.mark.usefixtures("isolated")
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    """No credentials of the machine's; a cache of the test's own."""
-    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "no-docker-config"))
-    monkeypatch.delenv("REGISTRY_AUTH_FILE", raising=False)
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-
-
-class Keys:
-    def __init__(self, tmp):
-        base = tmp / "keys" / "registry"
-        base.parent.mkdir(parents=True, exist_ok=True)
-        r = run("key", "generate", "-o", base)
-        assert r.code == 0, r
-        self.key = pathlib.Path(str(base) + ".key")
-        self.pub = pathlib.Path(str(base) + ".pub").read_text().splitlines()[1]
-
-
-def packages(tmp):
-    src, dist = tmp / "src", tmp / "dist"
-    return {
-        "base-1.0.0": pack(data_package(src, "base-kernels", "1.0.0"), dist),
-        "base-1.1.0": pack(data_package(src, "base-kernels", "1.1.0"), dist),
-        "fft-1.0.0": pack(data_package(src, "fft-kit", "1.0.0",
-                                       {"base-kernels": "^1.0"}), dist),
-    }
-
-
-def ok(*args, **kw):
-    r = run(*args, **kw)
-    assert r.code == 0, r
-    return r
-
-
-def get(reg, path, accept=MANIFEST, token=None):
-    req = urllib.request.Request(reg.http(path), headers={"Accept": accept})
-    if token:
-        req.add_header("Authorization", token)
-    with urllib.request.urlopen(req, timeout=30) as f:
-        return f.read()
-
-
-def put_manifest(reg, repo, tag, body):
-    req = urllib.request.Request(
-        reg.http(f"/v2/{repo}/manifests/{tag}"), data=body, method="PUT",
-        headers={"Content-Type": MANIFEST})
-    with urllib.request.urlopen(req, timeout=30) as f:
-        assert f.status == 201
-
-
-def project(tmp, url, pub, plugins):
-    d = tmp / "proj"
-    d.mkdir(exist_ok=True)
-    (d / "plugins.json").write_text(json.dumps(
-        {"schema_version": 1,
-         "registries": [{"name": "oci", "url": url, "public_key": pub}],
-         "plugins": plugins}, indent=2) + "\n")
-    return d
-
-
-def test_publish_install_lock_sync_yank(tmp_path):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
+def test_publish_install_lock_sync_yank(tmp_path, keys, pk):
     with oci_registry(tmp_path / "oci") as reg:
         url = reg.url()
         r = ok("registry", "init", url, "--key", keys.key)
@@ -164,13 +104,8 @@ def test_publish_install_lock_sync_yank(tmp_path):
     assert r.code == 0, r
 
 
-def test_layout_and_media_types(tmp_path):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci") as reg:
-        url = reg.url("acme/iree")
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+def test_layout_and_media_types(pk, published):
+    with published("base-1.0.0", ns="acme/iree") as (reg, url):
         tags = json.loads(get(reg, "/v2/acme/iree/base-kernels/tags/list"))
         assert sorted(tags["tags"]) == ["1.0.0", "index"]
         m = json.loads(get(reg, "/v2/acme/iree/base-kernels/manifests/1.0.0"))
@@ -223,14 +158,10 @@ def test_layout_and_media_types(tmp_path):
             "application/vnd.ireepkg.registry.config.v1+json"
 
 
-def test_the_client_checks_as_for_any_registry(tmp_path):
-    keys = Keys(tmp_path)
+def test_the_client_checks_as_for_any_registry(tmp_path, keys, pk,
+                                                published):
     other = Keys(tmp_path / "other")
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci") as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+    with published("base-1.0.0") as (reg, url):
         old = get(reg, "/v2/iree/plugins/manifests/snapshot")
         ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
 
@@ -248,11 +179,8 @@ def test_the_client_checks_as_for_any_registry(tmp_path):
                "than version 3" in r.err, r
 
     # An archive changed in the registry's storage after publishing.
-    with oci_registry(tmp_path / "oci2") as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["fft-1.0.0"], pk["base-1.0.0"], "--registry", url,
-           "--key", keys.key)
+    with published("fft-1.0.0", "base-1.0.0", root=tmp_path / "oci2") as (
+            reg, url):
         sha = sha256_file(pk["base-1.0.0"])
         data = (tmp_path / "oci2" / "storage" / "docker" / "registry" / "v2" /
                 "blobs" / "sha256" / sha[:2] / sha / "data")
@@ -267,10 +195,8 @@ def test_the_client_checks_as_for_any_registry(tmp_path):
         assert not (tmp_path / "p3" / "packages" / "base-kernels").exists()
 
 
-def test_bearer_tokens_anonymous_pull_and_credentials_to_push(tmp_path,
-                                                             monkeypatch):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
+def test_bearer_tokens_anonymous_pull_and_credentials_to_push(
+        tmp_path, monkeypatch, keys, pk):
     with oci_registry(tmp_path / "oci", auth="token",
                       users={"ci-bot": "s3cret"}) as reg:
         url = reg.url()
@@ -332,9 +258,7 @@ def test_bearer_tokens_anonymous_pull_and_credentials_to_push(tmp_path,
         assert all(t["user"] is None for t in reg.token_log)
 
 
-def test_basic_auth_with_htpasswd(tmp_path, monkeypatch):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
+def test_basic_auth_with_htpasswd(tmp_path, monkeypatch, keys, pk):
     with oci_registry(tmp_path / "oci", auth="htpasswd",
                       users={"alice": "wonder-land"}) as reg:
         url = reg.url()
@@ -384,17 +308,10 @@ def test_basic_auth_with_htpasswd(tmp_path, monkeypatch):
                "keychain locked" in r.err, r
 
 
-def test_blob_redirects_do_not_carry_the_registry_token(tmp_path, monkeypatch):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci", auth="token", redirect=True,
-                      users={"ci-bot": "s3cret"}) as reg:
-        url = reg.url()
-        cfg = docker_config(tmp_path / "docker", reg.host, "ci-bot", "s3cret")
-        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], pk["fft-1.0.0"], "--registry", url,
-           "--key", keys.key)
+def test_blob_redirects_do_not_carry_the_registry_token(tmp_path, keys, pk,
+                                                         published):
+    with published("base-1.0.0", "fft-1.0.0", auth="token", redirect=True,
+                   login=("ci-bot", "s3cret")) as (reg, url):
         reg.redirect_log.clear()
         ok("install", "fft-kit", "--registry", url, "--registry-key",
            keys.pub, "--prefix", tmp_path / "p1")
@@ -411,14 +328,10 @@ def test_blob_redirects_do_not_carry_the_registry_token(tmp_path, monkeypatch):
             assert not any(k.lower() == "authorization" for k in e["headers"]), e
 
 
-def test_oras_pulls_what_publish_pushed_and_pushes_what_installs(tmp_path):
+def test_oras_pulls_what_publish_pushed_and_pushes_what_installs(
+        tmp_path, keys, pk, published):
     import oras.client as oras_client  # scripts/requirements.txt
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci") as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+    with published("base-1.0.0") as (reg, url):
         d = project(tmp_path, url, keys.pub, [{"name": "base-kernels"}])
         ok("lock", cwd=d)
         [locked] = json.loads((d / "plugins.lock.json").read_text())["packages"]
@@ -479,13 +392,8 @@ def test_oras_pulls_what_publish_pushed_and_pushes_what_installs(tmp_path):
                in r.err, r
 
 
-def test_retry_after_on_429_is_honoured(tmp_path):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci", proxy=True) as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+def test_retry_after_on_429_is_honoured(tmp_path, keys, pk, published):
+    with published("base-1.0.0", proxy=True) as (reg, url):
         sha = sha256_file(pk["base-1.0.0"])
         reg.faults += [
             {"match": "/manifests/snapshot", "status": 429, "retry_after": 1},
@@ -508,12 +416,8 @@ def test_retry_after_on_429_is_honoured(tmp_path):
         assert set(installed(tmp_path / "p1")) == {"base-kernels"}
 
 
-def test_chunked_upload(tmp_path):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci", proxy=True) as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
+def test_chunked_upload(keys, pk, published):
+    with published(proxy=True) as (reg, url):
         reg.proxy_log.clear()
         size = pk["fft-1.0.0"].stat().st_size
         ok("publish", pk["fft-1.0.0"], "--registry", url, "--key", keys.key,
@@ -539,8 +443,7 @@ def test_chunked_upload(tmp_path):
     ("oci://127.0.0.1:9/iree:latest", '"iree:latest" is not a repository '
                                       'name'),
 ])
-def test_malformed_oci_urls(tmp_path, url, why):
-    keys = Keys(tmp_path)
+def test_malformed_oci_urls(tmp_path, keys, url, why):
     r = run("install", "x", "--registry", url, "--registry-key", keys.pub,
             "--prefix", tmp_path / "p")
     assert r.code == 1, r
@@ -548,23 +451,12 @@ def test_malformed_oci_urls(tmp_path, url, why):
     assert "oci://HOST[:PORT]/NAMESPACE" in r.err, r
 
 
-def test_a_mirror_answers_when_the_registry_does_not(tmp_path):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci") as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["fft-1.0.0"], pk["base-1.0.0"], "--registry", url,
-           "--key", keys.key)
-        from netfix import free_port
+def test_a_mirror_answers_when_the_registry_does_not(tmp_path, keys,
+                                                     published):
+    with published("fft-1.0.0", "base-1.0.0") as (reg, url):
         dead = f"oci+http://127.0.0.1:{free_port()}/iree/plugins"
-        d = tmp_path / "proj"
-        d.mkdir()
-        (d / "plugins.json").write_text(json.dumps(
-            {"schema_version": 1,
-             "registries": [{"name": "oci", "url": dead, "mirrors": [url],
-                             "public_key": keys.pub}],
-             "plugins": [{"name": "fft-kit"}]}, indent=2) + "\n")
+        d = project(tmp_path, dead, keys.pub, [{"name": "fft-kit"}],
+                    mirrors=[url])
         ok("sync", cwd=d)
         assert set(installed(d / ".iree-plugins")) == {"base-kernels",
                                                       "fft-kit"}
@@ -573,18 +465,13 @@ def test_a_mirror_answers_when_the_registry_does_not(tmp_path):
 
 
 def test_publish_never_replaces_another_artifact_under_the_version_tag(
-        tmp_path):
+        tmp_path, keys, pk, published):
     import oras.client as oras_client
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
     other = pack(data_package(tmp_path / "other", "fft-kit", "1.0.0",
                               {"base-kernels": "^1.0"},
                               files={"data/x.txt": "other bytes\n"}),
                  tmp_path / "other-dist")
-    with oci_registry(tmp_path / "oci") as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+    with published("base-1.0.0") as (reg, url):
         client = oras_client.OrasClient(hostname=reg.host, insecure=True)
         cwd = os.getcwd()
         os.chdir(other.parent)
@@ -606,9 +493,7 @@ def test_publish_never_replaces_another_artifact_under_the_version_tag(
         assert m["layers"][0]["digest"] == "sha256:" + sha256_file(other)
 
 
-def test_oci_over_https_with_a_private_ca(tmp_path, monkeypatch):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
+def test_oci_over_https_with_a_private_ca(tmp_path, monkeypatch, keys, pk):
     with oci_registry(tmp_path / "oci", https=True) as reg:
         url = reg.url()
         assert url.startswith("oci://127.0.0.1:")
@@ -624,9 +509,8 @@ def test_oci_over_https_with_a_private_ca(tmp_path, monkeypatch):
 
 
 def test_identity_token_is_exchanged_for_an_access_token(tmp_path,
-                                                         monkeypatch):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
+                                                         monkeypatch, keys,
+                                                         pk):
     with oci_registry(tmp_path / "oci", auth="token",
                       refresh_tokens={"refresh-abc": "ci-bot"}) as reg:
         url = reg.url()
@@ -652,17 +536,10 @@ def test_identity_token_is_exchanged_for_an_access_token(tmp_path,
         assert r.code == 1 and "HTTP 401" in r.err, r
 
 
-def test_an_expired_token_during_downloads_is_renewed(tmp_path, monkeypatch):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci", auth="token", proxy=True,
-                      users={"ci-bot": "s3cret"}) as reg:
-        url = reg.url()
-        cfg = docker_config(tmp_path / "docker", reg.host, "ci-bot", "s3cret")
-        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], pk["fft-1.0.0"], "--registry", url,
-           "--key", keys.key)
+def test_an_expired_token_during_downloads_is_renewed(tmp_path, keys, pk,
+                                                       published):
+    with published("base-1.0.0", "fft-1.0.0", auth="token", proxy=True,
+                   login=("ci-bot", "s3cret")) as (reg, url):
         sha = sha256_file(pk["base-1.0.0"])
         # The registry refuses the archive once, as it does a token that
         # expired since it was issued.
@@ -679,13 +556,9 @@ def test_an_expired_token_during_downloads_is_renewed(tmp_path, monkeypatch):
         assert got[-2:] == [401, 200], reg.proxy_log
 
 
-def test_a_publisher_that_lost_a_race_overwrites_nothing(tmp_path):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci", proxy=True) as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+def test_a_publisher_that_lost_a_race_overwrites_nothing(keys, pk,
+                                                          published):
+    with published("base-1.0.0", proxy=True) as (reg, url):
         first = get(reg, "/v2/iree/plugins/manifests/snapshot")
         ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
         second = get(reg, "/v2/iree/plugins/manifests/snapshot")
@@ -709,3 +582,4 @@ def test_a_publisher_that_lost_a_race_overwrites_nothing(tmp_path):
         r = ok("publish", pk["fft-1.0.0"], "--registry", url, "--key",
                keys.key)
         assert "snapshot version 4" in r.out, r
+
