@@ -583,3 +583,122 @@ def test_a_publisher_that_lost_a_race_overwrites_nothing(keys, pk,
                keys.key)
         assert "snapshot version 4" in r.out, r
 
+
+def test_a_static_copy_verifies_and_bundles_the_same(tmp_path, keys, pk,
+                                                     published):
+    """`registry mirror` copies an OCI registry into a directory registry
+    that verifies with the same key, and a project's bundle made from that
+    copy is byte for byte the bundle made from the OCI registry."""
+    copy = tmp_path / "static"
+    with published("base-1.0.0", "base-1.1.0", "fft-1.0.0") as (reg, url):
+        ok("yank", "base-kernels@1.0.0", "--registry", url, "--key", keys.key)
+        out = json.loads(ok("registry", "mirror", url, copy, "--registry-key",
+                            keys.pub, "--json").out)
+        assert out["snapshot_version"] == 5, out
+        assert out["previous_snapshot_version"] == 0, out
+        assert (out["packages"], out["versions"], out["archives_copied"]) == \
+            (2, 3, 3), out
+        # The signed files byte for byte: the snapshot is the blob the
+        # snapshot manifest holds.
+        m = json.loads(get(reg, "/v2/iree/plugins/manifests/snapshot"))
+        for layer, name in zip(m["layers"], ["snapshot.json",
+                                             "snapshot.json.minisig"]):
+            assert (copy / name).read_bytes() == get(
+                reg, "/v2/iree/plugins/blobs/" + layer["digest"],
+                accept="*/*"), name
+        for key, rel in [("base-1.0.0", "base-kernels/base-kernels-1.0.0"),
+                         ("base-1.1.0", "base-kernels/base-kernels-1.1.0"),
+                         ("fft-1.0.0", "fft-kit/fft-kit-1.0.0")]:
+            archive = copy / "archives" / (rel + ".ireepkg")
+            assert archive.read_bytes() == pk[key].read_bytes()
+            # The archive's signature, from its manifest's annotation.
+            name, _, version = rel.split("/")[1].rpartition("-")
+            pm = json.loads(get(reg, f"/v2/iree/plugins/{name}/manifests/"
+                                     f"{version}"))
+            assert pathlib.Path(str(archive) + ".minisig").read_text() == \
+                pm["annotations"]["vnd.ireepkg.archive.minisig"]
+        # The copy is a registry: it verifies with the same key (yanked
+        # version and all), archives included.
+        r = ok("registry", "verify", copy, "--registry-key", keys.pub,
+               "--archives")
+        assert "snapshot version 5" in r.out, r
+        assert "base-kernels: 1.0.0 (yanked), 1.1.0" in r.out, r
+        # Again: nothing to do.
+        r = ok("registry", "mirror", url, copy, "--registry-key", keys.pub)
+        assert r.out == f"{copy} is up to date: snapshot version 5\n", r
+
+        # A project that names the OCI registry, with the copy as a mirror.
+        d = project(tmp_path, url, keys.pub, [{"name": "fft-kit"}],
+                    mirrors=[str(copy)])
+        ok("lock", cwd=d)
+        from_oci = tmp_path / "from-oci.ireebundle"
+        ok("bundle", "create", "-o", from_oci, cwd=d)
+
+    # The OCI registry is gone: the copy answers, from an empty cache.
+    from_copy = tmp_path / "from-copy.ireebundle"
+    ok("bundle", "create", "-o", from_copy, cwd=d,
+       env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache-copy")})
+    assert from_copy.read_bytes() == from_oci.read_bytes()
+    r = run("sync", "--offline", "--bundle", from_copy, cwd=d,
+            env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache-bundle")})
+    assert r.code == 0, r
+    assert set(installed(d / ".iree-plugins")) == {"base-kernels", "fft-kit"}
+
+
+def test_registry_mirror_updates_a_copy_and_refuses_what_it_must(
+        tmp_path, keys, pk, published):
+    copy = tmp_path / "static"
+    with published("base-1.0.0") as (reg, url):
+        r = ok("registry", "mirror", url, copy, "--registry-key", keys.pub)
+        assert r.out.startswith(f"copied into {copy}: snapshot version 2 "
+                                "signed by "), r
+        assert "1 package, 1 version; 1 archive copied" in r.out, r
+        old = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        ok("publish", pk["base-1.1.0"], pk["fft-1.0.0"], "--registry", url,
+           "--key", keys.key)
+        first = (copy / "archives" / "base-kernels" /
+                 "base-kernels-1.0.0.ireepkg").stat().st_ino
+        r = ok("registry", "mirror", url, copy, "--registry-key", keys.pub)
+        assert r.out.startswith(f"updated {copy}: snapshot version 4 "), r
+        assert "2 packages, 3 versions; 2 archives copied" in r.out, r
+        # What the copy held stays as it was.
+        assert (copy / "archives" / "base-kernels" /
+                "base-kernels-1.0.0.ireepkg").stat().st_ino == first
+        ok("registry", "verify", copy, "--registry-key", keys.pub,
+           "--archives")
+
+        # An older snapshot put back at the source: the newer copy is kept
+        # (the client itself refuses the rollback first).
+        put_manifest(reg, "iree/plugins", "snapshot", old)
+        before = (copy / "snapshot.json").read_bytes()
+        r = run("registry", "mirror", url, copy, "--registry-key", keys.pub,
+                env={"IREEPKG_CACHE_DIR": str(tmp_path / "fresh-cache")})
+        assert r.code == 1, r
+        assert "the copy holds snapshot version 4, newer than version 2 " \
+               f"that {url} serves now" in r.err, r
+        assert (copy / "snapshot.json").read_bytes() == before
+
+        # A key the registry is not signed with: nothing written.
+        other = Keys(tmp_path / "other")
+        r = run("registry", "mirror", url, tmp_path / "c2", "--registry-key",
+                other.pub)
+        assert r.code == 1 and "which is not a key you trust" in r.err, r
+        assert not (tmp_path / "c2").exists()
+
+        # A directory that holds something else.
+        junk = tmp_path / "junk"
+        junk.mkdir()
+        (junk / "notes.txt").write_text("mine\n")
+        r = run("registry", "mirror", url, junk, "--registry-key", keys.pub)
+        assert r.code == 1, r
+        assert "the directory is not empty and holds no registry" in r.err, r
+        assert sorted(p.name for p in junk.iterdir()) == ["notes.txt"]
+        # Only a directory can be written.
+        r = run("registry", "mirror", url, "https://example.invalid/x",
+                "--registry-key", keys.pub)
+        assert r.code == 2, r
+        assert "a static copy is written into a directory, not " \
+               "https://example.invalid/x" in r.err, r
+    # No staging directory is left behind.
+    assert not [p for p in tmp_path.iterdir() if ".mirror-" in p.name]
+
