@@ -66,7 +66,13 @@ struct OciLocation {
   std::string scheme; ///< "https" or "http"
   std::string host;   ///< host[:port], lower case
   std::string ns;     ///< the namespace: the metadata repository
-  std::string base() const { return scheme + "://" + host; }
+  /// Where the distribution API is. Docker Hub is named docker.io (as
+  /// images name it) but serves the API at registry-1.docker.io, as
+  /// docker and oras know.
+  std::string base() const {
+    return scheme + "://" +
+           (host == "docker.io" ? std::string("registry-1.docker.io") : host);
+  }
   /// The repository of one package.
   std::string packageRepo(const std::string &name) const {
     return ns + "/" + name;

@@ -702,3 +702,59 @@ def test_registry_mirror_updates_a_copy_and_refuses_what_it_must(
     # No staging directory is left behind.
     assert not [p for p in tmp_path.iterdir() if ".mirror-" in p.name]
 
+
+def test_docker_hub_credentials_under_their_legacy_key(tmp_path, monkeypatch,
+                                                       keys, pk):
+    """docker stores Docker Hub's credentials under
+    "https://index.docker.io/v1/" (auths, credHelpers, and what a helper is
+    asked for), while the registry is oci://docker.io/... and its API
+    registry-1.docker.io. Here "Docker Hub" is the loopback registry reached
+    through an HTTP proxy (http_proxy), which is where the requests for
+    registry-1.docker.io go."""
+    hub = "https://index.docker.io/v1/"
+    with oci_registry(tmp_path / "oci", auth="htpasswd", proxy=True,
+                      users={"hubuser": "hub-pass"}) as reg:
+        monkeypatch.setenv("http_proxy", f"http://{reg.host}")
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        url = "oci+http://docker.io/acme/plugins"
+        # No credentials: refused, saying for which host.
+        r = run("registry", "init", url, "--key", keys.key)
+        assert r.code == 1 and "HTTP 401" in r.err, r
+        assert "no credentials are configured for docker.io" in r.err, r
+        # auths under the legacy key, as `docker login` writes it.
+        cfg = docker_config(tmp_path / "docker", hub, "hubuser", "hub-pass")
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        reg.proxy_log.clear()
+        ok("registry", "init", url, "--key", keys.key)
+        # The API is registry-1.docker.io's.
+        assert reg.proxy_log and all(
+            e["path"].startswith("http://registry-1.docker.io/v2/")
+            for e in reg.proxy_log), reg.proxy_log
+        # A credential helper named for the legacy key is asked for it (the
+        # script answers only that).
+        helper = docker_config(tmp_path / "helper", hub, "hubuser",
+                               "hub-pass", helper="hubtest")
+        monkeypatch.setenv("DOCKER_CONFIG", str(helper))
+        monkeypatch.setenv("PATH",
+                           f"{helper / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        # credsStore: the same question.
+        store = docker_config(tmp_path / "store", hub, "hubuser", "hub-pass",
+                              helper="hubstore", store=True)
+        monkeypatch.setenv("DOCKER_CONFIG", str(store))
+        monkeypatch.setenv("PATH",
+                           f"{store / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
+        # podman's key for it (docker.io) works too; and the key docker
+        # writes wins over another spelling of the same registry.
+        (cfg / "config.json").write_text(json.dumps({"auths": {
+            "docker.io": {"auth": base64.b64encode(
+                b"hubuser:hub-pass").decode()}}}))
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        (cfg / "config.json").write_text(json.dumps({"auths": {
+            "docker.io": {"auth": base64.b64encode(b"hubuser:old").decode()},
+            hub: {"auth": base64.b64encode(b"hubuser:hub-pass").decode()}}}))
+        ok("publish", pk["fft-1.0.0"], "--registry", url, "--key", keys.key)
