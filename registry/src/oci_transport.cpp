@@ -9,7 +9,9 @@
 //   snapshot.json           NAMESPACE:snapshot  the snapshot layer
 //   snapshot.json.minisig   NAMESPACE:snapshot  the signature layer of the
 //                           same manifest as the snapshot just read, so the
-//                           two always belong together
+//                           two always belong together; without one, the
+//                           signature referrer of that manifest (OCI 1.1:
+//                           the referrers API, or the sha256-<hex> tag)
 //   index/<name>.json       NAMESPACE/<name> blob by the digest the last
 //                           snapshot read pins (else NAMESPACE/<name>:index)
 //   archives/<name>/...     NAMESPACE/<name> blob by the SHA-256 the index
@@ -294,11 +296,21 @@ private:
         snapshotFrom_ = i;
       }
       const oci::Descriptor *d = snapshotManifest_->layer(oci::kSignatureLayer);
-      if (!d)
-        return makeError(ErrorCode::NotFound,
-                         loc.host + "/" + loc.ns +
-                             ":snapshot has no signature layer",
-                         at(shown));
+      if (!d) {
+        // No layer: the signature as a referrer of the snapshot manifest
+        // (OCI 1.1), which needs the registry.
+        if (offline_)
+          return makeError(ErrorCode::NotFound,
+                           "offline, and " + loc.host + "/" + loc.ns +
+                               ":snapshot has its signature only as a "
+                               "referrer, which is not cached",
+                           at(shown), "run the command online");
+        auto body = c.snapshotSignature(loc.ns, *snapshotManifest_, maxBytes);
+        if (!body)
+          return Unexpected(body.error());
+        out.body = std::move(*body);
+        return out;
+      }
       auto body = blob(c, loc.ns, *d, maxBytes, shown);
       if (!body)
         return Unexpected(body.error());

@@ -15,6 +15,7 @@ import json
 import os
 import pathlib
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -758,3 +759,77 @@ def test_docker_hub_credentials_under_their_legacy_key(tmp_path, monkeypatch,
             "docker.io": {"auth": base64.b64encode(b"hubuser:old").decode()},
             hub: {"auth": base64.b64encode(b"hubuser:hub-pass").decode()}}}))
         ok("publish", pk["fft-1.0.0"], "--registry", url, "--key", keys.key)
+
+
+def test_the_snapshot_signature_is_also_an_oci_referrer(tmp_path, keys, pk,
+                                                        published):
+    """The snapshot's signature is pushed a second time as an OCI 1.1
+    referrer of the snapshot manifest. docker-registry 2.8 has no referrers
+    API (404), so it is listed in an image index under the fallback tag
+    sha256-<hex>; a snapshot manifest without its signature layer is read
+    through that."""
+    idx_type = "application/vnd.oci.image.index.v1+json"
+    sig_type = "application/vnd.ireepkg.snapshot.signature.v1"
+
+    def sha(data):
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+
+    def put(reg, ref, body, media):
+        req = urllib.request.Request(
+            reg.http(f"/v2/iree/plugins/manifests/{ref}"), data=body,
+            method="PUT", headers={"Content-Type": media})
+        with urllib.request.urlopen(req, timeout=30) as f:
+            assert f.status == 201
+
+    with published("base-1.0.0") as (reg, url):
+        snap = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        with pytest.raises(urllib.error.HTTPError) as e:
+            get(reg, f"/v2/iree/plugins/referrers/{sha(snap)}",
+                accept=idx_type)
+        assert e.value.code == 404  # no referrers API: the fallback tag
+        index = json.loads(get(
+            reg, f"/v2/iree/plugins/manifests/sha256-{sha(snap)[7:]}",
+            accept=idx_type))
+        assert index["mediaType"] == idx_type
+        [ref] = index["manifests"]
+        assert ref["artifactType"] == sig_type
+        sig_manifest = get(reg, f"/v2/iree/plugins/manifests/{ref['digest']}")
+        assert sha(sig_manifest) == ref["digest"]
+        m = json.loads(sig_manifest)
+        assert m["artifactType"] == sig_type
+        assert m["subject"] == {"mediaType": MANIFEST, "digest": sha(snap),
+                                "size": len(snap)}
+        s = json.loads(snap)
+        assert m["layers"] == [s["layers"][1]]  # the same signature blob
+
+        # A snapshot manifest without the signature layer, and no referrer
+        # for it: unsigned.
+        s["layers"] = s["layers"][:1]
+        bare = (json.dumps(s, indent=2) + "\n").encode()
+        put(reg, "snapshot", bare, MANIFEST)
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p0",
+                env={"IREEPKG_CACHE_DIR": str(tmp_path / "c0")})
+        assert r.code == 1, r
+        assert f"snapshot.json of {url} is not signed: " \
+               "snapshot.json.minisig is missing" in r.err, r
+        # The signature as its referrer, as another OCI 1.1 tool pushes
+        # it: installs, and the next publish (which checks the signature
+        # it starts from) reads it too.
+        m["subject"] = {"mediaType": MANIFEST, "digest": sha(bare),
+                        "size": len(bare)}
+        referrer = (json.dumps(m, indent=2) + "\n").encode()
+        put(reg, sha(referrer), referrer, MANIFEST)
+        put(reg, f"sha256-{sha(bare)[7:]}", json.dumps(
+            {"schemaVersion": 2, "mediaType": idx_type, "manifests": [
+                {"mediaType": MANIFEST, "digest": sha(referrer),
+                 "size": len(referrer), "artifactType": sig_type}]}).encode(),
+            idx_type)
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1",
+           env={"IREEPKG_CACHE_DIR": str(tmp_path / "c1")})
+        assert set(installed(tmp_path / "p1")) == {"base-kernels"}
+        r = ok("publish", pk["base-1.1.0"], "--registry", url, "--key",
+               keys.key)
+        assert "snapshot version 3" in r.out, r
+        ok("registry", "verify", url, "--registry-key", keys.pub)
