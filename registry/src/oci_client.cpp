@@ -715,9 +715,9 @@ Client::referrers(const std::string &repo, const std::string &digest,
   auto r = send(req, repo, false);
   if (!r)
     return Unexpected(r.error());
-  if (r->status != 200 && r->status != 404)
-    return Unexpected(httpError("cannot " + req.label, *r));
-  if (r->status == 404) {
+  // 404 is what the specification asks of a registry without the API;
+  // older ones answer 400, 405 or 501 as to any unknown route.
+  if (r->status != 200) {
     req.url =
         loc_.base() + "/v2/" + repo + "/manifests/" + referrersTag(digest);
     r = send(req, repo, false);

@@ -781,7 +781,7 @@ def test_the_snapshot_signature_is_also_an_oci_referrer(tmp_path, keys, pk,
         with urllib.request.urlopen(req, timeout=30) as f:
             assert f.status == 201
 
-    with published("base-1.0.0") as (reg, url):
+    with published("base-1.0.0", proxy=True) as (reg, url):
         snap = get(reg, "/v2/iree/plugins/manifests/snapshot")
         with pytest.raises(urllib.error.HTTPError) as e:
             get(reg, f"/v2/iree/plugins/referrers/{sha(snap)}",
@@ -833,3 +833,14 @@ def test_the_snapshot_signature_is_also_an_oci_referrer(tmp_path, keys, pk,
                keys.key)
         assert "snapshot version 3" in r.out, r
         ok("registry", "verify", url, "--registry-key", keys.pub)
+        # A registry that takes no index under the fallback tag: the
+        # publish, whose snapshot is in place, still succeeds.
+        reg.faults.append({"match": "/manifests/sha256-", "method": "PUT",
+                           "status": 400})
+        r = ok("publish", pk["fft-1.0.0"], "--registry", url, "--key",
+               keys.key)
+        assert "snapshot version 4" in r.out, r
+        assert any(e["status"] == 400 for e in reg.proxy_log), reg.proxy_log
+        ok("install", "fft-kit", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p2",
+           env={"IREEPKG_CACHE_DIR": str(tmp_path / "c2")})
