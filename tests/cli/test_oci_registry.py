@@ -8,7 +8,10 @@ Bearer-token and Basic authentication with credentials from
 ~/.docker/config.json, $REGISTRY_AUTH_FILE and credential helpers; blob
 redirects that must not carry the registry's Authorization header; and
 interoperability with a general OCI client (the `oras` Python SDK) both
-ways."""
+ways; `registry mirror` (a static copy that bundles the same as the OCI
+registry); Docker Hub's legacy credential key; the snapshot's signature as
+an OCI 1.1 referrer (the fallback tag scheme: docker-registry 2.8 has no
+referrers API). The repeated set-up is ocifix.py's fixtures."""
 import base64
 import hashlib
 import json
