@@ -120,6 +120,7 @@ int runRegistryInit(const Command &, const ParsedArgs &);
 int runRegistryResign(const Command &, const ParsedArgs &);
 int runRegistryAddExisting(const Command &, const ParsedArgs &);
 int runRegistryVerify(const Command &, const ParsedArgs &);
+int runRegistryMirror(const Command &, const ParsedArgs &);
 int runRegistrySite(const Command &, const ParsedArgs &);
 int runPublish(const Command &, const ParsedArgs &);
 int runYank(const Command &, const ParsedArgs &);

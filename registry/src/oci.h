@@ -28,6 +28,8 @@ namespace ireepkg::registry::oci {
 // Media types (docs/registries.md).
 inline constexpr const char *kManifestMediaType =
     "application/vnd.oci.image.manifest.v1+json";
+inline constexpr const char *kIndexMediaType =
+    "application/vnd.oci.image.index.v1+json";
 inline constexpr const char *kEmptyMediaType =
     "application/vnd.oci.empty.v1+json";
 inline constexpr const char *kEmptyDigest =
@@ -44,6 +46,10 @@ inline constexpr const char *kSnapshotArtifact =
     "application/vnd.ireepkg.registry.snapshot.v1+json";
 inline constexpr const char *kSignatureLayer =
     "application/vnd.ireepkg.minisign.v1";
+/// The snapshot's signature as an OCI 1.1 referrer of the snapshot
+/// manifest (its one layer: kSignatureLayer).
+inline constexpr const char *kSnapshotSignatureArtifact =
+    "application/vnd.ireepkg.snapshot.signature.v1";
 inline constexpr const char *kIndexArtifact =
     "application/vnd.ireepkg.registry.index.v1+json";
 inline constexpr const char *kTitleAnnotation =
@@ -66,7 +72,13 @@ struct OciLocation {
   std::string scheme; ///< "https" or "http"
   std::string host;   ///< host[:port], lower case
   std::string ns;     ///< the namespace: the metadata repository
-  std::string base() const { return scheme + "://" + host; }
+  /// Where the distribution API is. Docker Hub is named docker.io (as
+  /// images name it) but serves the API at registry-1.docker.io, as
+  /// docker and oras know.
+  std::string base() const {
+    return scheme + "://" +
+           (host == "docker.io" ? std::string("registry-1.docker.io") : host);
+  }
   /// The repository of one package.
   std::string packageRepo(const std::string &name) const {
     return ns + "/" + name;
@@ -101,6 +113,7 @@ struct Descriptor {
   std::string mediaType;
   std::string digest;
   uint64_t size = 0;
+  std::string artifactType; ///< in an index of referrers
   std::map<std::string, std::string> annotations;
   nlohmann::json toJson() const;
 };
@@ -117,11 +130,16 @@ struct Manifest {
                           const std::string &title = "") const;
 };
 
-/// An image manifest (v1.1) with `artifactType`, canonical JSON.
+/// An image manifest (v1.1) with `artifactType`, canonical JSON; with a
+/// `subject` when given (a referrer of that manifest).
 std::string makeManifest(const std::string &artifactType,
                          const Descriptor &config,
                          const std::vector<Descriptor> &layers,
-                         const std::map<std::string, std::string> &annotations);
+                         const std::map<std::string, std::string> &annotations,
+                         const Descriptor *subject = nullptr);
+
+/// The OCI 1.1 fallback tag of the referrers of `digest`: sha256-<hex>.
+std::string referrersTag(const std::string &digest);
 
 class Client {
 public:
@@ -156,10 +174,31 @@ public:
   Status pushBlob(const std::string &repo, const std::string &digest,
                   uint64_t size, const std::string *bytes,
                   const std::string &file, const std::string &mountFrom = "");
-  /// PUTs a manifest under `tag`; returns its digest.
+  /// PUTs a manifest (or, with kIndexMediaType, an index) under `tag`
+  /// (or its digest); returns its digest.
   Expected<std::string> putManifest(const std::string &repo,
                                     const std::string &tag,
-                                    const std::string &text);
+                                    const std::string &text,
+                                    const char *mediaType = kManifestMediaType);
+
+  /// The referrers (OCI 1.1) of the manifest `digest` in `repo` that have
+  /// this artifactType, as listed: the referrers API (GET
+  /// /v2/<repo>/referrers/<digest>), or where the registry has none (404)
+  /// the index under the fallback tag sha256-<hex>. None: empty.
+  Expected<std::vector<Descriptor>> referrers(const std::string &repo,
+                                              const std::string &digest,
+                                              const std::string &artifactType);
+  /// Pushes `text`, a manifest whose subject is in `repo`, by its digest;
+  /// where the registry has no referrers API, also adds it to the index
+  /// under the fallback tag (read, appended to, written back).
+  Status pushReferrer(const std::string &repo, const std::string &text,
+                      const std::string &artifactType,
+                      const std::string &subjectDigest);
+  /// The snapshot's signature for the snapshot manifest `m` of `repo`: its
+  /// kSignatureLayer, or else the one layer of its first referrer of type
+  /// kSnapshotSignatureArtifact. NotFound when it has neither.
+  Expected<std::string> snapshotSignature(const std::string &repo,
+                                          const Manifest &m, uint64_t maxBytes);
 
   std::string describe() const { return loc_.url; }
 

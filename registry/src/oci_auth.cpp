@@ -16,6 +16,11 @@
 // run as `docker-credential-<helper> get` with the host on stdin; it prints
 // {"Username": ..., "Secret": ...}.
 //
+// Docker Hub is the exception docker made: its credentials are stored
+// under "https://index.docker.io/v1/" (in auths, credHelpers and helpers),
+// while its registry is reached as registry-1.docker.io or docker.io; all
+// of these name the same registry here, as in docker, oras and podman.
+//
 //===----------------------------------------------------------------------===//
 #include "oci.h"
 
@@ -139,7 +144,25 @@ Expected<std::optional<Credentials>> runHelper(const std::string &helper,
   return std::optional<Credentials>{c};
 }
 
-/// auths keys are written as "host", "https://host", "http://host/v2/" ...
+/// Docker Hub's key. `docker login` stores Hub credentials under this
+/// legacy URL, in `auths` and in credential helpers alike, and docker,
+/// oras and helm look them up under it (docker/cli ResolveAuthConfig:
+/// configKey = registry.IndexServer for the official index; oras-go
+/// credentials.ServerAddressFromRegistry maps docker.io and
+/// registry-1.docker.io to it); containers/image normalizes
+/// registry-1.docker.io, docker.io and that URL all to index.docker.io.
+constexpr const char *kDockerHubKey = "https://index.docker.io/v1/";
+
+/// Docker Hub's host names, as one: its API host (registry-1.docker.io),
+/// the name images use (docker.io) and the legacy index.
+bool isDockerHub(const std::string &host) {
+  return host == "docker.io" || host == "index.docker.io" ||
+         host == "registry-1.docker.io";
+}
+
+/// The host a key of `auths` or `credHelpers` stands for: keys are written
+/// as "host", "https://host", "http://host/v2/" ...; Docker Hub's names
+/// are one.
 std::string authsKeyHost(std::string key) {
   for (const char *p : {"https://", "http://"})
     if (key.rfind(p, 0) == 0)
@@ -148,12 +171,19 @@ std::string authsKeyHost(std::string key) {
     key = key.substr(0, slash);
   for (char &c : key)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return key;
+  return isDockerHub(key) ? "index.docker.io" : key;
+}
+
+/// What a credential helper is asked for: the host, and for Docker Hub the
+/// key `docker login` stored its credentials under.
+std::string helperServer(const std::string &host) {
+  return isDockerHub(host) ? kDockerHubKey : host;
 }
 
 Expected<std::optional<std::optional<Credentials>>>
-fromFile(const std::string &file, const std::string &host) {
+fromFile(const std::string &file, const std::string &hostGiven) {
   using R = std::optional<std::optional<Credentials>>;
+  const std::string host = authsKeyHost(hostGiven);
   if (!fsutil::exists(file))
     return R{};
   auto text = fsutil::readFile(file);
@@ -165,17 +195,28 @@ fromFile(const std::string &file, const std::string &host) {
                      Location{file, 0, 0, "", "", ""},
                      "fix the file, or point $REGISTRY_AUTH_FILE or "
                      "$DOCKER_CONFIG elsewhere");
+  // The keys of an object that stand for the host: the one written
+  // exactly as docker writes it first (for Docker Hub, its legacy URL).
+  auto keysFor = [&](const nlohmann::json &obj) {
+    std::vector<std::string> keys;
+    for (const auto &[k, v] : obj.items())
+      if (authsKeyHost(k) == host)
+        keys.insert(k == helperServer(hostGiven) ? keys.begin() : keys.end(),
+                    k);
+    return keys;
+  };
   if (j.contains("credHelpers") && j["credHelpers"].is_object())
-    for (const auto &[k, v] : j["credHelpers"].items())
-      if (authsKeyHost(k) == host && v.is_string()) {
-        auto c = runHelper(v, host, file);
+    for (const std::string &k : keysFor(j["credHelpers"]))
+      if (const auto &v = j["credHelpers"][k]; v.is_string()) {
+        auto c = runHelper(v, helperServer(hostGiven), file);
         if (!c)
           return Unexpected(c.error());
         return R{*c};
       }
   if (j.contains("auths") && j["auths"].is_object())
-    for (const auto &[k, v] : j["auths"].items()) {
-      if (authsKeyHost(k) != host || !v.is_object())
+    for (const std::string &k : keysFor(j["auths"])) {
+      const auto &v = j["auths"][k];
+      if (!v.is_object())
         continue;
       Credentials c;
       c.source = file + " (auths)";
@@ -210,7 +251,7 @@ fromFile(const std::string &file, const std::string &host) {
     }
   if (j.contains("credsStore") && j["credsStore"].is_string() &&
       !j["credsStore"].get<std::string>().empty()) {
-    auto c = runHelper(j["credsStore"], host, file);
+    auto c = runHelper(j["credsStore"], helperServer(hostGiven), file);
     if (!c)
       return Unexpected(c.error());
     if (*c)

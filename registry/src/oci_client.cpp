@@ -204,6 +204,8 @@ nlohmann::json Descriptor::toJson() const {
       {"mediaType", mediaType}, {"digest", digest}, {"size", size}};
   if (!annotations.empty())
     j["annotations"] = annotations;
+  if (!artifactType.empty())
+    j["artifactType"] = artifactType;
   return j;
 }
 
@@ -222,10 +224,11 @@ const Descriptor *Manifest::layer(const std::string &mediaType,
   return nullptr;
 }
 
-std::string
-makeManifest(const std::string &artifactType, const Descriptor &config,
-             const std::vector<Descriptor> &layers,
-             const std::map<std::string, std::string> &annotations) {
+std::string makeManifest(const std::string &artifactType,
+                         const Descriptor &config,
+                         const std::vector<Descriptor> &layers,
+                         const std::map<std::string, std::string> &annotations,
+                         const Descriptor *subject) {
   nlohmann::json j = {{"schemaVersion", 2},
                       {"mediaType", kManifestMediaType},
                       {"artifactType", artifactType},
@@ -235,7 +238,15 @@ makeManifest(const std::string &artifactType, const Descriptor &config,
     j["layers"].push_back(d.toJson());
   if (!annotations.empty())
     j["annotations"] = annotations;
+  if (subject)
+    j["subject"] = subject->toJson();
   return j.dump(2) + "\n";
+}
+
+std::string referrersTag(const std::string &digest) {
+  std::string t = digest;
+  std::replace(t.begin(), t.end(), ':', '-');
+  return t;
 }
 
 namespace {
@@ -639,11 +650,12 @@ Status Client::pushBlob(const std::string &repo, const std::string &digest,
 
 Expected<std::string> Client::putManifest(const std::string &repo,
                                           const std::string &tag,
-                                          const std::string &text) {
+                                          const std::string &text,
+                                          const char *mediaType) {
   net::HttpRequest put;
   put.method = "PUT";
   put.url = loc_.base() + "/v2/" + repo + "/manifests/" + tag;
-  put.headers = {std::string("Content-Type: ") + kManifestMediaType};
+  put.headers = {std::string("Content-Type: ") + mediaType};
   put.body = text;
   put.label = "cannot push " + loc_.host + "/" + repo + ":" + tag;
   auto r = send(put, repo, true);
@@ -652,6 +664,163 @@ Expected<std::string> Client::putManifest(const std::string &repo,
   if (r->status != 201 && r->status != 200)
     return Unexpected(httpError(put.label, *r));
   return "sha256:" + Sha256::hex(text);
+}
+
+} // namespace ireepkg::registry::oci
+
+namespace ireepkg::registry::oci {
+
+namespace {
+
+/// The descriptors of an image index's `manifests` (of referrers).
+Expected<std::vector<Descriptor>> indexEntries(const std::string &body,
+                                               const std::string &where) {
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (!j.is_object() || !j.contains("manifests") || !j["manifests"].is_array())
+    return makeError(ErrorCode::Invalid, where + " is not an OCI image index",
+                     at(where),
+                     "it was not written by ireepkg or an OCI 1.1 client");
+  std::vector<Descriptor> out;
+  for (const auto &m : j["manifests"]) {
+    if (!m.is_object() || !m.contains("digest") || !m["digest"].is_string() ||
+        !isDigest(m["digest"]))
+      continue;
+    Descriptor d;
+    d.digest = m["digest"];
+    d.mediaType = m.value("mediaType", std::string());
+    d.artifactType = m.value("artifactType", std::string());
+    d.size = m.value("size", uint64_t{0});
+    if (m.contains("annotations") && m["annotations"].is_object())
+      for (const auto &[k, v] : m["annotations"].items())
+        if (v.is_string())
+          d.annotations[k] = v;
+    out.push_back(d);
+  }
+  return out;
+}
+
+} // namespace
+
+Expected<std::vector<Descriptor>>
+Client::referrers(const std::string &repo, const std::string &digest,
+                  const std::string &artifactType) {
+  // The referrers API first; a registry without it answers 404, and the
+  // fallback tag holds the list instead (image-spec 1.1, distribution-spec
+  // "Referrers tag schema").
+  const std::string where = loc_.host + "/" + repo;
+  net::HttpRequest req;
+  req.url = loc_.base() + "/v2/" + repo + "/referrers/" + digest;
+  req.headers = {std::string("Accept: ") + kIndexMediaType};
+  req.label = "list the referrers of " + where + "@" + digest;
+  auto r = send(req, repo, false);
+  if (!r)
+    return Unexpected(r.error());
+  // 404 is what the specification asks of a registry without the API;
+  // older ones answer 400, 405 or 501 as to any unknown route.
+  if (r->status != 200) {
+    req.url =
+        loc_.base() + "/v2/" + repo + "/manifests/" + referrersTag(digest);
+    r = send(req, repo, false);
+    if (!r)
+      return Unexpected(r.error());
+    if (r->status == 404)
+      return std::vector<Descriptor>{};
+    if (r->status != 200)
+      return Unexpected(httpError("cannot " + req.label, *r));
+  }
+  auto all = indexEntries(r->body, where + ":" + referrersTag(digest));
+  if (!all)
+    return Unexpected(all.error());
+  std::vector<Descriptor> out;
+  for (const Descriptor &d : *all)
+    if (d.artifactType == artifactType)
+      out.push_back(d);
+  return out;
+}
+
+Status Client::pushReferrer(const std::string &repo, const std::string &text,
+                            const std::string &artifactType,
+                            const std::string &subjectDigest) {
+  const std::string digest = "sha256:" + Sha256::hex(text);
+  if (auto put = putManifest(repo, digest, text); !put)
+    return Unexpected(put.error());
+  // A registry with the referrers API lists it by its subject already.
+  net::HttpRequest probe;
+  probe.url = loc_.base() + "/v2/" + repo + "/referrers/" + subjectDigest;
+  probe.headers = {std::string("Accept: ") + kIndexMediaType};
+  probe.label = "list the referrers of " + loc_.host + "/" + repo;
+  auto r = send(probe, repo, true);
+  if (!r)
+    return Unexpected(r.error());
+  if (r->status == 200)
+    return ok();
+  // Otherwise the fallback tag's index, with this manifest added.
+  const std::string tag = referrersTag(subjectDigest);
+  net::HttpRequest get;
+  get.url = loc_.base() + "/v2/" + repo + "/manifests/" + tag;
+  get.headers = {std::string("Accept: ") + kIndexMediaType};
+  get.label = "get " + loc_.host + "/" + repo + ":" + tag;
+  auto current = send(get, repo, true);
+  if (!current)
+    return Unexpected(current.error());
+  nlohmann::json index = {{"schemaVersion", 2},
+                          {"mediaType", kIndexMediaType},
+                          {"manifests", nlohmann::json::array()}};
+  if (current->status == 200) {
+    nlohmann::json j = nlohmann::json::parse(current->body, nullptr, false);
+    if (j.is_object() && j.contains("manifests") && j["manifests"].is_array())
+      index = j;
+  } else if (current->status != 404) {
+    return Unexpected(httpError("cannot " + get.label, *current));
+  }
+  for (const auto &m : index["manifests"])
+    if (m.is_object() && m.value("digest", std::string()) == digest)
+      return ok(); // listed already
+  Descriptor d;
+  d.mediaType = kManifestMediaType;
+  d.digest = digest;
+  d.size = text.size();
+  d.artifactType = artifactType;
+  index["manifests"].push_back(d.toJson());
+  if (auto put = putManifest(repo, tag, index.dump(2) + "\n", kIndexMediaType);
+      !put)
+    return Unexpected(put.error());
+  return ok();
+}
+
+Expected<std::string> Client::snapshotSignature(const std::string &repo,
+                                                const Manifest &m,
+                                                uint64_t maxBytes) {
+  if (const Descriptor *d = m.layer(kSignatureLayer))
+    return getBlob(repo, d->digest, maxBytes);
+  auto refs = referrers(repo, m.digest, kSnapshotSignatureArtifact);
+  if (!refs)
+    return Unexpected(refs.error());
+  if (refs->empty())
+    return makeError(ErrorCode::NotFound,
+                     loc_.host + "/" + repo + "@" + m.digest +
+                         " (the snapshot) has no signature layer and no "
+                         "signature referrer (" +
+                         kSnapshotSignatureArtifact + ")",
+                     at(loc_.url),
+                     "publish or re-sign the registry with ireepkg");
+  auto sig = getManifest(repo, refs->front().digest);
+  if (!sig)
+    return Unexpected(sig.error());
+  const Descriptor *d = sig->layer(kSignatureLayer);
+  if (!d)
+    return makeError(ErrorCode::Invalid,
+                     loc_.host + "/" + repo + "@" + refs->front().digest +
+                         " (the snapshot's signature referrer) has no layer "
+                         "of media type " +
+                         kSignatureLayer,
+                     at(loc_.url));
+  if (d->size > maxBytes)
+    return makeError(ErrorCode::Integrity,
+                     "the snapshot's signature is larger than the " +
+                         std::to_string(maxBytes) + " bytes allowed",
+                     at(loc_.url));
+  return getBlob(repo, d->digest, maxBytes);
 }
 
 } // namespace ireepkg::registry::oci

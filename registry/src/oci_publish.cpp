@@ -117,9 +117,11 @@ Expected<Pulled> pull(Client &c, const std::string &dir) {
                             "snapshot.json");
       !s)
     return Unexpected(s.error());
-  if (Status s = fetchLayer(*snap, kSignatureLayer, loc.ns, kMaxSignatureBytes,
-                            "snapshot.json.minisig");
-      !s)
+  // The signature: a layer of the snapshot manifest, or a referrer of it.
+  auto sig = c.snapshotSignature(loc.ns, *snap, kMaxSignatureBytes);
+  if (!sig)
+    return Unexpected(sig.error());
+  if (Status s = writeFile(dir, "snapshot.json.minisig", *sig, p); !s)
     return Unexpected(s.error());
   // Every index file the snapshot pins, by that digest: the publisher
   // checks each hash again.
@@ -170,7 +172,8 @@ Status pushEmpty(Client &c, const std::string &repo) {
 /// A metadata artifact: the empty config and the files as layers.
 Status pushFiles(Client &c, const std::string &repo, const std::string &tag,
                  const std::string &artifactType,
-                 const std::vector<std::pair<Descriptor, std::string>> &files) {
+                 const std::vector<std::pair<Descriptor, std::string>> &files,
+                 std::string *manifestText = nullptr) {
   if (Status s = pushEmpty(c, repo); !s)
     return s;
   std::vector<Descriptor> layers;
@@ -179,10 +182,13 @@ Status pushFiles(Client &c, const std::string &repo, const std::string &tag,
       return s;
     layers.push_back(d);
   }
-  auto m = c.putManifest(repo, tag,
-                         makeManifest(artifactType, emptyConfig(), layers, {}));
+  const std::string text =
+      makeManifest(artifactType, emptyConfig(), layers, {});
+  auto m = c.putManifest(repo, tag, text);
   if (!m)
     return Unexpected(m.error());
+  if (manifestText)
+    *manifestText = text;
   return ok();
 }
 
@@ -318,12 +324,33 @@ Status push(Client &c, const std::string &dir, const Pulled &before) {
                          "snapshot was overwritten",
                      Location{loc.url, 0, 0, "", "", ""},
                      "run the command again: it starts from the new state");
-  return pushFiles(
-      c, loc.ns, kSnapshotTag, kSnapshotArtifact,
-      {{fileDescriptor(kSnapshotArtifact, *snapText, "snapshot.json"),
-        *snapText},
-       {fileDescriptor(kSignatureLayer, *sigText, "snapshot.json.minisig"),
-        *sigText}});
+  std::string snapshotManifest;
+  const Descriptor sigLayer =
+      fileDescriptor(kSignatureLayer, *sigText, "snapshot.json.minisig");
+  if (Status s = pushFiles(
+          c, loc.ns, kSnapshotTag, kSnapshotArtifact,
+          {{fileDescriptor(kSnapshotArtifact, *snapText, "snapshot.json"),
+            *snapText},
+           {sigLayer, *sigText}},
+          &snapshotManifest);
+      !s)
+    return s;
+  // The signature once more as an OCI 1.1 referrer of the snapshot
+  // manifest, for tools that look for signatures there (the snapshot
+  // manifest's own layer stays what clients read first).
+  Descriptor subject;
+  subject.mediaType = kManifestMediaType;
+  subject.digest = "sha256:" + Sha256::hex(snapshotManifest);
+  subject.size = snapshotManifest.size();
+  // Best effort: the snapshot is published once its manifest is, and
+  // clients read the signature layer first; a registry that takes neither
+  // referrers nor an index under the fallback tag must not turn a publish
+  // that happened into an error (the snapshot tag has moved already).
+  (void)c.pushReferrer(loc.ns,
+                       makeManifest(kSnapshotSignatureArtifact, emptyConfig(),
+                                    {sigLayer}, {}, &subject),
+                       kSnapshotSignatureArtifact, subject.digest);
+  return ok();
 }
 
 struct Session {

@@ -9,13 +9,19 @@
 //   snapshot.json           NAMESPACE:snapshot  the snapshot layer
 //   snapshot.json.minisig   NAMESPACE:snapshot  the signature layer of the
 //                           same manifest as the snapshot just read, so the
-//                           two always belong together
+//                           two always belong together; without one, the
+//                           signature referrer of that manifest (OCI 1.1:
+//                           the referrers API, or the sha256-<hex> tag)
 //   index/<name>.json       NAMESPACE/<name> blob by the digest the last
 //                           snapshot read pins (else NAMESPACE/<name>:index)
 //   archives/<name>/...     NAMESPACE/<name> blob by the SHA-256 the index
 //                           entry declares, streamed through
 //                           HttpClient::downloadAll (size and SHA-256
 //                           checked as it arrives, in parallel)
+//   archives/<name>/<name>-<version>.ireepkg.minisig
+//                           the vnd.ireepkg.archive.minisig annotation of
+//                           NAMESPACE/<name>:<version> (optional, as in a
+//                           directory registry: nothing trusts it alone)
 //
 // Blobs read as metadata are kept by digest under
 // <cache>/registries/<id>/oci/blobs/, and the last manifest of each tag
@@ -173,6 +179,10 @@ private:
     m.digest = "sha256:" + Sha256::hex(text);
     try {
       m.artifactType = j.value("artifactType", std::string());
+      if (j.contains("annotations") && j["annotations"].is_object())
+        for (const auto &[k, v] : j["annotations"].items())
+          if (v.is_string())
+            m.annotations[k] = v;
       for (const auto &l : j.at("layers")) {
         oci::Descriptor d;
         d.mediaType = l.at("mediaType");
@@ -286,11 +296,21 @@ private:
         snapshotFrom_ = i;
       }
       const oci::Descriptor *d = snapshotManifest_->layer(oci::kSignatureLayer);
-      if (!d)
-        return makeError(ErrorCode::NotFound,
-                         loc.host + "/" + loc.ns +
-                             ":snapshot has no signature layer",
-                         at(shown));
+      if (!d) {
+        // No layer: the signature as a referrer of the snapshot manifest
+        // (OCI 1.1), which needs the registry.
+        if (offline_)
+          return makeError(ErrorCode::NotFound,
+                           "offline, and " + loc.host + "/" + loc.ns +
+                               ":snapshot has its signature only as a "
+                               "referrer, which is not cached",
+                           at(shown), "run the command online");
+        auto body = c.snapshotSignature(loc.ns, *snapshotManifest_, maxBytes);
+        if (!body)
+          return Unexpected(body.error());
+        out.body = std::move(*body);
+        return out;
+      }
       auto body = blob(c, loc.ns, *d, maxBytes, shown);
       if (!body)
         return Unexpected(body.error());
@@ -319,6 +339,40 @@ private:
         return Unexpected(body.error());
       out.body = std::move(*body);
       return out;
+    }
+    if (relPath.rfind("archives/", 0) == 0 &&
+        relPath.ends_with(".ireepkg.minisig")) {
+      // archives/<name>/<name>-<version>.ireepkg.minisig: the annotation of
+      // the version's manifest (publish puts the archive's signature there).
+      const size_t slash = relPath.find('/', 9);
+      const std::string name =
+          slash == std::string::npos ? "" : relPath.substr(9, slash - 9);
+      const std::string file =
+          slash == std::string::npos ? "" : relPath.substr(slash + 1);
+      const std::string suffix = ".ireepkg.minisig";
+      if (!name.empty() && file.rfind(name + "-", 0) == 0 &&
+          file.size() > name.size() + 1 + suffix.size()) {
+        const std::string version = file.substr(
+            name.size() + 1, file.size() - name.size() - 1 - suffix.size());
+        const std::string repo = loc.packageRepo(name);
+        auto m = manifest(c, repo, oci::versionTag(version));
+        if (!m)
+          return Unexpected(m.error());
+        auto it = m->annotations.find(oci::kArchiveSignatureAnnotation);
+        if (it == m->annotations.end())
+          return makeError(ErrorCode::NotFound,
+                           loc.host + "/" + repo + ":" +
+                               oci::versionTag(version) +
+                               " carries no archive signature",
+                           at(shown));
+        if (it->second.size() > maxBytes)
+          return makeError(ErrorCode::Integrity,
+                           "the archive signature is larger than the " +
+                               std::to_string(maxBytes) + " bytes allowed",
+                           at(shown));
+        out.body = it->second;
+        return out;
+      }
     }
     return makeError(ErrorCode::NotFound,
                      "a registry in an OCI registry has no " + relPath,

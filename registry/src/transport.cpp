@@ -1,6 +1,7 @@
 //===- transport.cpp - Where a registry's files come from -----------------===//
 //
-// Two transports behind registry::Transport:
+// The transports behind registry::Transport (oci:// ones are in
+// oci_transport.cpp):
 //
 //  - a directory (a plain path or a file:// URL): metadata is read with its
 //    size cap checked before reading; archives are copied through SHA-256
@@ -8,7 +9,9 @@
 //    size, and renamed into place only once size and hash match;
 //  - HTTP(S), through net::HttpClient (the loadable libcurl module): every
 //    request goes to the registry's URL and then to each mirror, and the
-//    client keeps its metadata cache in <cache>/registries/<id>/http.
+//    client keeps its metadata cache in <cache>/registries/<id>/http;
+//  - a chain of those, for a registry whose mirrors are of another kind
+//    than its URL (an oci:// registry with a static copy as a mirror).
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/partial_files.h"
@@ -290,12 +293,111 @@ private:
 
 } // namespace
 
+namespace {
+
+enum class UrlKind { Directory, Oci, Http };
+
+UrlKind urlKind(const std::string &url) {
+  if (isDirectoryUrl(url))
+    return UrlKind::Directory;
+  if (oci::isOciUrl(url))
+    return UrlKind::Oci;
+  return UrlKind::Http;
+}
+
+/// A registry whose URL and mirrors are of different kinds: an oci://
+/// registry with a static copy (`registry mirror`) served over HTTPS or
+/// kept in a directory, or the reverse. Each run of URLs of one kind is
+/// one transport (which tries its own URLs in turn); requests go to them in
+/// turn, the one that answered last first, so that a snapshot's signature
+/// comes from where the snapshot came from. The transports only move
+/// bytes: the client checks whatever answered exactly as always.
+class ChainTransport : public Transport {
+public:
+  ChainTransport(std::string url, std::vector<std::unique_ptr<Transport>> t)
+      : url_(std::move(url)), parts_(std::move(t)) {}
+
+  std::string describe() const override { return url_; }
+
+  Expected<net::MetadataResponse> fetch(const std::string &relPath,
+                                        uint64_t maxBytes) override {
+    std::optional<Error> first;
+    for (size_t n = 0; n < parts_.size(); ++n) {
+      const size_t i = (preferred_ + n) % parts_.size();
+      auto r = parts_[i]->fetch(relPath, maxBytes);
+      if (r) {
+        preferred_ = i;
+        return r;
+      }
+      if (!first)
+        first = r.error();
+    }
+    return Unexpected(*first);
+  }
+
+  Status downloadAll(const std::vector<Download> &downloads,
+                     Reporter &reporter) override {
+    std::optional<Error> first;
+    std::vector<Download> rest = downloads;
+    for (size_t n = 0; n < parts_.size() && !rest.empty(); ++n) {
+      const size_t i = (preferred_ + n) % parts_.size();
+      Status s = parts_[i]->downloadAll(rest, reporter);
+      if (s)
+        return s;
+      if (!first)
+        first = s.error();
+      // What was verified stays; the next transport gets the others.
+      std::vector<Download> missing;
+      for (const Download &d : rest)
+        if (!fsutil::exists(d.destPath))
+          missing.push_back(d);
+      rest = std::move(missing);
+    }
+    if (rest.empty())
+      return ok();
+    return Unexpected(*first);
+  }
+
+private:
+  std::string url_;
+  std::vector<std::unique_ptr<Transport>> parts_;
+  size_t preferred_ = 0;
+};
+
+} // namespace
+
 Expected<std::unique_ptr<Transport>>
 openTransport(const RegistrySpec &spec, const ClientOptions &options) {
   if (spec.url.empty())
     return makeError(ErrorCode::Usage,
                      "registry \"" + spec.name + "\" has no URL", {},
                      "give the registry's https:// URL or directory");
+  // URLs of different kinds: one transport per run of one kind.
+  const UrlKind kind = urlKind(spec.url);
+  if (std::any_of(spec.mirrors.begin(), spec.mirrors.end(),
+                  [&](const std::string &m) { return urlKind(m) != kind; })) {
+    std::vector<std::unique_ptr<Transport>> parts;
+    std::vector<std::string> urls{spec.url};
+    urls.insert(urls.end(), spec.mirrors.begin(), spec.mirrors.end());
+    for (size_t i = 0; i < urls.size();) {
+      RegistrySpec part = spec;
+      part.url = urls[i];
+      part.mirrors.clear();
+      size_t j = i + 1;
+      // A directory transport reads one directory: each is its own.
+      for (; j < urls.size() && urlKind(urls[i]) != UrlKind::Directory &&
+             urlKind(urls[j]) == urlKind(urls[i]);
+           ++j)
+        part.mirrors.push_back(urls[j]);
+      auto t = openTransport(part, options);
+      if (!t)
+        return Unexpected(t.error());
+      parts.push_back(std::move(*t));
+      i = j;
+    }
+    return std::unique_ptr<Transport>(
+        std::make_unique<ChainTransport>(spec.url, std::move(parts)));
+  }
   if (isDirectoryUrl(spec.url)) {
     std::string root = directoryOf(spec.url);
     if (!fsutil::isDirectory(root))

@@ -33,6 +33,23 @@ every request (`reg.proxy_log`) and answers chosen requests itself:
 one: `{"match": ..., "method": "PUT", "before": fn}`.
 
 A missing docker-registry, openssl or htpasswd is an error, never a skip.
+
+For the tests of tests/cli/test_oci_registry.py, pytest fixtures (import
+them into the test module):
+
+    isolated     (autouse there) no credentials of the machine's, a cache of
+                 the test's own
+    keys         a registry signing key pair: keys.key (file), keys.pub
+    pk           three packed archives: pk["base-1.0.0"], pk["base-1.1.0"],
+                 pk["fft-1.0.0"] (fft-kit depends on base-kernels ^1.0)
+    published    a context manager that starts a registry, runs `registry
+                 init` and publishes archives of `pk` into it:
+
+        with published("base-1.0.0", "fft-1.0.0", proxy=True) as (reg, url):
+
+                 (keyword arguments go to oci_registry; root= and ns= choose
+                 its directory and namespace; login=(user, password) makes
+                 that user and logs in: a config.json in $DOCKER_CONFIG)
 """
 import base64
 import contextlib
@@ -52,7 +69,12 @@ import urllib.request
 
 import ssl
 
+import pytest
+
+from conftest import data_package, pack, run
 from netfix import START_TIMEOUT, _stop, free_port, make_ca
+
+MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 
 DOCKER_REGISTRY = os.environ.get("IREEPKG_DOCKER_REGISTRY",
                                  "/usr/bin/docker-registry")
@@ -394,3 +416,97 @@ def docker_config(directory, host, user, password, helper=None,
 
 def sha256_file(path):
     return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+# --- helpers and fixtures of the OCI tests ----------------------------------
+
+def ok(*args, **kw):
+    r = run(*args, **kw)
+    assert r.code == 0, r
+    return r
+
+
+def get(reg, path, accept=MANIFEST, token=None):
+    req = urllib.request.Request(reg.http(path), headers={"Accept": accept})
+    if token:
+        req.add_header("Authorization", token)
+    with urllib.request.urlopen(req, timeout=30) as f:
+        return f.read()
+
+
+def put_manifest(reg, repo, tag, body):
+    req = urllib.request.Request(
+        reg.http(f"/v2/{repo}/manifests/{tag}"), data=body, method="PUT",
+        headers={"Content-Type": MANIFEST})
+    with urllib.request.urlopen(req, timeout=30) as f:
+        assert f.status == 201
+
+
+def project(tmp, url, pub, plugins, mirrors=None, name="proj"):
+    d = tmp / name
+    d.mkdir(exist_ok=True)
+    reg = {"name": "oci", "url": url, "public_key": pub}
+    if mirrors:
+        reg["mirrors"] = mirrors
+    (d / "plugins.json").write_text(json.dumps(
+        {"schema_version": 1, "registries": [reg], "plugins": plugins},
+        indent=2) + "\n")
+    return d
+
+
+class Keys:
+    def __init__(self, tmp):
+        base = tmp / "keys" / "registry"
+        base.parent.mkdir(parents=True, exist_ok=True)
+        r = run("key", "generate", "-o", base)
+        assert r.code == 0, r
+        self.key = pathlib.Path(str(base) + ".key")
+        self.pub = pathlib.Path(str(base) + ".pub").read_text().splitlines()[1]
+
+
+def packages(tmp):
+    src, dist = tmp / "src", tmp / "dist"
+    return {
+        "base-1.0.0": pack(data_package(src, "base-kernels", "1.0.0"), dist),
+        "base-1.1.0": pack(data_package(src, "base-kernels", "1.1.0"), dist),
+        "fft-1.0.0": pack(data_package(src, "fft-kit", "1.0.0",
+                                       {"base-kernels": "^1.0"}), dist),
+    }
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    """No credentials of the machine's; a cache of the test's own."""
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "no-docker-config"))
+    monkeypatch.delenv("REGISTRY_AUTH_FILE", raising=False)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+
+
+@pytest.fixture
+def keys(tmp_path):
+    return Keys(tmp_path)
+
+
+@pytest.fixture
+def pk(tmp_path):
+    return packages(tmp_path)
+
+
+@pytest.fixture
+def published(tmp_path, monkeypatch, keys, pk):
+    @contextlib.contextmanager
+    def start(*archives, root=None, ns=None, login=None, **options):
+        if login:
+            options.setdefault("users", {})[login[0]] = login[1]
+        with oci_registry(root or tmp_path / "oci", **options) as reg:
+            url = reg.url(ns) if ns else reg.url()
+            if login:
+                monkeypatch.setenv("DOCKER_CONFIG", str(docker_config(
+                    tmp_path / "docker", reg.host, *login)))
+            ok("registry", "init", url, "--key", keys.key)
+            if archives:
+                ok("publish", *[pk[a] for a in archives], "--registry", url,
+                   "--key", keys.key)
+            yield reg, url
+    return start

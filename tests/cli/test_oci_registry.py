@@ -8,88 +8,32 @@ Bearer-token and Basic authentication with credentials from
 ~/.docker/config.json, $REGISTRY_AUTH_FILE and credential helpers; blob
 redirects that must not carry the registry's Authorization header; and
 interoperability with a general OCI client (the `oras` Python SDK) both
-ways."""
+ways; `registry mirror` (a static copy that bundles the same as the OCI
+registry); Docker Hub's legacy credential key; the snapshot's signature as
+an OCI 1.1 referrer (the fallback tag scheme: docker-registry 2.8 has no
+referrers API). The repeated set-up is ocifix.py's fixtures."""
 import base64
 import hashlib
 import json
 import os
 import pathlib
 import time
+import urllib.error
 import urllib.request
 
 import pytest
 
 from conftest import data_package, pack, run
-from ocifix import docker_config, oci_registry, sha256_file
+from netfix import free_port
+from ocifix import (MANIFEST, Keys, docker_config, get, isolated, keys, ok,
+                    oci_registry, pk, project, published, put_manifest,
+                    sha256_file)
 from test_registry_workflow import installed
 
-MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+pytestmark = pytest.mark.usefixtures("isolated")
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    """No credentials of the machine's; a cache of the test's own."""
-    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "no-docker-config"))
-    monkeypatch.delenv("REGISTRY_AUTH_FILE", raising=False)
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-
-
-class Keys:
-    def __init__(self, tmp):
-        base = tmp / "keys" / "registry"
-        base.parent.mkdir(parents=True, exist_ok=True)
-        r = run("key", "generate", "-o", base)
-        assert r.code == 0, r
-        self.key = pathlib.Path(str(base) + ".key")
-        self.pub = pathlib.Path(str(base) + ".pub").read_text().splitlines()[1]
-
-
-def packages(tmp):
-    src, dist = tmp / "src", tmp / "dist"
-    return {
-        "base-1.0.0": pack(data_package(src, "base-kernels", "1.0.0"), dist),
-        "base-1.1.0": pack(data_package(src, "base-kernels", "1.1.0"), dist),
-        "fft-1.0.0": pack(data_package(src, "fft-kit", "1.0.0",
-                                       {"base-kernels": "^1.0"}), dist),
-    }
-
-
-def ok(*args, **kw):
-    r = run(*args, **kw)
-    assert r.code == 0, r
-    return r
-
-
-def get(reg, path, accept=MANIFEST, token=None):
-    req = urllib.request.Request(reg.http(path), headers={"Accept": accept})
-    if token:
-        req.add_header("Authorization", token)
-    with urllib.request.urlopen(req, timeout=30) as f:
-        return f.read()
-
-
-def put_manifest(reg, repo, tag, body):
-    req = urllib.request.Request(
-        reg.http(f"/v2/{repo}/manifests/{tag}"), data=body, method="PUT",
-        headers={"Content-Type": MANIFEST})
-    with urllib.request.urlopen(req, timeout=30) as f:
-        assert f.status == 201
-
-
-def project(tmp, url, pub, plugins):
-    d = tmp / "proj"
-    d.mkdir(exist_ok=True)
-    (d / "plugins.json").write_text(json.dumps(
-        {"schema_version": 1,
-         "registries": [{"name": "oci", "url": url, "public_key": pub}],
-         "plugins": plugins}, indent=2) + "\n")
-    return d
-
-
-def test_publish_install_lock_sync_yank(tmp_path):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
+def test_publish_install_lock_sync_yank(tmp_path, keys, pk):
     with oci_registry(tmp_path / "oci") as reg:
         url = reg.url()
         r = ok("registry", "init", url, "--key", keys.key)
@@ -164,13 +108,8 @@ def test_publish_install_lock_sync_yank(tmp_path):
     assert r.code == 0, r
 
 
-def test_layout_and_media_types(tmp_path):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci") as reg:
-        url = reg.url("acme/iree")
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+def test_layout_and_media_types(pk, published):
+    with published("base-1.0.0", ns="acme/iree") as (reg, url):
         tags = json.loads(get(reg, "/v2/acme/iree/base-kernels/tags/list"))
         assert sorted(tags["tags"]) == ["1.0.0", "index"]
         m = json.loads(get(reg, "/v2/acme/iree/base-kernels/manifests/1.0.0"))
@@ -223,14 +162,10 @@ def test_layout_and_media_types(tmp_path):
             "application/vnd.ireepkg.registry.config.v1+json"
 
 
-def test_the_client_checks_as_for_any_registry(tmp_path):
-    keys = Keys(tmp_path)
+def test_the_client_checks_as_for_any_registry(tmp_path, keys, pk,
+                                                published):
     other = Keys(tmp_path / "other")
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci") as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+    with published("base-1.0.0") as (reg, url):
         old = get(reg, "/v2/iree/plugins/manifests/snapshot")
         ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
 
@@ -248,11 +183,8 @@ def test_the_client_checks_as_for_any_registry(tmp_path):
                "than version 3" in r.err, r
 
     # An archive changed in the registry's storage after publishing.
-    with oci_registry(tmp_path / "oci2") as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["fft-1.0.0"], pk["base-1.0.0"], "--registry", url,
-           "--key", keys.key)
+    with published("fft-1.0.0", "base-1.0.0", root=tmp_path / "oci2") as (
+            reg, url):
         sha = sha256_file(pk["base-1.0.0"])
         data = (tmp_path / "oci2" / "storage" / "docker" / "registry" / "v2" /
                 "blobs" / "sha256" / sha[:2] / sha / "data")
@@ -267,10 +199,8 @@ def test_the_client_checks_as_for_any_registry(tmp_path):
         assert not (tmp_path / "p3" / "packages" / "base-kernels").exists()
 
 
-def test_bearer_tokens_anonymous_pull_and_credentials_to_push(tmp_path,
-                                                             monkeypatch):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
+def test_bearer_tokens_anonymous_pull_and_credentials_to_push(
+        tmp_path, monkeypatch, keys, pk):
     with oci_registry(tmp_path / "oci", auth="token",
                       users={"ci-bot": "s3cret"}) as reg:
         url = reg.url()
@@ -332,9 +262,7 @@ def test_bearer_tokens_anonymous_pull_and_credentials_to_push(tmp_path,
         assert all(t["user"] is None for t in reg.token_log)
 
 
-def test_basic_auth_with_htpasswd(tmp_path, monkeypatch):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
+def test_basic_auth_with_htpasswd(tmp_path, monkeypatch, keys, pk):
     with oci_registry(tmp_path / "oci", auth="htpasswd",
                       users={"alice": "wonder-land"}) as reg:
         url = reg.url()
@@ -384,17 +312,10 @@ def test_basic_auth_with_htpasswd(tmp_path, monkeypatch):
                "keychain locked" in r.err, r
 
 
-def test_blob_redirects_do_not_carry_the_registry_token(tmp_path, monkeypatch):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci", auth="token", redirect=True,
-                      users={"ci-bot": "s3cret"}) as reg:
-        url = reg.url()
-        cfg = docker_config(tmp_path / "docker", reg.host, "ci-bot", "s3cret")
-        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], pk["fft-1.0.0"], "--registry", url,
-           "--key", keys.key)
+def test_blob_redirects_do_not_carry_the_registry_token(tmp_path, keys, pk,
+                                                         published):
+    with published("base-1.0.0", "fft-1.0.0", auth="token", redirect=True,
+                   login=("ci-bot", "s3cret")) as (reg, url):
         reg.redirect_log.clear()
         ok("install", "fft-kit", "--registry", url, "--registry-key",
            keys.pub, "--prefix", tmp_path / "p1")
@@ -411,14 +332,10 @@ def test_blob_redirects_do_not_carry_the_registry_token(tmp_path, monkeypatch):
             assert not any(k.lower() == "authorization" for k in e["headers"]), e
 
 
-def test_oras_pulls_what_publish_pushed_and_pushes_what_installs(tmp_path):
+def test_oras_pulls_what_publish_pushed_and_pushes_what_installs(
+        tmp_path, keys, pk, published):
     import oras.client as oras_client  # scripts/requirements.txt
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci") as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+    with published("base-1.0.0") as (reg, url):
         d = project(tmp_path, url, keys.pub, [{"name": "base-kernels"}])
         ok("lock", cwd=d)
         [locked] = json.loads((d / "plugins.lock.json").read_text())["packages"]
@@ -479,13 +396,8 @@ def test_oras_pulls_what_publish_pushed_and_pushes_what_installs(tmp_path):
                in r.err, r
 
 
-def test_retry_after_on_429_is_honoured(tmp_path):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci", proxy=True) as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+def test_retry_after_on_429_is_honoured(tmp_path, keys, pk, published):
+    with published("base-1.0.0", proxy=True) as (reg, url):
         sha = sha256_file(pk["base-1.0.0"])
         reg.faults += [
             {"match": "/manifests/snapshot", "status": 429, "retry_after": 1},
@@ -508,12 +420,8 @@ def test_retry_after_on_429_is_honoured(tmp_path):
         assert set(installed(tmp_path / "p1")) == {"base-kernels"}
 
 
-def test_chunked_upload(tmp_path):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci", proxy=True) as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
+def test_chunked_upload(keys, pk, published):
+    with published(proxy=True) as (reg, url):
         reg.proxy_log.clear()
         size = pk["fft-1.0.0"].stat().st_size
         ok("publish", pk["fft-1.0.0"], "--registry", url, "--key", keys.key,
@@ -539,8 +447,7 @@ def test_chunked_upload(tmp_path):
     ("oci://127.0.0.1:9/iree:latest", '"iree:latest" is not a repository '
                                       'name'),
 ])
-def test_malformed_oci_urls(tmp_path, url, why):
-    keys = Keys(tmp_path)
+def test_malformed_oci_urls(tmp_path, keys, url, why):
     r = run("install", "x", "--registry", url, "--registry-key", keys.pub,
             "--prefix", tmp_path / "p")
     assert r.code == 1, r
@@ -548,23 +455,12 @@ def test_malformed_oci_urls(tmp_path, url, why):
     assert "oci://HOST[:PORT]/NAMESPACE" in r.err, r
 
 
-def test_a_mirror_answers_when_the_registry_does_not(tmp_path):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci") as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["fft-1.0.0"], pk["base-1.0.0"], "--registry", url,
-           "--key", keys.key)
-        from netfix import free_port
+def test_a_mirror_answers_when_the_registry_does_not(tmp_path, keys,
+                                                     published):
+    with published("fft-1.0.0", "base-1.0.0") as (reg, url):
         dead = f"oci+http://127.0.0.1:{free_port()}/iree/plugins"
-        d = tmp_path / "proj"
-        d.mkdir()
-        (d / "plugins.json").write_text(json.dumps(
-            {"schema_version": 1,
-             "registries": [{"name": "oci", "url": dead, "mirrors": [url],
-                             "public_key": keys.pub}],
-             "plugins": [{"name": "fft-kit"}]}, indent=2) + "\n")
+        d = project(tmp_path, dead, keys.pub, [{"name": "fft-kit"}],
+                    mirrors=[url])
         ok("sync", cwd=d)
         assert set(installed(d / ".iree-plugins")) == {"base-kernels",
                                                       "fft-kit"}
@@ -573,18 +469,13 @@ def test_a_mirror_answers_when_the_registry_does_not(tmp_path):
 
 
 def test_publish_never_replaces_another_artifact_under_the_version_tag(
-        tmp_path):
+        tmp_path, keys, pk, published):
     import oras.client as oras_client
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
     other = pack(data_package(tmp_path / "other", "fft-kit", "1.0.0",
                               {"base-kernels": "^1.0"},
                               files={"data/x.txt": "other bytes\n"}),
                  tmp_path / "other-dist")
-    with oci_registry(tmp_path / "oci") as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+    with published("base-1.0.0") as (reg, url):
         client = oras_client.OrasClient(hostname=reg.host, insecure=True)
         cwd = os.getcwd()
         os.chdir(other.parent)
@@ -606,9 +497,7 @@ def test_publish_never_replaces_another_artifact_under_the_version_tag(
         assert m["layers"][0]["digest"] == "sha256:" + sha256_file(other)
 
 
-def test_oci_over_https_with_a_private_ca(tmp_path, monkeypatch):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
+def test_oci_over_https_with_a_private_ca(tmp_path, monkeypatch, keys, pk):
     with oci_registry(tmp_path / "oci", https=True) as reg:
         url = reg.url()
         assert url.startswith("oci://127.0.0.1:")
@@ -624,9 +513,8 @@ def test_oci_over_https_with_a_private_ca(tmp_path, monkeypatch):
 
 
 def test_identity_token_is_exchanged_for_an_access_token(tmp_path,
-                                                         monkeypatch):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
+                                                         monkeypatch, keys,
+                                                         pk):
     with oci_registry(tmp_path / "oci", auth="token",
                       refresh_tokens={"refresh-abc": "ci-bot"}) as reg:
         url = reg.url()
@@ -652,17 +540,10 @@ def test_identity_token_is_exchanged_for_an_access_token(tmp_path,
         assert r.code == 1 and "HTTP 401" in r.err, r
 
 
-def test_an_expired_token_during_downloads_is_renewed(tmp_path, monkeypatch):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci", auth="token", proxy=True,
-                      users={"ci-bot": "s3cret"}) as reg:
-        url = reg.url()
-        cfg = docker_config(tmp_path / "docker", reg.host, "ci-bot", "s3cret")
-        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], pk["fft-1.0.0"], "--registry", url,
-           "--key", keys.key)
+def test_an_expired_token_during_downloads_is_renewed(tmp_path, keys, pk,
+                                                       published):
+    with published("base-1.0.0", "fft-1.0.0", auth="token", proxy=True,
+                   login=("ci-bot", "s3cret")) as (reg, url):
         sha = sha256_file(pk["base-1.0.0"])
         # The registry refuses the archive once, as it does a token that
         # expired since it was issued.
@@ -679,13 +560,9 @@ def test_an_expired_token_during_downloads_is_renewed(tmp_path, monkeypatch):
         assert got[-2:] == [401, 200], reg.proxy_log
 
 
-def test_a_publisher_that_lost_a_race_overwrites_nothing(tmp_path):
-    keys = Keys(tmp_path)
-    pk = packages(tmp_path)
-    with oci_registry(tmp_path / "oci", proxy=True) as reg:
-        url = reg.url()
-        ok("registry", "init", url, "--key", keys.key)
-        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+def test_a_publisher_that_lost_a_race_overwrites_nothing(keys, pk,
+                                                          published):
+    with published("base-1.0.0", proxy=True) as (reg, url):
         first = get(reg, "/v2/iree/plugins/manifests/snapshot")
         ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
         second = get(reg, "/v2/iree/plugins/manifests/snapshot")
@@ -709,3 +586,264 @@ def test_a_publisher_that_lost_a_race_overwrites_nothing(tmp_path):
         r = ok("publish", pk["fft-1.0.0"], "--registry", url, "--key",
                keys.key)
         assert "snapshot version 4" in r.out, r
+
+
+def test_a_static_copy_verifies_and_bundles_the_same(tmp_path, keys, pk,
+                                                     published):
+    """`registry mirror` copies an OCI registry into a directory registry
+    that verifies with the same key, and a project's bundle made from that
+    copy is byte for byte the bundle made from the OCI registry."""
+    copy = tmp_path / "static"
+    with published("base-1.0.0", "base-1.1.0", "fft-1.0.0") as (reg, url):
+        ok("yank", "base-kernels@1.0.0", "--registry", url, "--key", keys.key)
+        out = json.loads(ok("registry", "mirror", url, copy, "--registry-key",
+                            keys.pub, "--json").out)
+        assert out["snapshot_version"] == 5, out
+        assert out["previous_snapshot_version"] == 0, out
+        assert (out["packages"], out["versions"], out["archives_copied"]) == \
+            (2, 3, 3), out
+        # The signed files byte for byte: the snapshot is the blob the
+        # snapshot manifest holds.
+        m = json.loads(get(reg, "/v2/iree/plugins/manifests/snapshot"))
+        for layer, name in zip(m["layers"], ["snapshot.json",
+                                             "snapshot.json.minisig"]):
+            assert (copy / name).read_bytes() == get(
+                reg, "/v2/iree/plugins/blobs/" + layer["digest"],
+                accept="*/*"), name
+        for key, rel in [("base-1.0.0", "base-kernels/base-kernels-1.0.0"),
+                         ("base-1.1.0", "base-kernels/base-kernels-1.1.0"),
+                         ("fft-1.0.0", "fft-kit/fft-kit-1.0.0")]:
+            archive = copy / "archives" / (rel + ".ireepkg")
+            assert archive.read_bytes() == pk[key].read_bytes()
+            # The archive's signature, from its manifest's annotation.
+            name, _, version = rel.split("/")[1].rpartition("-")
+            pm = json.loads(get(reg, f"/v2/iree/plugins/{name}/manifests/"
+                                     f"{version}"))
+            assert pathlib.Path(str(archive) + ".minisig").read_text() == \
+                pm["annotations"]["vnd.ireepkg.archive.minisig"]
+        # The copy is a registry: it verifies with the same key (yanked
+        # version and all), archives included.
+        r = ok("registry", "verify", copy, "--registry-key", keys.pub,
+               "--archives")
+        assert "snapshot version 5" in r.out, r
+        assert "base-kernels: 1.0.0 (yanked), 1.1.0" in r.out, r
+        # Again: nothing to do.
+        r = ok("registry", "mirror", url, copy, "--registry-key", keys.pub)
+        assert r.out == f"{copy} is up to date: snapshot version 5\n", r
+
+        # A project that names the OCI registry, with the copy as a mirror.
+        d = project(tmp_path, url, keys.pub, [{"name": "fft-kit"}],
+                    mirrors=[str(copy)])
+        ok("lock", cwd=d)
+        from_oci = tmp_path / "from-oci.ireebundle"
+        ok("bundle", "create", "-o", from_oci, cwd=d)
+
+    # The OCI registry is gone: the copy answers, from an empty cache.
+    from_copy = tmp_path / "from-copy.ireebundle"
+    ok("bundle", "create", "-o", from_copy, cwd=d,
+       env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache-copy")})
+    assert from_copy.read_bytes() == from_oci.read_bytes()
+    r = run("sync", "--offline", "--bundle", from_copy, cwd=d,
+            env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache-bundle")})
+    assert r.code == 0, r
+    assert set(installed(d / ".iree-plugins")) == {"base-kernels", "fft-kit"}
+
+
+def test_registry_mirror_updates_a_copy_and_refuses_what_it_must(
+        tmp_path, keys, pk, published):
+    copy = tmp_path / "static"
+    with published("base-1.0.0") as (reg, url):
+        r = ok("registry", "mirror", url, copy, "--registry-key", keys.pub)
+        assert r.out.startswith(f"copied into {copy}: snapshot version 2 "
+                                "signed by "), r
+        assert "1 package, 1 version; 1 archive copied" in r.out, r
+        old = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        ok("publish", pk["base-1.1.0"], pk["fft-1.0.0"], "--registry", url,
+           "--key", keys.key)
+        first = (copy / "archives" / "base-kernels" /
+                 "base-kernels-1.0.0.ireepkg").stat().st_ino
+        r = ok("registry", "mirror", url, copy, "--registry-key", keys.pub)
+        assert r.out.startswith(f"updated {copy}: snapshot version 4 "), r
+        assert "2 packages, 3 versions; 2 archives copied" in r.out, r
+        # What the copy held stays as it was.
+        assert (copy / "archives" / "base-kernels" /
+                "base-kernels-1.0.0.ireepkg").stat().st_ino == first
+        ok("registry", "verify", copy, "--registry-key", keys.pub,
+           "--archives")
+
+        # An older snapshot put back at the source: the newer copy is kept
+        # (the client itself refuses the rollback first).
+        put_manifest(reg, "iree/plugins", "snapshot", old)
+        before = (copy / "snapshot.json").read_bytes()
+        r = run("registry", "mirror", url, copy, "--registry-key", keys.pub,
+                env={"IREEPKG_CACHE_DIR": str(tmp_path / "fresh-cache")})
+        assert r.code == 1, r
+        assert "the copy holds snapshot version 4, newer than version 2 " \
+               f"that {url} serves now" in r.err, r
+        assert (copy / "snapshot.json").read_bytes() == before
+
+        # A key the registry is not signed with: nothing written.
+        other = Keys(tmp_path / "other")
+        r = run("registry", "mirror", url, tmp_path / "c2", "--registry-key",
+                other.pub)
+        assert r.code == 1 and "which is not a key you trust" in r.err, r
+        assert not (tmp_path / "c2").exists()
+
+        # A directory that holds something else.
+        junk = tmp_path / "junk"
+        junk.mkdir()
+        (junk / "notes.txt").write_text("mine\n")
+        r = run("registry", "mirror", url, junk, "--registry-key", keys.pub)
+        assert r.code == 1, r
+        assert "the directory is not empty and holds no registry" in r.err, r
+        assert sorted(p.name for p in junk.iterdir()) == ["notes.txt"]
+        # Only a directory can be written.
+        r = run("registry", "mirror", url, "https://example.invalid/x",
+                "--registry-key", keys.pub)
+        assert r.code == 2, r
+        assert "a static copy is written into a directory, not " \
+               "https://example.invalid/x" in r.err, r
+    # No staging directory is left behind.
+    assert not [p for p in tmp_path.iterdir() if ".mirror-" in p.name]
+
+
+def test_docker_hub_credentials_under_their_legacy_key(tmp_path, monkeypatch,
+                                                       keys, pk):
+    """docker stores Docker Hub's credentials under
+    "https://index.docker.io/v1/" (auths, credHelpers, and what a helper is
+    asked for), while the registry is oci://docker.io/... and its API
+    registry-1.docker.io. Here "Docker Hub" is the loopback registry reached
+    through an HTTP proxy (http_proxy), which is where the requests for
+    registry-1.docker.io go."""
+    hub = "https://index.docker.io/v1/"
+    with oci_registry(tmp_path / "oci", auth="htpasswd", proxy=True,
+                      users={"hubuser": "hub-pass"}) as reg:
+        monkeypatch.setenv("http_proxy", f"http://{reg.host}")
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        url = "oci+http://docker.io/acme/plugins"
+        # No credentials: refused, saying for which host.
+        r = run("registry", "init", url, "--key", keys.key)
+        assert r.code == 1 and "HTTP 401" in r.err, r
+        assert "no credentials are configured for docker.io" in r.err, r
+        # auths under the legacy key, as `docker login` writes it.
+        cfg = docker_config(tmp_path / "docker", hub, "hubuser", "hub-pass")
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        reg.proxy_log.clear()
+        ok("registry", "init", url, "--key", keys.key)
+        # The API is registry-1.docker.io's.
+        assert reg.proxy_log and all(
+            e["path"].startswith("http://registry-1.docker.io/v2/")
+            for e in reg.proxy_log), reg.proxy_log
+        # A credential helper named for the legacy key is asked for it (the
+        # script answers only that).
+        helper = docker_config(tmp_path / "helper", hub, "hubuser",
+                               "hub-pass", helper="hubtest")
+        monkeypatch.setenv("DOCKER_CONFIG", str(helper))
+        monkeypatch.setenv("PATH",
+                           f"{helper / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        ok("publish", pk["base-1.0.0"], "--registry", url, "--key", keys.key)
+        # credsStore: the same question.
+        store = docker_config(tmp_path / "store", hub, "hubuser", "hub-pass",
+                              helper="hubstore", store=True)
+        monkeypatch.setenv("DOCKER_CONFIG", str(store))
+        monkeypatch.setenv("PATH",
+                           f"{store / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
+        # podman's key for it (docker.io) works too; and the key docker
+        # writes wins over another spelling of the same registry.
+        (cfg / "config.json").write_text(json.dumps({"auths": {
+            "docker.io": {"auth": base64.b64encode(
+                b"hubuser:hub-pass").decode()}}}))
+        monkeypatch.setenv("DOCKER_CONFIG", str(cfg))
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1")
+        (cfg / "config.json").write_text(json.dumps({"auths": {
+            "docker.io": {"auth": base64.b64encode(b"hubuser:old").decode()},
+            hub: {"auth": base64.b64encode(b"hubuser:hub-pass").decode()}}}))
+        ok("publish", pk["fft-1.0.0"], "--registry", url, "--key", keys.key)
+
+
+def test_the_snapshot_signature_is_also_an_oci_referrer(tmp_path, keys, pk,
+                                                        published):
+    """The snapshot's signature is pushed a second time as an OCI 1.1
+    referrer of the snapshot manifest. docker-registry 2.8 has no referrers
+    API (404), so it is listed in an image index under the fallback tag
+    sha256-<hex>; a snapshot manifest without its signature layer is read
+    through that."""
+    idx_type = "application/vnd.oci.image.index.v1+json"
+    sig_type = "application/vnd.ireepkg.snapshot.signature.v1"
+
+    def sha(data):
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+
+    def put(reg, ref, body, media):
+        req = urllib.request.Request(
+            reg.http(f"/v2/iree/plugins/manifests/{ref}"), data=body,
+            method="PUT", headers={"Content-Type": media})
+        with urllib.request.urlopen(req, timeout=30) as f:
+            assert f.status == 201
+
+    with published("base-1.0.0", proxy=True) as (reg, url):
+        snap = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        with pytest.raises(urllib.error.HTTPError) as e:
+            get(reg, f"/v2/iree/plugins/referrers/{sha(snap)}",
+                accept=idx_type)
+        assert e.value.code == 404  # no referrers API: the fallback tag
+        index = json.loads(get(
+            reg, f"/v2/iree/plugins/manifests/sha256-{sha(snap)[7:]}",
+            accept=idx_type))
+        assert index["mediaType"] == idx_type
+        [ref] = index["manifests"]
+        assert ref["artifactType"] == sig_type
+        sig_manifest = get(reg, f"/v2/iree/plugins/manifests/{ref['digest']}")
+        assert sha(sig_manifest) == ref["digest"]
+        m = json.loads(sig_manifest)
+        assert m["artifactType"] == sig_type
+        assert m["subject"] == {"mediaType": MANIFEST, "digest": sha(snap),
+                                "size": len(snap)}
+        s = json.loads(snap)
+        assert m["layers"] == [s["layers"][1]]  # the same signature blob
+
+        # A snapshot manifest without the signature layer, and no referrer
+        # for it: unsigned.
+        s["layers"] = s["layers"][:1]
+        bare = (json.dumps(s, indent=2) + "\n").encode()
+        put(reg, "snapshot", bare, MANIFEST)
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p0",
+                env={"IREEPKG_CACHE_DIR": str(tmp_path / "c0")})
+        assert r.code == 1, r
+        assert f"snapshot.json of {url} is not signed: " \
+               "snapshot.json.minisig is missing" in r.err, r
+        # The signature as its referrer, as another OCI 1.1 tool pushes
+        # it: installs, and the next publish (which checks the signature
+        # it starts from) reads it too.
+        m["subject"] = {"mediaType": MANIFEST, "digest": sha(bare),
+                        "size": len(bare)}
+        referrer = (json.dumps(m, indent=2) + "\n").encode()
+        put(reg, sha(referrer), referrer, MANIFEST)
+        put(reg, f"sha256-{sha(bare)[7:]}", json.dumps(
+            {"schemaVersion": 2, "mediaType": idx_type, "manifests": [
+                {"mediaType": MANIFEST, "digest": sha(referrer),
+                 "size": len(referrer), "artifactType": sig_type}]}).encode(),
+            idx_type)
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1",
+           env={"IREEPKG_CACHE_DIR": str(tmp_path / "c1")})
+        assert set(installed(tmp_path / "p1")) == {"base-kernels"}
+        r = ok("publish", pk["base-1.1.0"], "--registry", url, "--key",
+               keys.key)
+        assert "snapshot version 3" in r.out, r
+        ok("registry", "verify", url, "--registry-key", keys.pub)
+        # A registry that takes no index under the fallback tag: the
+        # publish, whose snapshot is in place, still succeeds.
+        reg.faults.append({"match": "/manifests/sha256-", "method": "PUT",
+                           "status": 400})
+        r = ok("publish", pk["fft-1.0.0"], "--registry", url, "--key",
+               keys.key)
+        assert "snapshot version 4" in r.out, r
+        assert any(e["status"] == 400 for e in reg.proxy_log), reg.proxy_log
+        ok("install", "fft-kit", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p2",
+           env={"IREEPKG_CACHE_DIR": str(tmp_path / "c2")})
