@@ -166,13 +166,24 @@ Error dependencyError(const DiagnosticList &problems) {
 
 } // namespace
 
-Expected<InstallReport> installArchives(const std::string &prefix,
-                                        const std::vector<std::string> &archives,
-                                        const InstallOptions &options,
-                                        Reporter &reporter) {
-  auto session = openForChange(prefix, options.lock, reporter);
-  if (!session)
-    return Unexpected(session.error());
+Expected<InstallReport>
+installArchives(const std::string &prefix,
+                const std::vector<std::string> &archives,
+                const InstallOptions &options, Reporter &reporter) {
+  // A dry run reads the state without locking the prefix (nor creating it).
+  std::optional<Session> session;
+  if (!options.dryRun) {
+    auto opened = openForChange(prefix, options.lock, reporter);
+    if (!opened)
+      return Unexpected(opened.error());
+    session = std::move(*opened);
+  } else {
+    auto st = readInstalledState(prefix, reporter);
+    if (!st)
+      return Unexpected(st.error());
+    session.emplace();
+    session->state = std::move(*st);
+  }
   InstalledState state = std::move(session->state);
   Platform platform = options.platform.value_or(
       Platform::parse(state.platform).value_or(hostPlatform()));
@@ -318,6 +329,20 @@ Expected<InstallReport> installArchives(const std::string &prefix,
       report.reordered = true;
   }
 
+  if (options.dryRun) {
+    for (const InstalledPackage &p : state.packages)
+      if (removing.count(p.name))
+        report.changes.push_back({p.name, p.version.str(), ""});
+    for (const Incoming &in : incoming)
+      if (!in.unchanged) {
+        const InstalledPackage *old = state.find(in.head.manifest.name);
+        report.changes.push_back({in.head.manifest.name,
+                                  old ? old->version.str() : "",
+                                  in.head.manifest.version.str()});
+      }
+    return report;
+  }
+
   std::optional<PackageCache> cache;
   if (options.useCache)
     cache = PackageCache::openDefault();
@@ -444,9 +469,19 @@ Expected<InstallReport> removePackages(const std::string &prefix,
                                        const std::vector<std::string> &names,
                                        const RemoveOptions &options,
                                        Reporter &reporter) {
-  auto session = openForChange(prefix, options.lock, reporter);
-  if (!session)
-    return Unexpected(session.error());
+  std::optional<Session> session;
+  if (!options.dryRun) {
+    auto opened = openForChange(prefix, options.lock, reporter);
+    if (!opened)
+      return Unexpected(opened.error());
+    session = std::move(*opened);
+  } else {
+    auto st = readInstalledState(prefix, reporter);
+    if (!st)
+      return Unexpected(st.error());
+    session.emplace();
+    session->state = std::move(*st);
+  }
   InstalledState state = std::move(session->state);
   std::vector<std::string> installedNames;
   for (const InstalledPackage &p : state.packages)
@@ -492,11 +527,17 @@ Expected<InstallReport> removePackages(const std::string &prefix,
         return Unexpected(m.error());
       manifests.emplace(p.name, std::move(*m));
     }
+  InstallReport report;
+  report.prefix = prefix;
+  if (options.dryRun) {
+    for (const InstalledPackage &p : state.packages)
+      if (removing.count(p.name))
+        report.changes.push_back({p.name, p.version.str(), ""});
+    return report;
+  }
   auto tx = Transaction::begin(prefix);
   if (!tx)
     return Unexpected(tx.error());
-  InstallReport report;
-  report.prefix = prefix;
   removeFromState(*tx, state, removing, report);
   if (Status s = commitWithState(*tx, prefix, state, manifests, reporter); !s)
     return Unexpected(s.error());
