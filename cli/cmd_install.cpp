@@ -3,6 +3,7 @@
 #include "output.h"
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "project_change.h"
 #include "registry_args.h"
 
 #include "ireepkg/pkg/prefix.h"
@@ -68,6 +69,22 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
   std::fputs(shadowedImportsText(report.shadowedImports).c_str(), stdout);
 }
 
+int printDryRun(const InstallReport &plan, bool json, bool quiet) {
+  if (json) {
+    std::printf("%s\n", nlohmann::json({{"ok", true},
+                                        {"dry_run", true},
+                                        {"prefix", plan.prefix},
+                                        {"changes", installChangesJson(plan)},
+                                        {"unchanged", plan.unchanged}})
+                            .dump(2)
+                            .c_str());
+  } else if (!quiet) {
+    printSyncPlan(plan);
+    printDryRunEnd(false);
+  }
+  return kExitOk;
+}
+
 int printInterrupted(const Error &e, const std::string &prefix, bool json) {
   if (json)
     std::printf("%s\n",
@@ -115,6 +132,7 @@ int runInstall(const Command &, const ParsedArgs &args) {
     }
   }
   options.useCache = !args.flag("no-cache");
+  options.dryRun = args.flag("dry-run");
   // In a project, plugins.json's order is the activation order.
   std::optional<workflow::Project> project;
   if (!prefix->projectFile.empty()) {
@@ -187,8 +205,8 @@ int runInstall(const Command &, const ParsedArgs &args) {
                     "`ireepkg sync` would remove it again",
                 Location::inFile(project->file),
                 "add it to the project (`ireepkg add " + n.name +
-                    "`, then `ireepkg lock` and `ireepkg sync`), or install "
-                    "it into another prefix (--prefix DIR)");
+                    "`, which locks and syncs), or install it into another "
+                    "prefix (--prefix DIR)");
         return printFailure(e, json);
       }
     request.registries = registriesFrom(args, project ? &*project : nullptr);
@@ -212,6 +230,8 @@ int runInstall(const Command &, const ParsedArgs &args) {
     return printInterrupted(report.error(), prefix->path, json);
   if (!report)
     return printFailure(report.error(), json);
+  if (options.dryRun)
+    return printDryRun(*report, json, quiet);
   printChangeReport(*report, json, quiet);
   reporter.printSummary(*report);
   if (interruptRequested()) {
