@@ -210,12 +210,10 @@ int runAdd(const Command &, const ParsedArgs &args) {
       return printFailure(makeError(ErrorCode::Invalid, diags).error(), json);
   }
 
-  auto project = projectFrom(args);
-  if (!project)
+  auto ctx = projectContext(args);
+  if (!ctx)
     return setupFailure();
-  auto env = environmentFrom(args);
-  if (!env)
-    return setupFailure();
+  auto &[project, env] = *ctx;
 
   // What is added is checked against the registries (unless --frozen): the
   // package exists, a version not yanked matches the constraint; the
@@ -248,12 +246,12 @@ int runAdd(const Command &, const ParsedArgs &args) {
     if (r.constraint)
       within = *Constraint::parse(*r.constraint);
     auto newest =
-        workflow::newestVersion(*project, r.name, registryName, *env, reporter,
+        workflow::newestVersion(project, r.name, registryName, env, reporter,
                                 within ? &*within : nullptr);
     reporter.clearProgress();
     if (!newest &&
         (newest.error().code == ErrorCode::Interrupted || interruptRequested()))
-      return printInterrupted(newest.error(), project->dir, json);
+      return printInterrupted(newest.error(), project.dir, json);
     if (!newest)
       return printFailure(newest.error(), json);
     if (!r.constraint)
@@ -290,9 +288,9 @@ int runAdd(const Command &, const ParsedArgs &args) {
         (describeChange(r).empty() ? "" : ": " + describeChange(r)));
   }
 
-  ProjectEdit edit{std::move(*project), file->path,           file->text, text,
+  ProjectEdit edit{std::move(project), file->path,           file->text, text,
                    std::move(lines),    {{"plugins", report}}};
-  return applyProjectEdit(args, edit, *followUp, *env);
+  return applyProjectEdit(args, edit, *followUp, env);
 }
 
 } // namespace ireepkg::cli

@@ -23,15 +23,9 @@ namespace ireepkg::cli {
 /// Prints an install/remove report (shared with cmd_remove.cpp).
 void printChangeReport(const InstallReport &report, bool json, bool quiet) {
   if (json) {
-    nlohmann::json changes = nlohmann::json::array();
-    for (const auto &c : report.changes)
-      changes.push_back(
-          {{"name", c.name},
-           {"from", c.from.empty() ? nlohmann::json() : nlohmann::json(c.from)},
-           {"to", c.to.empty() ? nlohmann::json() : nlohmann::json(c.to)}});
     nlohmann::json out = {{"ok", true},
                           {"prefix", report.prefix},
-                          {"changes", changes},
+                          {"changes", installChangesJson(report)},
                           {"reordered", report.reordered},
                           {"unchanged", report.unchanged}};
     if (!report.pipelineCheck.pipelines.empty() ||
@@ -44,20 +38,7 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
   }
   if (quiet)
     return;
-  for (const auto &c : report.changes) {
-    if (c.from.empty())
-      std::printf("%s %s %s\n", paint(Style::Added, "installed").c_str(),
-                  c.name.c_str(), c.to.c_str());
-    else if (c.to.empty())
-      std::printf("%s %s %s\n", paint(Style::Removed, "removed").c_str(),
-                  c.name.c_str(), c.from.c_str());
-    else if (c.from == c.to)
-      std::printf("%s %s %s\n", paint(Style::Changed, "reinstalled").c_str(),
-                  c.name.c_str(), c.to.c_str());
-    else
-      std::printf("%s %s %s -> %s\n", paint(Style::Changed, "changed").c_str(),
-                  c.name.c_str(), c.from.c_str(), c.to.c_str());
-  }
+  printChangeLines(report, false);
   for (const std::string &u : report.unchanged)
     std::printf("%s is already installed\n", u.c_str());
   if (report.reordered)

@@ -49,20 +49,18 @@ int runRm(const Command &, const ParsedArgs &args) {
     }
     text = std::move(*edited);
   }
-  auto project = projectFrom(args);
-  if (!project)
+  auto ctx = projectContext(args);
+  if (!ctx)
     return setupFailure();
-  auto env = environmentFrom(args);
-  if (!env)
-    return setupFailure();
+  auto &[project, env] = *ctx;
   std::vector<std::string> lines;
   for (const std::string &name : names)
     lines.push_back(args.flag("dry-run")
                         ? "would remove " + name + " from plugins.json"
                         : "removed " + name);
-  ProjectEdit edit{std::move(*project), file->path,          file->text, text,
+  ProjectEdit edit{std::move(project), file->path,          file->text, text,
                    std::move(lines),    {{"removed", names}}};
-  return applyProjectEdit(args, edit, *followUp, *env);
+  return applyProjectEdit(args, edit, *followUp, env);
 }
 
 } // namespace ireepkg::cli

@@ -61,23 +61,33 @@ nlohmann::json installChangesJson(const InstallReport &report) {
   return changes;
 }
 
-void printSyncPlan(const InstallReport &plan) {
-  for (const auto &c : plan.changes) {
+void printChangeLines(const InstallReport &report, bool planned) {
+  auto verb = [&](Style style, const char *done, const char *plan) {
+    return paint(style, planned ? plan : done);
+  };
+  for (const auto &c : report.changes) {
     if (c.from.empty())
-      std::printf("%s %s %s\n", paint(Style::Added, "would install").c_str(),
+      std::printf("%s %s %s\n",
+                  verb(Style::Added, "installed", "would install").c_str(),
                   c.name.c_str(), c.to.c_str());
     else if (c.to.empty())
-      std::printf("%s %s %s\n", paint(Style::Removed, "would remove").c_str(),
+      std::printf("%s %s %s\n",
+                  verb(Style::Removed, "removed", "would remove").c_str(),
                   c.name.c_str(), c.from.c_str());
     else if (c.from == c.to)
-      std::printf("%s %s %s\n",
-                  paint(Style::Changed, "would reinstall").c_str(),
-                  c.name.c_str(), c.to.c_str());
+      std::printf(
+          "%s %s %s\n",
+          verb(Style::Changed, "reinstalled", "would reinstall").c_str(),
+          c.name.c_str(), c.to.c_str());
     else
       std::printf("%s %s %s -> %s\n",
-                  paint(Style::Changed, "would change").c_str(), c.name.c_str(),
-                  c.from.c_str(), c.to.c_str());
+                  verb(Style::Changed, "changed", "would change").c_str(),
+                  c.name.c_str(), c.from.c_str(), c.to.c_str());
   }
+}
+
+void printSyncPlan(const InstallReport &plan) {
+  printChangeLines(plan, true);
   if (plan.changes.empty())
     std::printf("%s would not change (%zu package%s installed)\n",
                 plan.prefix.c_str(), plan.unchanged.size(),

@@ -59,6 +59,11 @@ int applyProjectEdit(const ParsedArgs &args, const ProjectEdit &edit,
 /// The changes of a prefix as JSON objects {name, from, to}.
 nlohmann::json installChangesJson(const InstallReport &report);
 
+/// One line per changed package: "installed fft-kit 1.0.0", "removed ...",
+/// "changed x 1.0.0 -> 1.1.0", "reinstalled ..."; with `planned`, "would
+/// install ..." and so on.
+void printChangeLines(const InstallReport &report, bool planned);
+
 /// A planned change of a prefix, one line per package ("would install
 /// fft-kit 1.0.0", "would remove ..."), or that nothing would change.
 void printSyncPlan(const InstallReport &plan);

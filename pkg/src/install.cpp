@@ -56,6 +56,21 @@ Expected<Session> openForChange(const std::string &prefix,
   return s;
 }
 
+/// openForChange, or for a dry run only the state: the prefix is neither
+/// locked nor created.
+Expected<Session> openForChangeOrPlan(const std::string &prefix,
+                                      const LockOptions &lockOptions,
+                                      bool dryRun, Reporter &reporter) {
+  if (!dryRun)
+    return openForChange(prefix, lockOptions, reporter);
+  auto st = readInstalledState(prefix, reporter);
+  if (!st)
+    return Unexpected(st.error());
+  Session s;
+  s.state = std::move(*st);
+  return s;
+}
+
 /// Which platforms a manifest has native builds for; empty = independent.
 /// A FatELF ("fat") file counts for the architectures it holds once the
 /// package's files are at `filesDir`, for any before.
@@ -170,20 +185,10 @@ Expected<InstallReport>
 installArchives(const std::string &prefix,
                 const std::vector<std::string> &archives,
                 const InstallOptions &options, Reporter &reporter) {
-  // A dry run reads the state without locking the prefix (nor creating it).
-  std::optional<Session> session;
-  if (!options.dryRun) {
-    auto opened = openForChange(prefix, options.lock, reporter);
-    if (!opened)
-      return Unexpected(opened.error());
-    session = std::move(*opened);
-  } else {
-    auto st = readInstalledState(prefix, reporter);
-    if (!st)
-      return Unexpected(st.error());
-    session.emplace();
-    session->state = std::move(*st);
-  }
+  auto session = openForChangeOrPlan(prefix, options.lock, options.dryRun,
+                                     reporter);
+  if (!session)
+    return Unexpected(session.error());
   InstalledState state = std::move(session->state);
   Platform platform = options.platform.value_or(
       Platform::parse(state.platform).value_or(hostPlatform()));
@@ -469,19 +474,10 @@ Expected<InstallReport> removePackages(const std::string &prefix,
                                        const std::vector<std::string> &names,
                                        const RemoveOptions &options,
                                        Reporter &reporter) {
-  std::optional<Session> session;
-  if (!options.dryRun) {
-    auto opened = openForChange(prefix, options.lock, reporter);
-    if (!opened)
-      return Unexpected(opened.error());
-    session = std::move(*opened);
-  } else {
-    auto st = readInstalledState(prefix, reporter);
-    if (!st)
-      return Unexpected(st.error());
-    session.emplace();
-    session->state = std::move(*st);
-  }
+  auto session = openForChangeOrPlan(prefix, options.lock, options.dryRun,
+                                     reporter);
+  if (!session)
+    return Unexpected(session.error());
   InstalledState state = std::move(session->state);
   std::vector<std::string> installedNames;
   for (const InstalledPackage &p : state.packages)

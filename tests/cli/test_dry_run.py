@@ -4,28 +4,9 @@ prefix and the download cache's archives are byte for byte as before), and
 what it prints is what the real run then does."""
 import json
 
-import pytest
-
 from conftest import run, snapshot
-from test_registry_workflow import Registry, installed, project  # noqa: F401
-
-
-@pytest.fixture
-def reg(tmp_path):
-    r = Registry(tmp_path)
-    r.publish("base-kernels", "1.0.0")
-    r.publish("base-kernels", "1.1.0")
-    r.publish("fft-kit", "1.0.0", {"base-kernels": "^1.0"})
-    r.publish("extra", "2.0.0")
-    return r
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(d))
-    monkeypatch.delenv("IREEPKG_PREFIX", raising=False)
-    return d
+from test_project_add_sync import cache, reg  # noqa: F401
+from test_registry_workflow import installed, project
 
 
 def archives(cache):

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from conftest import EXAMPLES, pack, run, snapshot
-from test_registry_workflow import Registry, installed, project  # noqa: F401
+from test_project_coherence import cache  # noqa: F401
+from test_registry_workflow import Registry, installed, project
 
 
 @pytest.fixture
@@ -21,14 +22,6 @@ def reg(tmp_path):
     r.publish("fft-kit", "1.0.0", {"base-kernels": "^1.0"})
     r.publish("extra", "2.0.0")
     return r
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(d))
-    monkeypatch.delenv("IREEPKG_PREFIX", raising=False)
-    return d
 
 
 def lock_of(d):
