@@ -118,6 +118,21 @@ def scratch(tmp_path_factory):
     return d
 
 
+def scratch_env(home):
+    """The environment of a reader's shell in the scratch directory `home`:
+    its build and IREE on PATH, its own caches and configuration, no
+    colour and no network (a proxy on a closed port)."""
+    return {"HOME": str(home),
+            "PATH": f"{home}/build/bin:{home}/.venv/bin:/usr/bin:/bin",
+            "NO_COLOR": "1", "TERM": "xterm", "LANG": "C.UTF-8",
+            "IREEPKG_CACHE_DIR": str(home / ".cache" / "ireepkg"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "http_proxy": "http://127.0.0.1:9", "https_proxy":
+            "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9"}
+
+
 def run_doc(path, scratch):
     blocks = marked_blocks(path)
     steps = []
@@ -129,15 +144,7 @@ def run_doc(path, scratch):
     for n, (_, cmd, _) in enumerate(steps):
         script += [cmd, f"echo \"@@doctest {n} $?@@\""]
     (home / ".doctest.sh").write_text("\n".join(script) + "\n")
-    env_path = f"{home}/build/bin:{home}/.venv/bin:/usr/bin:/bin"
-    env = {"HOME": str(home), "PATH": env_path, "NO_COLOR": "1",
-           "TERM": "xterm", "LANG": "C.UTF-8",
-           "IREEPKG_CACHE_DIR": str(home / ".cache" / "ireepkg"),
-           "XDG_DATA_HOME": str(home / ".local" / "share"),
-           "XDG_CACHE_HOME": str(home / ".cache"),
-           "XDG_CONFIG_HOME": str(home / ".config"),
-           "http_proxy": "http://127.0.0.1:9", "https_proxy":
-           "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9"}
+    env = scratch_env(home)
     code, shown = run_in_pty(["bash", "--noprofile", "--norc",
                               str(home / ".doctest.sh")], cwd=home,
                              program="/bin/bash", env=env, columns=200,
@@ -354,15 +361,7 @@ def test_cli_examples_run(scratch):
         script += [cmd, f'echo "@@step {len(steps)} $?@@"']
         steps.append((setup, cmd))
     (home / ".cli-examples.sh").write_text("\n".join(script) + "\n")
-    env = {"HOME": str(home),
-           "PATH": f"{home}/build/bin:{home}/.venv/bin:/usr/bin:/bin",
-           "NO_COLOR": "1", "LANG": "C.UTF-8",
-           "IREEPKG_CACHE_DIR": str(home / ".cache" / "ireepkg"),
-           "XDG_DATA_HOME": str(home / ".local" / "share"),
-           "XDG_CACHE_HOME": str(home / ".cache"),
-           "XDG_CONFIG_HOME": str(home / ".config"),
-           "http_proxy": "http://127.0.0.1:9", "https_proxy":
-           "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9"}
+    env = scratch_env(home)
     import subprocess
     p = subprocess.run(["bash", "--noprofile", "--norc",
                         str(home / ".cli-examples.sh")], cwd=home, env=env,
