@@ -1,14 +1,17 @@
 //===- cmd_add.cpp - `ireepkg add` ----------------------------------------===//
 //
 // Adds plugins to the nearest plugins.json, or changes the version,
-// registry or options of plugins it lists. Only the project file changes:
-// resolving and installing are `lock` and `sync`.
+// registry or options of plugins it lists, after checking them against the
+// project's registries; then locks and syncs as project_change.h says.
 //
 //===----------------------------------------------------------------------===//
-#include "add_lookup.h"
-#include "output.h"
-#include "ireepkg/pkg/project_file.h"
+#include "global_options.h"
+#include "interrupt.h"
 #include "ireepkg/manifest_schema/names.h"
+#include "ireepkg/pkg/project_file.h"
+#include "output.h"
+#include "project_change.h"
+#include "registry_args.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/project.h"
@@ -21,6 +24,7 @@
 namespace ireepkg::cli {
 
 int printFailure(const Error &e, bool json);
+int printInterrupted(const Error &e, const std::string &prefix, bool json);
 
 namespace {
 
@@ -70,6 +74,9 @@ std::string describeChange(const project::AddRequest &r) {
 
 int runAdd(const Command &, const ParsedArgs &args) {
   bool json = args.flag("json");
+  auto followUp = followUpFrom(args);
+  if (!followUp)
+    return kExitUsage;
   std::string registry = args.value("registry").value_or("");
   if (!registry.empty() && !isValidPackageName(registry)) {
     printError("--registry: \"" + registry + "\" is not a registry name",
@@ -203,17 +210,55 @@ int runAdd(const Command &, const ParsedArgs &args) {
       return printFailure(makeError(ErrorCode::Invalid, diags).error(), json);
   }
 
-  CliReporter reporter(json);
+  auto ctx = projectContext(args);
+  if (!ctx)
+    return setupFailure();
+  auto &[project, env] = *ctx;
+
+  // What is added is checked against the registries (unless --frozen): the
+  // package exists, a version not yanked matches the constraint; the
+  // options are checked against the package's schema when it is locked
+  // below. Without a constraint, the newest version's caret constraint is
+  // written.
+  // What the file alone can refuse (a registry it does not list) is said
+  // before any registry is asked.
+  for (const project::AddRequest &r : requests)
+    if (!r.registry.empty())
+      if (auto edited = project::addPlugin(file->text, r, file->path); !edited)
+        return printFailure(edited.error(), json);
+  CliReporter reporter(json || globalOptions().quiet);
+  catchInterrupts();
   for (project::AddRequest &r : requests) {
-    if (r.constraint || !r.path.empty())
+    if (!r.path.empty())
       continue;
-    auto constraint = newestVersionConstraint(before, file->path, r.name,
-                                              r.registry, reporter);
-    if (!constraint)
-      return printFailure(constraint.error(), json);
-    r.constraint = *constraint;
+    const ProjectPlugin *listed = nullptr;
+    for (const ProjectPlugin &p : before.plugins)
+      if (p.name == r.name)
+        listed = &p;
+    if (listed && !listed->path.empty() && r.registry.empty())
+      continue; // a local package keeps its path
+    if (r.constraint && *followUp == FollowUp::Frozen)
+      continue;
+    std::string registryName = !r.registry.empty() ? r.registry
+                               : listed            ? listed->registry
+                                                   : "";
+    std::optional<Constraint> within;
+    if (r.constraint)
+      within = *Constraint::parse(*r.constraint);
+    auto newest =
+        workflow::newestVersion(project, r.name, registryName, env, reporter,
+                                within ? &*within : nullptr);
+    reporter.clearProgress();
+    if (!newest &&
+        (newest.error().code == ErrorCode::Interrupted || interruptRequested()))
+      return printInterrupted(newest.error(), project.dir, json);
+    if (!newest)
+      return printFailure(newest.error(), json);
+    if (!r.constraint)
+      r.constraint = "^" + newest->str();
   }
 
+  bool dryRun = args.flag("dry-run");
   std::string text = file->text;
   nlohmann::json report = nlohmann::json::array();
   std::vector<std::string> lines;
@@ -234,32 +279,18 @@ int runAdd(const Command &, const ParsedArgs &args) {
                       {"options", r.options}});
     if (!r.registry.empty())
       report.back()["registry"] = r.registry;
+    std::string verb = !dryRun               ? action
+                       : action == "added"   ? "would add"
+                       : action == "updated" ? "would update"
+                                             : action;
     lines.push_back(
-        action + " " + r.name +
+        verb + " " + r.name +
         (describeChange(r).empty() ? "" : ": " + describeChange(r)));
   }
 
-  bool changed = text != file->text;
-  if (changed)
-    if (Status s = writeProjectFile(file->path, text); !s)
-      return printFailure(s.error(), json);
-  if (json) {
-    std::printf("%s\n", nlohmann::json({{"ok", true},
-                                        {"project", file->path},
-                                        {"changed", changed},
-                                        {"plugins", report}})
-                            .dump(2)
-                            .c_str());
-    return kExitOk;
-  }
-  for (const std::string &l : lines)
-    std::printf("%s\n", l.c_str());
-  if (changed)
-    std::printf("wrote %s\n", file->path.c_str());
-  else
-    std::printf("%s already says this; nothing to change\n",
-                file->path.c_str());
-  return kExitOk;
+  ProjectEdit edit{std::move(project), file->path,           file->text, text,
+                   std::move(lines),    {{"plugins", report}}};
+  return applyProjectEdit(args, edit, *followUp, env);
 }
 
 } // namespace ireepkg::cli

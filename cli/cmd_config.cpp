@@ -110,6 +110,34 @@ std::optional<std::string> targetFile(const ParsedArgs &args) {
   return *user;
 }
 
+/// The JSON of a key's value and origin, for `list` and `get`.
+nlohmann::json effectiveJson(const std::string &key, const Effective &e) {
+  return {
+      {"key", key},
+      {"value", e.value ? nlohmann::json(*e.value) : nlohmann::json()},
+      {"source", e.source},
+      {"where", e.where.empty() ? nlohmann::json() : nlohmann::json(e.where)}};
+}
+
+/// Where a value comes from, in words: "default", "env IREEPKG_OFFLINE".
+std::string originText(const Effective &e) {
+  return e.source == "default" ? "default" : e.source + " " + e.where;
+}
+
+/// What `set` and `unset` start with: the key, checked, and the file to
+/// change. nullopt after printing the error; `status` is the exit status.
+std::optional<std::string> fileToChange(const ParsedArgs &args, int &status) {
+  const std::string &key = args.positional[0];
+  if (!config::findKey(key)) {
+    status = unknownKey(key);
+    return std::nullopt;
+  }
+  auto file = targetFile(args);
+  if (!file)
+    status = kExitFailure;
+  return file;
+}
+
 } // namespace
 
 int runConfigList(const Command &, const ParsedArgs &args) {
@@ -122,26 +150,18 @@ int runConfigList(const Command &, const ParsedArgs &args) {
                        {"exists", std::filesystem::exists(f.path, ec)}});
     }
     nlohmann::json list = nlohmann::json::array();
-    for (const config::KeySpec &k : config::keys()) {
-      Effective e = effective(k);
-      list.push_back({{"key", k.name},
-                      {"value", e.value ? nlohmann::json(*e.value)
-                                        : nlohmann::json()},
-                      {"source", e.source},
-                      {"where", e.where.empty() ? nlohmann::json()
-                                                : nlohmann::json(e.where)}});
-    }
-    std::printf("%s\n", nlohmann::json({{"files", files}, {"settings", list}})
-                            .dump(2)
-                            .c_str());
+    for (const config::KeySpec &k : config::keys())
+      list.push_back(effectiveJson(k.name, effective(k)));
+    std::printf(
+        "%s\n",
+        nlohmann::json({{"files", files}, {"settings", list}}).dump(2).c_str());
     return kExitOk;
   }
   for (const config::KeySpec &k : config::keys()) {
     Effective e = effective(k);
-    std::string origin =
-        e.source == "default" ? "default" : e.source + " " + e.where;
     std::printf("%s = %s  (%s)\n", k.name.c_str(),
-                e.value ? e.value->c_str() : "(not set)", origin.c_str());
+                e.value ? e.value->c_str() : "(not set)",
+                originText(e).c_str());
   }
   return kExitOk;
 }
@@ -153,35 +173,23 @@ int runConfigGet(const Command &, const ParsedArgs &args) {
     return unknownKey(key);
   Effective e = effective(*k);
   if (args.flag("json")) {
-    std::printf("%s\n",
-                nlohmann::json({{"key", key},
-                                {"value", e.value ? nlohmann::json(*e.value)
-                                                  : nlohmann::json()},
-                                {"source", e.source},
-                                {"where", e.where.empty()
-                                              ? nlohmann::json()
-                                              : nlohmann::json(e.where)}})
-                    .dump(2)
-                    .c_str());
+    std::printf("%s\n", effectiveJson(key, e).dump(2).c_str());
     return e.value ? kExitOk : kExitFailure;
   }
   if (!e.value)
     return kExitFailure; // not set: nothing to print, as `git config`
   std::printf("%s\n", e.value->c_str());
   if (args.flag("show-origin"))
-    std::fprintf(stderr, "%s\n",
-                 e.source == "default" ? "default"
-                                       : (e.source + " " + e.where).c_str());
+    std::fprintf(stderr, "%s\n", originText(e).c_str());
   return kExitOk;
 }
 
 int runConfigSet(const Command &, const ParsedArgs &args) {
   const std::string &key = args.positional[0];
-  if (!config::findKey(key))
-    return unknownKey(key);
-  auto file = targetFile(args);
+  int status = kExitOk;
+  auto file = fileToChange(args, status);
   if (!file)
-    return kExitFailure;
+    return status;
   Status s = config::setValue(*file, key, args.positional[1]);
   if (!s) {
     printError(s.error());
@@ -195,11 +203,10 @@ int runConfigSet(const Command &, const ParsedArgs &args) {
 
 int runConfigUnset(const Command &, const ParsedArgs &args) {
   const std::string &key = args.positional[0];
-  if (!config::findKey(key))
-    return unknownKey(key);
-  auto file = targetFile(args);
+  int status = kExitOk;
+  auto file = fileToChange(args, status);
   if (!file)
-    return kExitFailure;
+    return status;
   Status s = config::unsetValue(*file, key);
   if (!s) {
     printError(s.error());

@@ -3,6 +3,7 @@
 #include "output.h"
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "project_change.h"
 #include "registry_args.h"
 
 #include "ireepkg/pkg/prefix.h"
@@ -22,15 +23,9 @@ namespace ireepkg::cli {
 /// Prints an install/remove report (shared with cmd_remove.cpp).
 void printChangeReport(const InstallReport &report, bool json, bool quiet) {
   if (json) {
-    nlohmann::json changes = nlohmann::json::array();
-    for (const auto &c : report.changes)
-      changes.push_back(
-          {{"name", c.name},
-           {"from", c.from.empty() ? nlohmann::json() : nlohmann::json(c.from)},
-           {"to", c.to.empty() ? nlohmann::json() : nlohmann::json(c.to)}});
     nlohmann::json out = {{"ok", true},
                           {"prefix", report.prefix},
-                          {"changes", changes},
+                          {"changes", installChangesJson(report)},
                           {"reordered", report.reordered},
                           {"unchanged", report.unchanged}};
     if (!report.pipelineCheck.pipelines.empty() ||
@@ -43,20 +38,7 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
   }
   if (quiet)
     return;
-  for (const auto &c : report.changes) {
-    if (c.from.empty())
-      std::printf("%s %s %s\n", paint(Style::Added, "installed").c_str(),
-                  c.name.c_str(), c.to.c_str());
-    else if (c.to.empty())
-      std::printf("%s %s %s\n", paint(Style::Removed, "removed").c_str(),
-                  c.name.c_str(), c.from.c_str());
-    else if (c.from == c.to)
-      std::printf("%s %s %s\n", paint(Style::Changed, "reinstalled").c_str(),
-                  c.name.c_str(), c.to.c_str());
-    else
-      std::printf("%s %s %s -> %s\n", paint(Style::Changed, "changed").c_str(),
-                  c.name.c_str(), c.from.c_str(), c.to.c_str());
-  }
+  printChangeLines(report, false);
   for (const std::string &u : report.unchanged)
     std::printf("%s is already installed\n", u.c_str());
   if (report.reordered)
@@ -66,6 +48,22 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
   else if (!report.changes.empty())
     std::printf("prefix: %s\n", report.prefix.c_str());
   std::fputs(shadowedImportsText(report.shadowedImports).c_str(), stdout);
+}
+
+int printDryRun(const InstallReport &plan, bool json, bool quiet) {
+  if (json) {
+    std::printf("%s\n", nlohmann::json({{"ok", true},
+                                        {"dry_run", true},
+                                        {"prefix", plan.prefix},
+                                        {"changes", installChangesJson(plan)},
+                                        {"unchanged", plan.unchanged}})
+                            .dump(2)
+                            .c_str());
+  } else if (!quiet) {
+    printSyncPlan(plan);
+    printDryRunEnd(false);
+  }
+  return kExitOk;
 }
 
 int printInterrupted(const Error &e, const std::string &prefix, bool json) {
@@ -115,6 +113,7 @@ int runInstall(const Command &, const ParsedArgs &args) {
     }
   }
   options.useCache = !args.flag("no-cache");
+  options.dryRun = args.flag("dry-run");
   // In a project, plugins.json's order is the activation order.
   std::optional<workflow::Project> project;
   if (!prefix->projectFile.empty()) {
@@ -187,8 +186,8 @@ int runInstall(const Command &, const ParsedArgs &args) {
                     "`ireepkg sync` would remove it again",
                 Location::inFile(project->file),
                 "add it to the project (`ireepkg add " + n.name +
-                    "`, then `ireepkg lock` and `ireepkg sync`), or install "
-                    "it into another prefix (--prefix DIR)");
+                    "`, which locks and syncs), or install it into another "
+                    "prefix (--prefix DIR)");
         return printFailure(e, json);
       }
     request.registries = registriesFrom(args, project ? &*project : nullptr);
@@ -212,6 +211,8 @@ int runInstall(const Command &, const ParsedArgs &args) {
     return printInterrupted(report.error(), prefix->path, json);
   if (!report)
     return printFailure(report.error(), json);
+  if (options.dryRun)
+    return printDryRun(*report, json, quiet);
   printChangeReport(*report, json, quiet);
   reporter.printSummary(*report);
   if (interruptRequested()) {

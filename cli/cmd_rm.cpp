@@ -1,10 +1,12 @@
 //===- cmd_rm.cpp - `ireepkg rm` ------------------------------------------===//
 //
-// Removes plugins from the nearest plugins.json. Nothing is uninstalled
-// here: the prefix follows the project at the next `sync`.
+// Removes plugins from the nearest plugins.json; then locks and syncs as
+// project_change.h says (the prefix loses what nothing else needs).
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "project_change.h"
+#include "registry_args.h"
 #include "ireepkg/pkg/project_file.h"
 #include "ireepkg/manifest_schema/names.h"
 
@@ -19,6 +21,9 @@ int printFailure(const Error &e, bool json);
 
 int runRm(const Command &, const ParsedArgs &args) {
   bool json = args.flag("json");
+  auto followUp = followUpFrom(args);
+  if (!followUp)
+    return kExitUsage;
   std::vector<std::string> names;
   for (const std::string &n : args.positional) {
     if (!isValidPackageName(n)) {
@@ -44,20 +49,18 @@ int runRm(const Command &, const ParsedArgs &args) {
     }
     text = std::move(*edited);
   }
-  if (Status s = writeProjectFile(file->path, text); !s)
-    return printFailure(s.error(), json);
-  if (json) {
-    std::printf("%s\n",
-                nlohmann::json(
-                    {{"ok", true}, {"project", file->path}, {"removed", names}})
-                    .dump(2)
-                    .c_str());
-    return kExitOk;
-  }
+  auto ctx = projectContext(args);
+  if (!ctx)
+    return setupFailure();
+  auto &[project, env] = *ctx;
+  std::vector<std::string> lines;
   for (const std::string &name : names)
-    std::printf("removed %s\n", name.c_str());
-  std::printf("wrote %s\n", file->path.c_str());
-  return kExitOk;
+    lines.push_back(args.flag("dry-run")
+                        ? "would remove " + name + " from plugins.json"
+                        : "removed " + name);
+  ProjectEdit edit{std::move(project), file->path,          file->text, text,
+                   std::move(lines),    {{"removed", names}}};
+  return applyProjectEdit(args, edit, *followUp, env);
 }
 
 } // namespace ireepkg::cli

@@ -2,6 +2,7 @@
 #include "ireepkg/manifest_schema/suggest.h"
 #include "interrupt.h"
 #include "output.h"
+#include "project_change.h"
 #include "registry_args.h"
 
 #include <cstdio>
@@ -26,6 +27,7 @@ int runSync(const Command &, const ParsedArgs &args) {
   workflow::SyncRequest request;
   request.locked = args.flag("locked");
   request.frozen = args.flag("frozen");
+  request.dryRun = args.flag("dry-run");
   auto prefix = projectPrefix(args, project);
   if (!prefix)
     return setupFailure();
@@ -59,25 +61,31 @@ int runSync(const Command &, const ParsedArgs &args) {
     return int(kExitInterrupted);
   };
   if (json) {
-    nlohmann::json changes = nlohmann::json::array();
-    for (const auto &c : result->install.changes)
-      changes.push_back(
-          {{"name", c.name},
-           {"from", c.from.empty() ? nlohmann::json() : nlohmann::json(c.from)},
-           {"to", c.to.empty() ? nlohmann::json() : nlohmann::json(c.to)}});
     nlohmann::json j = {{"ok", true},
                         {"prefix", result->install.prefix},
-                        {"changes", changes},
+                        {"changes", installChangesJson(result->install)},
                         {"unchanged", result->install.unchanged},
                         {"reordered", result->install.reordered},
                         {"relocked", result->relocked.has_value()}};
     if (result->relocked)
       j["lock_changes"] = lockChangesToJson(result->relocked->changes);
+    if (request.dryRun)
+      j["dry_run"] = true;
     std::printf("%s\n", j.dump(2).c_str());
     return done();
   }
   if (quiet)
     return done();
+  if (request.dryRun) {
+    if (result->relocked && result->relocked->written) {
+      std::printf("plugins.json changed: would update %s\n",
+                  project.lockPath.c_str());
+      printLockChanges(result->relocked->changes);
+    }
+    printSyncPlan(result->install);
+    printDryRunEnd(false);
+    return done();
+  }
   if (result->relocked && result->relocked->written) {
     std::printf("plugins.json changed: updated %s\n", project.lockPath.c_str());
     printLockChanges(result->relocked->changes);

@@ -28,6 +28,18 @@ static const OptionSpec kLockTimeout{
     "how long to wait for another ireepkg working on the prefix (default: "
     "wait as long as it takes; 0: fail at once)"};
 static const OptionSpec kQuiet{"quiet", 'q', "", "print only errors"};
+static const OptionSpec kDryRun{
+    "dry-run", 0, "",
+    "print what would change and change nothing: plugins.json, the lock "
+    "and the prefix stay as they are (registry metadata may be fetched "
+    "into the cache, and the archives of plugins with options, whose "
+    "schemas are checked)"};
+static const OptionSpec kNoSync{
+    "no-sync", 0, "",
+    "edit plugins.json and update the lock, but leave the prefix"};
+static const OptionSpec kFrozenEdit{
+    "frozen", 0, "",
+    "edit plugins.json only: neither lock nor sync"};
 static const OptionSpec kSigningKey{"key", 'k', "FILE",
                                     "the registry's minisign secret key"};
 static const OptionSpec kPasswordFile{"password-file", 0, "FILE",
@@ -266,38 +278,61 @@ const std::vector<Command> &commandTable() {
       {
           "add",
           "<name>[@<constraint>]... | --path DIR [--option FLAG=VALUE]... "
-          "[--registry NAME] [--json]",
-          "add plugins to plugins.json, or change their version or options",
+          "[--registry NAME] [--no-sync | --frozen] [--dry-run]",
+          "add plugins to the project (plugins.json), lock and sync",
           "Edits the plugins.json of the current directory or the nearest "
           "one above it. A plugin it does not list yet is appended to "
           "\"plugins\" (the end of the activation order); a listed one keeps "
           "its place and gets the new version constraint, registry and "
           "options. Without @<constraint>, the caret constraint of the "
           "newest version in the project's registries is written (^1.2.0).\n\n"
+          "What is added is checked first, and any problem is an error that "
+          "leaves every file as it was: a package no registry of plugins.json "
+          "has (with the closest name there is), a constraint no version "
+          "matches (with the versions there are), an option the package "
+          "does not declare or a value its option schema refuses (with the "
+          "options it declares).\n\n"
+          "Then, as `uv add` does, the project is locked (plugins.lock.json) "
+          "and its prefix synced, so that the plugins are ready to use: "
+          "--no-sync stops after the lock and leaves the prefix; --frozen "
+          "only edits plugins.json (the registries are then asked only for "
+          "the newest version of a plugin given without a constraint, and "
+          "the checks above are left to the next `lock`). The lock is "
+          "computed before anything is written. --dry-run prints what would "
+          "change (plugins.json, the lock, the prefix) and changes "
+          "nothing.\n\n"
           "--option sets one value in the plugin's \"options\", replacing a "
           "value of the same flag; VALUE is read as JSON when it is a "
           "number, a boolean, a quoted string or an array, otherwise as "
-          "text. Option values are checked against the plugin's schema when "
-          "the project is locked.\n\n"
+          "text.\n\n"
           "--path DIR adds the local package in DIR (a package directory "
           "with its ireeplugin.json, which names it) as {\"name\", \"path\"}, "
           "the path written relative to plugins.json; `lock` and `sync` "
           "take it from there, with no version and no registry.\n\n"
-          "Every other byte of the file stays as it was (order, indentation, "
-          "line endings), and new entries copy the layout of their "
-          "neighbours. Only plugins.json changes: neither the lockfile nor "
-          "the prefix is touched.",
+          "Every other byte of plugins.json stays as it was (order, "
+          "indentation, line endings), and new entries copy the layout of "
+          "their neighbours.",
           {{"option", 0, "FLAG=VALUE",
             "set an option of the plugin (flag without dashes)", true},
            {"registry", 0, "NAME",
             "take the plugins from this registry of plugins.json"},
            {"path", 0, "DIR", "add the local package in DIR"},
+           kNoSync,
+           kFrozenEdit,
+           kDryRun,
+           kOptIreeVersion,
+           kOptIgnoreIreeVersion,
+           kOptOffline,
            kOptProject,
+           kPrefix,
+           kLockTimeout,
            kJson},
           {"ireepkg add simple-mul@^1.2",
-           "ireepkg add simple-mul@^1.2 --option iree-simple-mul-tile=16",
+           "ireepkg add mul-pipeline --option iree-llvmcpu-distribution-size=64",
            "ireepkg add 'torch-input@>=2.0.0, <3.0.0' --registry local",
-           "ireepkg add --path ./plugins/local-experiment"},
+           "ireepkg add --path ./plugins/local-experiment",
+           "ireepkg add simple-mul --dry-run",
+           "ireepkg add simple-mul@^1.2 --no-sync"},
           0,
           -1,
           false,
@@ -305,18 +340,23 @@ const std::vector<Command> &commandTable() {
       },
       {
           "rm",
-          "<name>... [--json]",
-          "remove plugins from plugins.json",
+          "<name>... [--no-sync | --frozen] [--dry-run] [--json]",
+          "remove plugins from the project (plugins.json), lock and sync",
           "Removes each named plugin, with its options, from the plugins.json "
           "of the current directory or the nearest one above it. Every other "
           "byte of the file stays as it was. If a name is not listed, "
-          "nothing changes. Only plugins.json changes: installed packages "
-          "stay until the prefix is synced with the project (`ireepkg "
-          "sync`). `ireepkg remove` (or `uninstall`) is the other way: it "
-          "removes installed packages from a prefix directly and leaves "
-          "plugins.json alone.",
-          {kOptProject, kJson},
-          {"ireepkg rm simple-mul"},
+          "nothing changes. Then, as `uv remove` does, the project is "
+          "locked and its prefix synced: what no other plugin needs is "
+          "uninstalled. --no-sync stops after the lock and leaves the "
+          "prefix; --frozen only edits plugins.json. --dry-run prints what "
+          "would change and changes nothing.\n\n"
+          "`ireepkg remove` (or `uninstall`) is the other way: it removes "
+          "installed packages from a prefix directly and leaves plugins.json "
+          "alone.",
+          {kNoSync, kFrozenEdit, kDryRun, kOptIreeVersion,
+           kOptIgnoreIreeVersion, kOptOffline, kOptProject, kPrefix,
+           kLockTimeout, kJson},
+          {"ireepkg rm simple-mul", "ireepkg rm simple-mul --no-sync"},
           1,
           -1,
           false,
@@ -325,7 +365,7 @@ const std::vector<Command> &commandTable() {
       {
           "install",
           "<archive>... | <name>[@<constraint>]... [--registry URL] "
-          "[--prefix DIR]",
+          "[--prefix DIR] [--dry-run]",
           "install packages, from archive files or a registry, in one "
           "transaction",
           "With archive files: verifies each archive (member rules, RECORD "
@@ -361,7 +401,10 @@ const std::vector<Command> &commandTable() {
           "prefix is left exactly as it was. The prefix's activation index "
           "and IREE flagfiles are rewritten in the same transaction. "
           "Progress, the summary and Ctrl-C (exit status 130) are as for "
-          "`ireepkg sync`.",
+          "`ireepkg sync`.\n\n"
+          "--dry-run resolves and checks as the install would and prints "
+          "what would change, without fetching an archive by name or "
+          "changing the prefix.",
           {kPrefix,
            {"platform", 0, "OS-ARCH",
             "install for this platform instead of the host's"},
@@ -373,6 +416,7 @@ const std::vector<Command> &commandTable() {
            kOptIgnoreIreeVersion,
            kLockTimeout,
            {"no-cache", 0, "", "do not use or fill the package cache"},
+           kDryRun,
            kQuiet,
            kJson},
           {"ireepkg install simple-mul-1.2.0.ireepkg",
@@ -424,7 +468,7 @@ const std::vector<Command> &commandTable() {
       },
       {
           "sync",
-          "[--locked | --frozen] [--offline] [--bundle FILE]",
+          "[--locked | --frozen] [--offline] [--bundle FILE] [--dry-run]",
           "make the project's prefix exactly the lockfile",
           "Installs, upgrades and removes packages so that the project's "
           "prefix (<project>/.iree-plugins, or --prefix) holds exactly the "
@@ -445,7 +489,10 @@ const std::vector<Command> &commandTable() {
           "the package being installed); at the end, and when piped only "
           "then, a summary (`Installed 2 packages in 12ms`). Ctrl-C stops it "
           "before anything is changed: it says so and exits with status "
-          "130.",
+          "130.\n\n"
+          "--dry-run prints what would change (the lock, when plugins.json "
+          "changed since it was written, and each package to install, change "
+          "or remove) and changes nothing.",
           {{"locked", 0, "", "fail if plugins.lock.json is out of date"},
            {"frozen", 0, "", "install the lockfile as it is, unchecked"},
            {"bundle", 0, "FILE", "take the packages from this offline bundle"},
@@ -458,9 +505,10 @@ const std::vector<Command> &commandTable() {
            kOptProject,
            kPrefix,
            kLockTimeout,
+           kDryRun,
            kQuiet,
            kJson},
-          {"ireepkg sync", "ireepkg sync --locked",
+          {"ireepkg sync", "ireepkg sync --locked", "ireepkg sync --dry-run",
            "ireepkg sync --offline", "ireepkg sync --bundle vendor.ireebundle"},
           0,
           0,
@@ -469,14 +517,16 @@ const std::vector<Command> &commandTable() {
       },
       {
           "update",
-          "[<name>...]",
+          "[<name>...] [--dry-run]",
           "move locked packages to the newest versions allowed, and sync",
           "Re-resolves the project ignoring the locked versions of the "
           "named packages (of every package when none is named), writes "
-          "plugins.lock.json, and syncs the project's prefix to it.",
+          "plugins.lock.json, and syncs the project's prefix to it. "
+          "--dry-run prints what would change and changes nothing.",
           {kOptIreeVersion, kOptOffline, kOptProject, kPrefix, kLockTimeout,
-           kQuiet, kJson},
-          {"ireepkg update", "ireepkg update simple-mul"},
+           kDryRun, kQuiet, kJson},
+          {"ireepkg update", "ireepkg update simple-mul",
+           "ireepkg update --dry-run"},
           0,
           -1,
           false,
@@ -544,23 +594,26 @@ const std::vector<Command> &commandTable() {
       },
       {
           "remove",
-          "<name>... [--cascade] [--prefix DIR]",
+          "<name>... [--cascade] [--prefix DIR] [--dry-run]",
           "remove installed packages, in one transaction",
           "Removes the named packages from the prefix. A package that another "
           "installed package depends on is not removed (the error names the "
           "dependent) unless --cascade, which also removes the dependents.\n\n"
           "`remove` changes a prefix and leaves plugins.json alone; in a "
           "project, `ireepkg rm` removes a plugin from plugins.json instead "
-          "(and `ireepkg sync` then removes it from the project's prefix). "
-          "Removing from a project's prefix a package plugins.json asks for "
-          "warns that the next `sync` installs it again. "
-          "`ireepkg uninstall` is another name for `remove`.",
+          "(and then locks and syncs, which removes it from the project's "
+          "prefix). Removing from a project's prefix a package plugins.json "
+          "asks for warns that the next `sync` installs it again. "
+          "`ireepkg uninstall` is another name for `remove`. --dry-run "
+          "prints what would be removed and changes nothing.",
           {{"cascade", 0, "", "also remove the packages that depend on them"},
            kPrefix,
            kLockTimeout,
+           kDryRun,
            kQuiet,
            kJson},
-          {"ireepkg remove simple-mul", "ireepkg remove --cascade simple-mul"},
+          {"ireepkg remove simple-mul", "ireepkg remove --cascade simple-mul",
+           "ireepkg remove --dry-run --cascade simple-mul"},
           1,
           -1,
           false,
@@ -601,7 +654,7 @@ const std::vector<Command> &commandTable() {
             "show what depends on NAME instead of what NAME depends on"},
            kPrefix,
            kJson},
-          {"ireepkg tree", "ireepkg tree --depth 1", "ireepkg tree -i runtime-base"},
+          {"ireepkg tree", "ireepkg tree --depth 1", "ireepkg tree -i simple-mul"},
           0,
           0,
           false,
@@ -615,7 +668,7 @@ const std::vector<Command> &commandTable() {
           "one per line (`app 1.0.0 -> lib 2.0.0 -> <name> 1.2.0`). Exit "
           "status 1 if <name> is not installed.",
           {kPrefix, kJson},
-          {"ireepkg why runtime-base"},
+          {"ireepkg why simple-mul"},
           1,
           1,
           false,

@@ -1,9 +1,11 @@
 //===- interrupt.h - Ctrl-C during a command that changes a prefix -*- C++ -*-===//
 //
-// `sync` and `install` catch SIGINT: the first one sets a flag that the
-// libraries ask about between steps (Reporter::interrupted); they give up
-// before changing anything for good, the download client removes its
-// partial files, and the command says so and exits 130. A second SIGINT
+// `sync`, `install`, `add` and `rm` catch SIGINT: the first one sets a
+// flag that the libraries ask about between steps (Reporter::interrupted)
+// and that the HTTP client polls while a request is under way, metadata
+// included (FetchOptions::interrupted); they give up before changing
+// anything for good, the download client removes its partial files, and
+// the command says so and exits 130. A second SIGINT
 // ends the process at once (the partial files still go: see
 // ireepkg/partial_files.h).
 //

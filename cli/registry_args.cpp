@@ -1,5 +1,6 @@
 //===- registry_args.cpp - Registry, project and network options ---------===//
 #include "registry_args.h"
+#include "interrupt.h"
 
 #include "cli_config.h"
 #include "output.h"
@@ -102,6 +103,8 @@ std::optional<workflow::Environment> environmentFrom(const ParsedArgs &args) {
     env.client.fetch.parallel = std::stoi(c->value);
   }
   env.client.fetch.offline = env.client.offline;
+  // Ctrl-C (once the command catches it) stops a request under way.
+  env.client.fetch.interrupted = &interruptRequested;
   if (!networkSettingsFromEnvironment(env.client.fetch))
     return std::nullopt;
   if (auto v = args.value("iree-version")) {

@@ -56,6 +56,21 @@ Expected<Session> openForChange(const std::string &prefix,
   return s;
 }
 
+/// openForChange, or for a dry run only the state: the prefix is neither
+/// locked nor created.
+Expected<Session> openForChangeOrPlan(const std::string &prefix,
+                                      const LockOptions &lockOptions,
+                                      bool dryRun, Reporter &reporter) {
+  if (!dryRun)
+    return openForChange(prefix, lockOptions, reporter);
+  auto st = readInstalledState(prefix, reporter);
+  if (!st)
+    return Unexpected(st.error());
+  Session s;
+  s.state = std::move(*st);
+  return s;
+}
+
 /// Which platforms a manifest has native builds for; empty = independent.
 /// A FatELF ("fat") file counts for the architectures it holds once the
 /// package's files are at `filesDir`, for any before.
@@ -184,11 +199,12 @@ Error dependencyError(const DiagnosticList &problems) {
 
 } // namespace
 
-Expected<InstallReport> installArchives(const std::string &prefix,
-                                        const std::vector<std::string> &archives,
-                                        const InstallOptions &options,
-                                        Reporter &reporter) {
-  auto session = openForChange(prefix, options.lock, reporter);
+Expected<InstallReport>
+installArchives(const std::string &prefix,
+                const std::vector<std::string> &archives,
+                const InstallOptions &options, Reporter &reporter) {
+  auto session = openForChangeOrPlan(prefix, options.lock, options.dryRun,
+                                     reporter);
   if (!session)
     return Unexpected(session.error());
   InstalledState state = std::move(session->state);
@@ -336,6 +352,20 @@ Expected<InstallReport> installArchives(const std::string &prefix,
       report.reordered = true;
   }
 
+  if (options.dryRun) {
+    for (const InstalledPackage &p : state.packages)
+      if (removing.count(p.name))
+        report.changes.push_back({p.name, p.version.str(), ""});
+    for (const Incoming &in : incoming)
+      if (!in.unchanged) {
+        const InstalledPackage *old = state.find(in.head.manifest.name);
+        report.changes.push_back({in.head.manifest.name,
+                                  old ? old->version.str() : "",
+                                  in.head.manifest.version.str()});
+      }
+    return report;
+  }
+
   std::optional<PackageCache> cache;
   if (options.useCache)
     cache = PackageCache::openDefault();
@@ -462,7 +492,8 @@ Expected<InstallReport> removePackages(const std::string &prefix,
                                        const std::vector<std::string> &names,
                                        const RemoveOptions &options,
                                        Reporter &reporter) {
-  auto session = openForChange(prefix, options.lock, reporter);
+  auto session = openForChangeOrPlan(prefix, options.lock, options.dryRun,
+                                     reporter);
   if (!session)
     return Unexpected(session.error());
   InstalledState state = std::move(session->state);
@@ -510,11 +541,17 @@ Expected<InstallReport> removePackages(const std::string &prefix,
         return Unexpected(m.error());
       manifests.emplace(p.name, std::move(*m));
     }
+  InstallReport report;
+  report.prefix = prefix;
+  if (options.dryRun) {
+    for (const InstalledPackage &p : state.packages)
+      if (removing.count(p.name))
+        report.changes.push_back({p.name, p.version.str(), ""});
+    return report;
+  }
   auto tx = Transaction::begin(prefix);
   if (!tx)
     return Unexpected(tx.error());
-  InstallReport report;
-  report.prefix = prefix;
   removeFromState(*tx, state, removing, report);
   if (Status s = commitWithState(*tx, prefix, state, manifests, reporter); !s)
     return Unexpected(s.error());

@@ -958,9 +958,13 @@ Status HttpClientImpl::run(std::vector<std::unique_ptr<Job>> &jobs,
   };
 
   while (true) {
-    // Ctrl-C: the partial files go with `cleanup`.
-    if (reporter && reporter->interrupted())
-      return Unexpected(interruptedError("downloading"));
+    // Ctrl-C: the partial files go with `cleanup`. Metadata requests have
+    // no reporter: they ask the options' flag.
+    if ((reporter && reporter->interrupted()) ||
+        (options_.interrupted && options_.interrupted()))
+      return Unexpected(interruptedError(jobs.size() == 1 && jobs[0]->metadata
+                                             ? "fetching " + jobs[0]->label
+                                             : std::string("downloading")));
     Clock::time_point now = Clock::now();
     int running = 0;
     for (auto &job : jobs)

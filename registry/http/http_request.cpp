@@ -69,6 +69,15 @@ size_t onHeader(char *data, size_t size, size_t count, void *user) noexcept {
   return n;
 }
 
+/// libcurl's progress callback: a non-zero answer aborts the transfer
+/// (CURLE_ABORTED_BY_CALLBACK), so that Ctrl-C does not wait for a slow
+/// server.
+int onProgress(void *user, curl_off_t, curl_off_t, curl_off_t,
+               curl_off_t) noexcept {
+  const FetchOptions &options = *static_cast<const FetchOptions *>(user);
+  return options.interrupted && options.interrupted() ? 1 : 0;
+}
+
 size_t onBody(char *data, size_t size, size_t count, void *user) noexcept {
   auto &x = *static_cast<Exchange *>(user);
   size_t n = size * count;
@@ -250,6 +259,11 @@ Expected<HttpResponse> performRequest(const FetchOptions &options,
           static_cast<long>(std::ceil(options.fileDeadlineSeconds * 1000)));
     if (!caFile.empty())
       curl_easy_setopt(easy, CURLOPT_CAINFO, caFile.c_str());
+    if (options.interrupted) {
+      curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+      curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, &onProgress);
+      curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &options);
+    }
 
     CURLcode rc = curl_easy_perform(easy);
     long status = 0;
@@ -273,6 +287,11 @@ Expected<HttpResponse> performRequest(const FetchOptions &options,
                        Location{url, 0, 0, "", "", ""},
                        "the server sends more than a registry's answer "
                        "needs: do not use it");
+    if (rc == CURLE_ABORTED_BY_CALLBACK ||
+        (options.interrupted && options.interrupted()))
+      return makeError(ErrorCode::Interrupted,
+                       "interrupted while trying to " + what,
+                       Location{url, 0, 0, "", "", ""});
     if (rc != CURLE_OK) {
       if (idempotent(request.method) && attempt <= options.retries) {
         backoff();

@@ -122,6 +122,25 @@ Expected<InstallReport> installByName(const InstallByNameRequest &request,
                        "no registry has " + name + " " + version.str());
     fetchFrom[**r].push_back({name, version});
   }
+  if (request.install.dryRun) {
+    // What would change, by name and version, without fetching an archive.
+    InstallReport plan;
+    plan.prefix = request.prefix;
+    for (const auto &[reg, which] : fetchFrom)
+      for (const auto &[name, version] : which) {
+        const InstalledPackage *have = state->find(name);
+        if (have && have->version.identical(version))
+          plan.unchanged.push_back(name + " " + version.str());
+        else
+          plan.changes.push_back(
+              {name, have ? have->version.str() : "", version.str()});
+      }
+    if (fetchFrom.empty())
+      for (const NameRequest &n : request.packages)
+        if (const InstalledPackage *p = state->find(n.name))
+          plan.unchanged.push_back(p->name + " " + p->version.str());
+    return plan;
+  }
   std::vector<std::string> archives;
   InstallOptions io = request.install;
   if (env.ignoreIreeRequirements) {

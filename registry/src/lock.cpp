@@ -195,6 +195,10 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
           Location::inFile(project.lockPath), "run `ireepkg lock`");
     return result;
   }
+  if (request.dryRun) {
+    result.written = !same;
+    return result;
+  }
   if (!same) {
     if (Status s = fsutil::writeFileAtomic(project.lockPath, result.text); !s)
       return Unexpected(s.error());

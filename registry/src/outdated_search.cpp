@@ -99,7 +99,8 @@ outdated(const Project &project, const Environment &env, Reporter &reporter) {
 
 Expected<Version> newestVersion(const Project &project, const std::string &name,
                                 const std::string &registryName,
-                                const Environment &env, Reporter &reporter) {
+                                const Environment &env, Reporter &reporter,
+                                const Constraint *within) {
   auto src = projectSources(project, env, reporter);
   if (!src)
     return Unexpected(src.error());
@@ -138,6 +139,43 @@ Expected<Version> newestVersion(const Project &project, const std::string &name,
   auto idx = (*c)->index(name);
   if (!idx)
     return Unexpected(idx.error());
+  if (within) {
+    // Releases before pre-releases, as newestEntry.
+    const IndexEntry *best = nullptr;
+    std::vector<const IndexEntry *> all;
+    for (const IndexEntry &e : (*idx)->versions) {
+      all.push_back(&e);
+      if (e.yanked || !within->matches(e.version))
+        continue;
+      if (!best ||
+          (best->version.isPrerelease() && !e.version.isPrerelease()) ||
+          (best->version.isPrerelease() == e.version.isPrerelease() &&
+           best->version < e.version))
+        best = &e;
+    }
+    if (best)
+      return best->version;
+    std::sort(all.begin(), all.end(),
+              [](const IndexEntry *a, const IndexEntry *b) {
+                return a->version < b->version;
+              });
+    std::string have, yanked;
+    for (const IndexEntry *e : all) {
+      std::string &list = e->yanked ? yanked : have;
+      list += (list.empty() ? "" : ", ") + e->version.str();
+    }
+    const IndexEntry *n = newestEntry(**idx);
+    return makeError(
+        ErrorCode::NotFound,
+        "no version of \"" + name + "\" matches " + within->text() +
+            " in registry \"" + (*src)->specs()[**r].name + "\"; it has " +
+            (have.empty() ? "no version that is not yanked" : have) +
+            (yanked.empty() ? "" : " (yanked: " + yanked + ")"),
+        Location::inFile(project.file),
+        n ? "e.g. `ireepkg add " + name + "@^" + n->version.str() +
+                "`, or leave out the version for the newest"
+          : "every version is yanked");
+  }
   const IndexEntry *n = newestEntry(**idx);
   if (!n)
     return makeError(

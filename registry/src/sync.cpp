@@ -32,6 +32,40 @@ namespace ireepkg::workflow {
 
 using namespace detail;
 
+namespace {
+
+/// What syncing `prefix` to `lock` would change, by name and version (see
+/// SyncRequest::dryRun), in the order installArchives reports it: removals
+/// first, then the lock's packages.
+Expected<SyncResult> planSync(const Lockfile &lock, const std::string &prefix,
+                              SyncResult result, Reporter &reporter) {
+  auto state = readInstalledState(prefix, reporter);
+  if (!state)
+    return Unexpected(state.error());
+  InstallReport &plan = result.install;
+  plan.prefix = prefix;
+  std::set<std::string> locked;
+  for (const LockedPackage &lp : lock.packages)
+    locked.insert(lp.name);
+  for (const InstalledPackage &p : state->packages)
+    if (!locked.count(p.name))
+      plan.changes.push_back({p.name, p.version.str(), ""});
+  for (const LockedPackage &lp : lock.packages) {
+    const InstalledPackage *old = state->find(lp.name);
+    if (!old)
+      plan.changes.push_back({lp.name, "", lp.version.str()});
+    else if (!old->version.identical(lp.version) ||
+             (lp.sourceKind == LockedPackage::SourceKind::Registry &&
+              old->archiveSha256 != lp.sha256))
+      plan.changes.push_back({lp.name, old->version.str(), lp.version.str()});
+    else
+      plan.unchanged.push_back(lp.name + " " + lp.version.str());
+  }
+  return result;
+}
+
+} // namespace
+
 Expected<SyncResult> syncProject(const Project &project,
                                  const SyncRequest &request,
                                  const Environment &env, Reporter &reporter) {
@@ -40,12 +74,15 @@ Expected<SyncResult> syncProject(const Project &project,
   if (!src)
     return Unexpected(src.error());
 
-  auto lockRead = readLockfile(project.lockPath);
-  if (!lockRead)
-    return Unexpected(lockRead.error());
-  std::optional<Lockfile> lock = std::move(*lockRead);
+  std::optional<Lockfile> lock = request.plannedLock;
+  if (!lock) {
+    auto lockRead = readLockfile(project.lockPath);
+    if (!lockRead)
+      return Unexpected(lockRead.error());
+    lock = std::move(*lockRead);
+  }
   std::string hash = project::inputHash(project.parsed);
-  bool stale = !lock || lock->inputHash != hash;
+  bool stale = !request.plannedLock && (!lock || lock->inputHash != hash);
   if (request.frozen) {
     if (!lock)
       return makeError(ErrorCode::NotFound, "there is no plugins.lock.json",
@@ -62,7 +99,9 @@ Expected<SyncResult> syncProject(const Project &project,
           Location{project.lockPath, 0, 0, lock ? "/input_hash" : "", "", ""},
           "run `ireepkg lock` and commit the lockfile (--locked refuses to "
           "change it)");
-    auto relocked = lockWith(project, **src, LockRequest{}, env, reporter);
+    LockRequest relock;
+    relock.dryRun = request.dryRun;
+    auto relocked = lockWith(project, **src, relock, env, reporter);
     if (!relocked)
       return Unexpected(relocked.error());
     lock = relocked->lock;
@@ -96,6 +135,9 @@ Expected<SyncResult> syncProject(const Project &project,
                          "\" to \"platforms\" in plugins.json and run "
                          "`ireepkg lock`");
   }
+
+  if (request.dryRun)
+    return planSync(*lock, request.prefix, std::move(result), reporter);
 
   // Every archive, verified: from the download cache when it holds the
   // locked bytes, else from its registry (or bundle).

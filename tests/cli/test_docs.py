@@ -22,7 +22,10 @@ within a line for any text. Blocks that cannot run here (other machines,
 the network, minutes of building) are left unmarked.
 
 docs/cli.md is generated from the command table; its examples are checked
-to be commands the parser accepts (test_cli_examples_parse)."""
+to be commands the parser accepts (test_cli_examples_parse), and those that
+can run here run, in one scenario, each exiting 0 (test_cli_examples_run);
+the others are listed with the reason they cannot (CLI_NOT_RUN), and a new
+example must be put in one list or the other."""
 import os
 import pathlib
 import re
@@ -115,6 +118,21 @@ def scratch(tmp_path_factory):
     return d
 
 
+def scratch_env(home):
+    """The environment of a reader's shell in the scratch directory `home`:
+    its build and IREE on PATH, its own caches and configuration, no
+    colour and no network (a proxy on a closed port)."""
+    return {"HOME": str(home),
+            "PATH": f"{home}/build/bin:{home}/.venv/bin:/usr/bin:/bin",
+            "NO_COLOR": "1", "TERM": "xterm", "LANG": "C.UTF-8",
+            "IREEPKG_CACHE_DIR": str(home / ".cache" / "ireepkg"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "http_proxy": "http://127.0.0.1:9", "https_proxy":
+            "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9"}
+
+
 def run_doc(path, scratch):
     blocks = marked_blocks(path)
     steps = []
@@ -126,15 +144,7 @@ def run_doc(path, scratch):
     for n, (_, cmd, _) in enumerate(steps):
         script += [cmd, f"echo \"@@doctest {n} $?@@\""]
     (home / ".doctest.sh").write_text("\n".join(script) + "\n")
-    env_path = f"{home}/build/bin:{home}/.venv/bin:/usr/bin:/bin"
-    env = {"HOME": str(home), "PATH": env_path, "NO_COLOR": "1",
-           "TERM": "xterm", "LANG": "C.UTF-8",
-           "IREEPKG_CACHE_DIR": str(home / ".cache" / "ireepkg"),
-           "XDG_DATA_HOME": str(home / ".local" / "share"),
-           "XDG_CACHE_HOME": str(home / ".cache"),
-           "XDG_CONFIG_HOME": str(home / ".config"),
-           "http_proxy": "http://127.0.0.1:9", "https_proxy":
-           "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9"}
+    env = scratch_env(home)
     code, shown = run_in_pty(["bash", "--noprofile", "--norc",
                               str(home / ".doctest.sh")], cwd=home,
                              program="/bin/bash", env=env, columns=200,
@@ -194,3 +204,174 @@ def test_cli_examples_parse(tmp_path):
             args = args[:args.index("--")]
         r = run(*args, "--help", cwd=tmp_path)
         assert r.code == 0 and "\nUsage: ireepkg " in r.out, (line, r)
+
+
+# The examples of docs/cli.md that run here, in this order, in the scratch
+# directory of the guides (the "examples" registry at ~/registry, its keys,
+# the example archives), each after the set-up lines before it (`$`
+# prefixed: not examples, only what they need). Every example must exit 0.
+CLI_RUNS = """
+ireepkg help
+ireepkg help manifest check
+ireepkg version
+ireepkg --version
+ireepkg manifest check examples/simple-mul examples/project
+$ cd examples/simple-mul
+ireepkg manifest check ireeplugin.json
+$ cd ~
+$ mkdir dist && cp simple-mul-1.2.0.ireepkg dist/
+ireepkg manifest check dist/simple-mul-1.2.0.ireepkg
+$ printf '{"schema_version": 1, "name": "my-manifest", "version": "1.0.0"}' > my-manifest.json
+ireepkg manifest check --kind manifest my-manifest.json --json
+$ mkdir proj && cd proj && ln -s ../registry registry && cp ../keys/examples.pub registry-signing.pub
+ireepkg init
+ireepkg registry add local ./registry --registry-key registry-signing.pub
+ireepkg registry list
+ireepkg registry list --json
+$ ireepkg registry add staging https://staging.example/iree
+ireepkg registry remove staging
+ireepkg add simple-mul --dry-run
+ireepkg add simple-mul@^1.2 --no-sync
+ireepkg add simple-mul@^1.2
+ireepkg add mul-pipeline --option iree-llvmcpu-distribution-size=64
+$ mkdir -p plugins/local-experiment && printf '{"schema_version": 1, "name": "local-experiment", "version": "0.1.0"}' > plugins/local-experiment/ireeplugin.json
+ireepkg add --path ./plugins/local-experiment
+ireepkg lock
+ireepkg lock --upgrade-package simple-mul
+ireepkg lock --check
+ireepkg sync
+ireepkg sync --locked
+ireepkg sync --dry-run
+ireepkg sync --offline
+ireepkg update --dry-run
+ireepkg update
+ireepkg update simple-mul
+ireepkg outdated
+ireepkg outdated --json
+ireepkg outdated --exit-code || echo 'updates available'
+ireepkg search mul
+ireepkg search fft --json
+$ ireepkg rm local-experiment
+ireepkg bundle create -o vendor.ireebundle
+ireepkg sync --bundle vendor.ireebundle
+ireepkg list
+ireepkg list --json
+ireepkg tree
+ireepkg tree --depth 1
+ireepkg tree -i simple-mul
+ireepkg why simple-mul
+ireepkg info simple-mul
+$ cp ../simple-mul-1.2.0.ireepkg .
+ireepkg info simple-mul-1.2.0.ireepkg
+ireepkg verify
+ireepkg verify simple-mul --json
+ireepkg flags runtime
+ireepkg flags runtime --format json
+ireepkg env --json
+ireepkg remove --dry-run --cascade simple-mul
+ireepkg remove --cascade simple-mul
+$ ireepkg sync
+ireepkg install simple-mul-1.2.0.ireepkg
+$ ireepkg rm mul-pipeline
+ireepkg remove simple-mul
+ireepkg rm simple-mul --no-sync
+$ ireepkg add simple-mul@^1.2
+ireepkg rm simple-mul
+$ cd ~ && mkdir authoring && cd authoring
+ireepkg new my-kernels --kind runtime
+ireepkg new tag-passes --kind mlir-passes
+$ mkdir ~/publishing && cd ~/publishing
+ireepkg key generate -o registry-signing
+ireepkg registry init ./registry --key registry-signing.key
+$ mkdir dist && cp ~/simple-mul-1.2.0.ireepkg ~/mul-pipeline-0.3.0.ireepkg dist/
+ireepkg publish dist/simple-mul-1.2.0.ireepkg --registry ./registry --key registry-signing.key
+ireepkg publish dist/*.ireepkg --registry ./registry --key registry-signing.key --site ./registry/site --site-url https://plugins.example.org/iree
+ireepkg yank simple-mul@1.2.0 --registry ./registry --key registry-signing.key
+ireepkg registry resign ./registry --key registry-signing.key --expires-days 90
+ireepkg registry site ./registry -o ./registry/site --url https://plugins.example.org/iree
+$ cp registry/snapshot.json .
+ireepkg sign snapshot.json --key registry-signing.key
+$ cd ~/proj
+ireepkg cache dir
+ireepkg cache clean simple-mul
+ireepkg cache clean
+ireepkg cache prune
+ireepkg config list
+ireepkg config list --json
+ireepkg config get cache-dir
+ireepkg config set offline true
+ireepkg config unset offline
+ireepkg config set registry https://plugins.example.org/iree
+$ mkdir -p ~/.config/fish/completions
+ireepkg completion fish > ~/.config/fish/completions/ireepkg.fish
+"""
+
+# The examples that cannot run here, and why.
+CLI_NOT_RUN = {
+    "ireepkg pack examples/simple-mul -o dist/": "the example's native libraries, which the CMake build makes (build/examples)",
+    "ireepkg init --registry default=https://plugins.example.org/iree --registry-key RWQ... --platform linux-x86_64 --platform linux-aarch64": "a placeholder server and key",
+    "ireepkg add 'torch-input@>=2.0.0, <3.0.0' --registry local": "a package the example registry does not have",
+    "ireepkg install --prefix /opt/iree-plugins *.ireepkg": "a system directory",
+    "ireepkg install simple-mul@^1.2 --registry https://plugins.example.org/iree --registry-key RWQ...": "a placeholder server and key",
+    "ireepkg install --bundle vendor.ireebundle --registry-key RWQ... simple-mul": "a placeholder key",
+    "ireepkg fatelf join -o plugin.sos plugin.x86_64.so plugin.aarch64.so": "plugin libraries built for two architectures",
+    "ireepkg fatelf split plugin.sos -o out/": "a FatELF plugin",
+    "ireepkg fatelf select plugin.sos -o plugin.so": "a FatELF plugin",
+    "ireepkg fatelf dump plugin.sos": "a FatELF plugin",
+    "ireepkg flags runtime --platform linux-aarch64": "a prefix for another machine",
+    "ireepkg env fish | source": "fish, not bash",
+    "ireepkg exec -- iree-run-module --device=local-sync --module=m.vmfb --function=main --input=4xf32=1": "a compiled module",
+    "ireepkg exec -- python train.py": "the user's own script",
+    "ireepkg exec -- pytest": "the user's own tests",
+    "ireepkg test": "a package directory with tests and the IREE tools",
+    "ireepkg test my-plugin --json": "an installed package with tests",
+    "ireepkg test ./build/package": "a package directory with tests",
+    "ireepkg doctor": "an IREE installation to diagnose (its exit status says what it found)",
+    "ireepkg doctor --json": "an IREE installation to diagnose",
+    "ireepkg signature verify snapshot.json -p RWQ...": "a placeholder key",
+    "ireepkg registry add-existing simple-mul@1.2.0 --registry oci://ghcr.io/acme/iree-plugins --key registry-signing.key": "an OCI registry on the network",
+    "ireepkg registry verify ./registry --registry-key RWQ...": "a placeholder key",
+    "ireepkg registry verify https://plugins.example.org/iree --registry-key registry-signing.pub --archives": "a placeholder server",
+    "ireepkg registry site https://plugins.example.org/iree --registry-key RWQ... -o site": "a placeholder server and key",
+    "ireepkg registry add default https://plugins.example.org/iree --registry-key RWQ...": "a placeholder key",
+    "ireepkg config set --system parallel-downloads 8": "writes /etc",
+}
+
+
+def test_cli_examples_are_run_or_say_why_not():
+    runs = {line for line in CLI_RUNS.splitlines()
+            if line and not line.startswith("$ ")}
+    for line in cli_examples():
+        assert line in runs or line in CLI_NOT_RUN, \
+            f"docs/cli.md example `{line}`: add it to CLI_RUNS, or to " \
+            "CLI_NOT_RUN with the reason"
+    stale = (runs | set(CLI_NOT_RUN)) - set(cli_examples())
+    assert not stale, f"no longer examples of docs/cli.md: {stale}"
+
+
+def test_cli_examples_run(scratch):
+    """The runnable examples of docs/cli.md, in order, each exiting 0."""
+    home = scratch / "cli"
+    shutil.copytree(scratch, home, symlinks=True)
+    script = ["set +e"]
+    steps = []
+    for line in CLI_RUNS.strip().splitlines():
+        setup = line.startswith("$ ")
+        cmd = line[2:] if setup else line
+        script += [cmd, f'echo "@@step {len(steps)} $?@@"']
+        steps.append((setup, cmd))
+    (home / ".cli-examples.sh").write_text("\n".join(script) + "\n")
+    env = scratch_env(home)
+    import subprocess
+    p = subprocess.run(["bash", "--noprofile", "--norc",
+                        str(home / ".cli-examples.sh")], cwd=home, env=env,
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=600)
+    out = p.stdout
+    for n, (setup, cmd) in enumerate(steps):
+        m = re.search(rf"^@@step {n} (\d+)@@$", out, re.M)
+        assert m, f"`{cmd}` never finished:\n{out}\n{p.stderr}"
+        before = out[:m.start()]
+        assert m.group(1) == "0", \
+            f"{'set-up' if setup else 'docs/cli.md example'} `{cmd}` exited " \
+            f"{m.group(1)}:\n{before[-800:]}\nstderr:\n{p.stderr[-1500:]}"

@@ -402,3 +402,45 @@ def test_ctrl_c_while_installing_rolls_back(tmp_path, reg):
     assert snapshot(prefix) == before
     r = run("verify", "--prefix", prefix)
     assert r.code == 0, r
+
+
+@pytest.mark.parametrize("command", ["sync", "add"])
+def test_sigint_during_a_metadata_fetch_stops_at_once(tmp_path, reg,
+                                                      monkeypatch, command):
+    """Ctrl-C while the registry's snapshot is being fetched from a server
+    that takes a minute to answer: the command stops within seconds, not
+    when the answer comes; the project and its prefix are as they were."""
+    with fault_server(reg.dir) as url:
+        d = http_project(tmp_path, url, reg, [{"name": "base"}])
+        assert run("sync", cwd=d).code == 0
+        # An empty cache: the snapshot must be fetched again.
+        monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache2"))
+        before = snapshot(d)
+        url.reset()
+        url.set_faults({"/snapshot.json": ["delay-60000"]})
+        args = ["sync"] if command == "sync" else ["add", NAMES[0]]
+        proc = subprocess.Popen([str(ireepkg_path()), *args], cwd=d,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        try:
+            for _ in range(400):
+                if any(r["path"].endswith("snapshot.json") and
+                       r["status"] is None for r in url.log(settle=0)):
+                    break
+                time.sleep(0.05)
+            else:
+                pytest.fail("the snapshot was never asked for")
+            started = time.monotonic()
+            os.killpg(proc.pid, signal.SIGINT)
+            out, err = proc.communicate(timeout=20)
+            took = time.monotonic() - started
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 130, (out, err)
+    assert took < 3, took
+    where = d / ".iree-plugins" if command == "sync" else d
+    assert err == f"ireepkg: interrupted: nothing was changed in {where}\n"
+    assert snapshot(d) == before
+    assert parts_in(tmp_path / "cache2") == []

@@ -42,9 +42,8 @@ def test_install_of_an_unlisted_package_into_the_project_prefix_is_refused(
         f'ireepkg: error: {d}/plugins.json: "extra" is not in '
         f"{d}/plugins.json: installed into the project's prefix, the next "
         "`ireepkg sync` would remove it again\n"
-        "  hint: add it to the project (`ireepkg add extra`, then `ireepkg "
-        "lock` and `ireepkg sync`), or install it into another prefix "
-        "(--prefix DIR)\n")
+        "  hint: add it to the project (`ireepkg add extra`, which locks "
+        "and syncs), or install it into another prefix (--prefix DIR)\n")
     assert snapshot(prefix) == before
     # --json says the same as a report.
     r = run("install", "extra", "--registry", reg.dir, "--registry-key",
@@ -74,7 +73,7 @@ def test_remove_of_a_package_the_project_asks_for_warns(tmp_path, reg,
         f'ireepkg: warning: {d}/plugins.json: "fft-kit" is in plugins.json: '
         "the next `ireepkg sync` installs it again\n"
         "  hint: to take it out of the project, run `ireepkg rm fft-kit` "
-        "(then `ireepkg lock` and `ireepkg sync`)\n")
+        "(which locks and syncs)\n")
     assert "fft-kit" not in installed(prefix)
     # And sync does bring it back.
     assert run("sync", cwd=d).code == 0

@@ -1,5 +1,7 @@
 """`ireepkg init`, `add` and `rm`: the project file they write, byte for byte,
-their errors and exit codes, and that they touch nothing but plugins.json."""
+their errors and exit codes, and that with --frozen they touch nothing but
+plugins.json. (What `add` and `rm` do by default, lock and sync, and the
+checks of `add` against a registry: test_project_add_sync.py.)"""
 import json
 import os
 import platform
@@ -129,7 +131,7 @@ def test_add_appends_in_the_files_style_from_a_subdirectory(tmp_path):
     r = run("add", "fft-kit@>=3.0.0, <4.0.0", "--option", "iree-fft-size=1024",
             "--option", "iree-fft-mode=fast", "--option", "iree-fft-shapes=[4, 8]",
             "--option", 'iree-fft-label="16"', "--option", "iree-fft-on=true",
-            cwd=sub)
+            "--frozen", cwd=sub)
     assert r.code == 0, r.err
     assert (d / "plugins.json").read_text() == EXPANDED.replace("""      "version": "^0.3"
     }
@@ -156,7 +158,8 @@ def test_add_appends_in_the_files_style_from_a_subdirectory(tmp_path):
 def test_add_updates_a_listed_plugin_in_place(tmp_path):
     d = project(tmp_path)
     r = run("add", "simple-mul@^1.3", "--option", "iree-simple-mul-tile=32",
-            "--option", "iree-simple-mul-mode=precise", "--json", cwd=d)
+            "--option", "iree-simple-mul-mode=precise", "--json", "--frozen",
+            cwd=d)
     assert r.code == 0, r.err
     assert (d / "plugins.json").read_text() == EXPANDED.replace(
         '"version": "^1.2"', '"version": "^1.3"').replace(
@@ -169,7 +172,7 @@ def test_add_updates_a_listed_plugin_in_place(tmp_path):
                                  "iree-simple-mul-tile": 32}}]}
     # Saying the same again writes nothing.
     before = os.stat(d / "plugins.json").st_mtime_ns
-    r = run("add", "simple-mul@^1.3", cwd=d)
+    r = run("add", "simple-mul@^1.3", "--frozen", cwd=d)
     assert r.code == 0, r.err
     assert r.out == f"unchanged simple-mul: version ^1.3\n{d / 'plugins.json'} already says this; nothing to change\n"
     assert os.stat(d / "plugins.json").st_mtime_ns == before
@@ -178,7 +181,8 @@ def test_add_updates_a_listed_plugin_in_place(tmp_path):
 def test_add_several_with_a_registry_keeps_crlf_and_mode(tmp_path):
     d = project(tmp_path, EXPANDED.replace("\n", "\r\n"))
     os.chmod(d / "plugins.json", 0o600)
-    r = run("add", "a@1.0.0", "b@~2.1", "--registry", "main", cwd=d)
+    r = run("add", "a@1.0.0", "b@~2.1", "--registry", "main", "--frozen",
+            cwd=d)
     assert r.code == 0, r.err
     text = (d / "plugins.json").read_bytes().decode()
     assert text == EXPANDED.replace("""      "version": "^0.3"
@@ -267,7 +271,7 @@ def test_no_project_file(tmp_path):
 
 def test_rm_removes_entries_with_their_options(tmp_path):
     d = project(tmp_path)
-    r = run("rm", "simple-mul", cwd=d)
+    r = run("rm", "simple-mul", "--frozen", cwd=d)
     assert r.code == 0, r.err
     assert r.out == f"removed simple-mul\nwrote {d / 'plugins.json'}\n"
     assert (d / "plugins.json").read_text() == """{
@@ -287,10 +291,10 @@ def test_rm_removes_entries_with_their_options(tmp_path):
   ]
 }
 """
-    r = run("rm", "mul-pipeline", "--json", cwd=d)
+    r = run("rm", "mul-pipeline", "--json", "--frozen", cwd=d)
     assert r.code == 0, r.err
     assert json.loads(r.out) == {"ok": True, "project": str(d / "plugins.json"),
-                                 "removed": ["mul-pipeline"]}
+                                 "changed": True, "removed": ["mul-pipeline"]}
     assert '"plugins": []\n' in (d / "plugins.json").read_text()
 
 
@@ -309,14 +313,15 @@ def test_rm_is_all_or_nothing(tmp_path):
     assert r.code == 2
 
 
-def test_add_and_rm_touch_only_plugins_json(tmp_path):
+def test_frozen_add_and_rm_touch_only_plugins_json(tmp_path):
     d = project(tmp_path)
     (d / "plugins.lock.json").write_text('{"stale": true}\n')
     (d / ".iree-plugins" / "state").mkdir(parents=True)
     (d / ".iree-plugins" / "state" / "installed.json").write_text("{}\n")
     before = snapshot(d)
-    assert run("add", "a@^1", cwd=d, env={"IREEPKG_PREFIX": str(tmp_path / "p")}).code == 0
-    assert run("rm", "a", cwd=d).code == 0
+    assert run("add", "a@^1", "--frozen", cwd=d,
+               env={"IREEPKG_PREFIX": str(tmp_path / "p")}).code == 0
+    assert run("rm", "a", "--frozen", cwd=d).code == 0
     assert snapshot(d) == before
     assert not (tmp_path / "p").exists()
 
@@ -326,7 +331,7 @@ def test_a_symlinked_project_file_stays_a_symlink(tmp_path):
     shared = tmp_path / "shared.json"
     (d / "plugins.json").rename(shared)
     (d / "plugins.json").symlink_to(shared)
-    r = run("rm", "mul-pipeline", cwd=d)
+    r = run("rm", "mul-pipeline", "--frozen", cwd=d)
     assert r.code == 0, r.err
     assert (d / "plugins.json").is_symlink()
     assert "mul-pipeline" not in shared.read_text()

@@ -64,9 +64,11 @@ def test_registry_add_keeps_the_rest_of_the_file(tmp_path, reg):
     assert r.code == 1
     assert 'registry "main" is defined already (https://plugins.example.org/iree)' in r.err
     assert (d / "plugins.json").read_text() == before
-    # The new registry works: add takes its newest version.
-    r = run("add", "fft-kit", "--registry", "local", cwd=d)
+    # The new registry works: add takes its newest version (--frozen: the
+    # project's other registry is a placeholder that cannot be locked from).
+    r = run("add", "fft-kit", "--registry", "local", "--frozen", cwd=d)
     assert r.code == 0, r
+    assert r.out.startswith("added fft-kit: version ^1.0.0, registry local\n")
 
 
 def test_registry_add_into_a_file_without_registries(tmp_path, reg):
@@ -126,14 +128,17 @@ def test_add_path_writes_a_local_package(tmp_path, reg, cache):
     r = run("add", "--path", local, cwd=d)
     assert r.code == 0, r
     rel = os.path.relpath(local, d)
-    assert r.out == (f"added local-experiment: path {rel}\n"
-                     f"wrote {d}/plugins.json\n")
+    assert r.out.startswith(f"added local-experiment: path {rel}\n"
+                            f"wrote {d}/plugins.json\n")
+    assert "  + local-experiment 0.1.0\n" in r.out
     p = json.loads((d / "plugins.json").read_text())
     assert p["plugins"][-1] == {"name": "local-experiment", "path": rel}
-    r = run("sync", cwd=d)
-    assert r.code == 0, r
+    # add locked and synced: the prefix has it, and sync has nothing to do.
     assert set(installed(d / ".iree-plugins")) == {"fft-kit", "base-kernels",
                                                     "local-experiment"}
+    r = run("sync", cwd=d)
+    assert r.code == 0, r
+    assert "is up to date with the lock" in r.out
     # A directory inside the project is written as ./dir.
     inner = data_package(d / "plugins", "inner", "1.0.0")
     r = run("add", "--path", "plugins/inner-1.0.0", cwd=d)

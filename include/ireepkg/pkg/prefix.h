@@ -188,6 +188,10 @@ struct InstallOptions {
   std::set<std::string> asDependency;
   /// Check each incoming package's requires.iree (nullopt: not checked).
   std::optional<IreeRequirementCheck> iree;
+  /// Change nothing: read the archives and check them as for the install,
+  /// then report in InstallReport::changes what would change (by name and
+  /// version). The prefix is neither locked nor created.
+  bool dryRun = false;
 };
 
 /// An active runtime plugin: which package, which plugin.
@@ -236,6 +240,8 @@ Expected<InstallReport> installArchives(const std::string &prefix,
 struct RemoveOptions {
   LockOptions lock;
   bool cascade = false;
+  /// Change nothing: report what would be removed.
+  bool dryRun = false;
 };
 
 Expected<InstallReport> removePackages(const std::string &prefix,

@@ -74,6 +74,11 @@ struct FetchOptions {
   /// Where metadata bodies and their ETags are kept; empty: no cache (and
   /// no conditional requests).
   std::string metadataCacheDir;
+  /// Asked while any request is under way (at least every 100 ms, and from
+  /// libcurl's progress callback): once it returns true, the request stops
+  /// with ErrorCode::Interrupted and its partial files are removed. The
+  /// CLI's Ctrl-C flag; nullptr: never.
+  bool (*interrupted)() = nullptr;
 };
 
 struct MetadataRequest {

@@ -83,6 +83,10 @@ struct LockRequest {
   bool upgradeAll = false;
   /// Check only: fail (Conflict) if the lock would change.
   bool check = false;
+  /// Resolve and report, write nothing: LockResult::written then says
+  /// whether the lockfile would be written (--dry-run, and `add`/`rm`,
+  /// which write plugins.json and the lock only once both are known).
+  bool dryRun = false;
 };
 
 struct LockChange {
@@ -94,7 +98,8 @@ struct LockChange {
 struct LockResult {
   Lockfile lock;
   std::string text;     ///< the lockfile's bytes
-  bool written = false; ///< false: the file already had these bytes
+  bool written = false; ///< false: the file already had these bytes (with
+                        ///< LockRequest::dryRun: would be written)
   std::vector<LockChange> changes;
   std::optional<Version> ireeVersion;
 };
@@ -112,6 +117,14 @@ struct SyncRequest {
   /// The caller has already said that no IREE is found (update, after its
   /// lock): the requirement check does not say it again.
   bool noIreeReported = false;
+  /// Change nothing: relock in memory if the lock is stale, and report in
+  /// SyncResult::install what the prefix would become (changes: by name and
+  /// version, a package whose locked archive differs from the installed one
+  /// as from == to; unchanged: the rest). No archive is fetched.
+  bool dryRun = false;
+  /// Use this lock instead of plugins.lock.json (a lock computed but not
+  /// written yet: `update --dry-run`, `add`, `rm`). It is taken as fresh.
+  std::optional<Lockfile> plannedLock;
 };
 
 struct SyncResult {
@@ -163,10 +176,14 @@ outdated(const Project &project, const Environment &env, Reporter &reporter);
 
 /// The newest version of `name` that is not yanked (releases before
 /// pre-releases) in the registry named `registryName`, or, when that is
-/// empty, in the first of the project's registries that lists it.
+/// empty, in the first of the project's registries that lists it; with
+/// `within`, the newest such version it matches. The errors name the
+/// alternatives: a close package name when no registry has `name`, the
+/// versions there are when none matches `within`.
 Expected<Version> newestVersion(const Project &project, const std::string &name,
                                 const std::string &registryName,
-                                const Environment &env, Reporter &reporter);
+                                const Environment &env, Reporter &reporter,
+                                const Constraint *within = nullptr);
 
 struct SearchHit {
   std::string name;
