@@ -954,9 +954,8 @@ void Constraint::encode(ByteWriter &out) const {
 }
 
 std::optional<Constraint> Constraint::decode(ByteReader &in) {
-  Constraint c;
+  Constraint c{Blank{}};
   c.text_ = std::string(in.str());
-  c.set_.intervals_.clear();
   uint32_t n = in.count(1);
   c.set_.intervals_.reserve(n);
   for (uint32_t i = 0; i < n && in.ok(); ++i) {

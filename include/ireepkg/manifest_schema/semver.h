@@ -188,6 +188,10 @@ public:
 
 private:
   using Core = std::array<uint64_t, 3>;
+  /// An empty constraint for decode() to fill (the public default,
+  /// "*", builds a set it would only throw away).
+  struct Blank {};
+  explicit Constraint(Blank) {}
 
   std::string text_;
   VersionSet set_;
