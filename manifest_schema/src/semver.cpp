@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/manifest_schema/semver.h"
+#include "ireepkg/manifest_schema/binary_form.h"
 #include "ireepkg/manifest_schema/text.h"
 
 #include <algorithm>
@@ -888,6 +889,108 @@ Constraint Constraint::intersect(const Constraint &other) const {
       std::unique(out.prereleaseCores_.begin(), out.prereleaseCores_.end()),
       out.prereleaseCores_.end());
   return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Binary form (caches of parsed metadata)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+void encodeIdentifiers(const std::vector<std::string> &ids, ByteWriter &out) {
+  out.u32(static_cast<uint32_t>(ids.size()));
+  for (const std::string &id : ids)
+    out.str(id);
+}
+
+bool decodeIdentifiers(ByteReader &in, std::vector<std::string> &ids) {
+  uint32_t n = in.count(4);
+  ids.reserve(n);
+  for (uint32_t i = 0; i < n && in.ok(); ++i) {
+    std::string_view id = in.str();
+    if (id.empty()) { // SemVer has no empty identifier
+      in.fail();
+      break;
+    }
+    ids.emplace_back(id);
+  }
+  return in.ok();
+}
+
+} // namespace
+
+void encodeVersion(const Version &v, ByteWriter &out) {
+  out.u64(v.major);
+  out.u64(v.minor);
+  out.u64(v.patch);
+  encodeIdentifiers(v.prerelease, out);
+  encodeIdentifiers(v.build, out);
+}
+
+std::optional<Version> decodeVersion(ByteReader &in) {
+  Version v;
+  v.major = in.u64();
+  v.minor = in.u64();
+  v.patch = in.u64();
+  if (!decodeIdentifiers(in, v.prerelease) || !decodeIdentifiers(in, v.build))
+    return std::nullopt;
+  return v;
+}
+
+void Constraint::encode(ByteWriter &out) const {
+  out.str(text_);
+  out.u32(static_cast<uint32_t>(set_.intervals_.size()));
+  for (const VersionSet::Interval &iv : set_.intervals_) {
+    out.u8(static_cast<uint8_t>((iv.lower ? 1 : 0) | (iv.upper ? 2 : 0)));
+    if (iv.lower)
+      encodeVersion(*iv.lower, out);
+    if (iv.upper)
+      encodeVersion(*iv.upper, out);
+  }
+  out.u32(static_cast<uint32_t>(prereleaseCores_.size()));
+  for (const Core &c : prereleaseCores_)
+    for (uint64_t n : c)
+      out.u64(n);
+}
+
+std::optional<Constraint> Constraint::decode(ByteReader &in) {
+  Constraint c{Blank{}};
+  c.text_ = std::string(in.str());
+  uint32_t n = in.count(1);
+  c.set_.intervals_.reserve(n);
+  for (uint32_t i = 0; i < n && in.ok(); ++i) {
+    uint8_t bounds = in.u8();
+    VersionSet::Interval iv;
+    if (bounds & ~3u)
+      in.fail();
+    if (bounds & 1)
+      iv.lower = decodeVersion(in);
+    if (bounds & 2)
+      iv.upper = decodeVersion(in);
+    if (!in.ok())
+      break;
+    // What fromIntervals guarantees: non-empty intervals, in order, apart;
+    // only the first unbounded below and only the last above.
+    bool bad = (iv.lower && iv.upper && compare(*iv.lower, *iv.upper) >= 0) ||
+               (i > 0 && !iv.lower) || (i + 1 < n && !iv.upper);
+    if (!bad && i > 0)
+      bad = compare(*c.set_.intervals_.back().upper, *iv.lower) >= 0;
+    if (bad)
+      in.fail();
+    else
+      c.set_.intervals_.push_back(std::move(iv));
+  }
+  uint32_t cores = in.count(24);
+  c.prereleaseCores_.reserve(cores);
+  for (uint32_t i = 0; i < cores && in.ok(); ++i) {
+    Core core{in.u64(), in.u64(), in.u64()};
+    if (i > 0 && !(c.prereleaseCores_.back() < core))
+      in.fail(); // sorted and unique, for binary_search
+    c.prereleaseCores_.push_back(core);
+  }
+  if (!in.ok() || c.text_.empty())
+    return std::nullopt;
+  return c;
 }
 
 } // namespace ireepkg

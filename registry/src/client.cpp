@@ -19,7 +19,10 @@
 // check) and index/<sha256>.json (index files that matched a signed
 // snapshot, content-addressed: an unchanged index is never fetched twice,
 // and an index served against a newer snapshot than its own is recognised
-// as mix-and-match). Archives go to <cache>/downloads/<aa>/<sha256>.ireepkg.
+// as mix-and-match). Beside them, index/<sha256>.bin and snapshot.bin keep
+// what was parsed of them (parsed_cache.h), keyed by the same hashes, so a
+// warm run parses no JSON. Archives go to
+// <cache>/downloads/<aa>/<sha256>.ireepkg.
 //
 // A publish replaces index files before snapshot.json and the snapshot's
 // signature just before the snapshot (publisher.cpp), so a reader can catch
@@ -38,8 +41,9 @@
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/signature.h"
-#include "oci.h"
+#include "ireepkg/registry/parsed_cache.h"
 #include "metadata_files.h"
+#include "oci.h"
 #include "registry_cache.h"
 #include "registry_urls.h"
 
@@ -114,6 +118,11 @@ struct RegistryClient::Impl {
   std::vector<signing::PublicKey> keys;
   RegistryConfig config;
   RegistrySnapshot snapshot;
+  std::string snapshotSha; ///< SHA-256 of the verified snapshot.json
+  /// When the snapshot came from its parsed form (snapshot.bin), that
+  /// form, until snapshot.index is first needed: a lock that finds nothing
+  /// changed never builds the map of every package (see fullSnapshot()).
+  std::string pendingIndex;
   std::string signedBy;
   std::map<std::string, RegistryIndex> indices;
 
@@ -130,7 +139,26 @@ struct RegistryClient::Impl {
   struct Loaded {
     RegistrySnapshot snapshot;
     std::string keyId;
+    std::string sha256;       ///< of snapshot.json's bytes
+    std::string pendingIndex; ///< see Impl::pendingIndex
+    RegistrySnapshot &full() {
+      if (!pendingIndex.empty()) {
+        // Its frame and layout were checked when the rest was decoded.
+        if (auto s = decodeParsedSnapshot(pendingIndex, sha256))
+          snapshot.index = std::move(s->index);
+        pendingIndex.clear();
+      }
+      return snapshot;
+    }
   };
+  RegistrySnapshot &fullSnapshot() {
+    if (!pendingIndex.empty()) {
+      if (auto s = decodeParsedSnapshot(pendingIndex, snapshotSha))
+        snapshot.index = std::move(s->index);
+      pendingIndex.clear();
+    }
+    return snapshot;
+  }
   /// A failure, whether reading again may cure it, and what was read (to
   /// tell whether a re-read saw other files).
   struct Failure {
@@ -149,8 +177,12 @@ struct RegistryClient::Impl {
   Expected<Loaded> fetchSnapshot();
   Expected<void> checkAndRecord(const Loaded &loaded);
   Expected<const RegistryIndex *> index(const std::string &name);
+  /// `clean`, when given, is set to whether parsing warned of nothing
+  /// (only such a parse is cached: a warm run then warns the same).
   Expected<RegistryIndex> parseIndex(const std::string &name,
-                                     const std::string &body);
+                                     const std::string &body,
+                                     bool *clean = nullptr);
+  std::string parsedSnapshotFile() const { return stateDir + "/snapshot.bin"; }
 };
 
 //===----------------------------------------------------------------------===//
@@ -295,16 +327,32 @@ RegistryClient::Impl::fetchSnapshotOnce() {
              "corrupt; do not use it";
     return U(Failure{e, true, fingerprint});
   }
-  auto doc = JsonDocument::parse(snap->body, snapName);
-  if (!doc)
-    return U(Failure{doc.error()});
-  DiagnosticList diags;
   Loaded loaded;
-  loaded.snapshot = parseRegistrySnapshot(*doc, ParseOptions{false}, diags);
-  if (diags.hasErrors())
-    return U(Failure{makeError(ErrorCode::Parse, diags).error()});
-  forwardWarnings(diags, *reporter);
+  // Parsed before (the cached form is keyed by this snapshot's hash)?
+  const std::string snapSha = fingerprint.substr(0, 64);
+  std::optional<RegistrySnapshot> parsed;
+  auto bin = fsutil::readFile(parsedSnapshotFile(), 2 * kMaxSnapshotBytes);
+  if (bin)
+    parsed = decodeParsedSnapshot(*bin, snapSha, false);
+  if (parsed) {
+    loaded.snapshot = std::move(*parsed);
+    loaded.pendingIndex = std::move(*bin);
+  } else {
+    auto doc = JsonDocument::parse(snap->body, snapName);
+    if (!doc)
+      return U(Failure{doc.error()});
+    DiagnosticList diags;
+    loaded.snapshot = parseRegistrySnapshot(*doc, ParseOptions{false}, diags);
+    if (diags.hasErrors())
+      return U(Failure{makeError(ErrorCode::Parse, diags).error()});
+    forwardWarnings(diags, *reporter);
+    // A cache: failing to write it changes nothing.
+    if (diags.items().empty() && fsutil::makeDirs(stateDir))
+      (void)fsutil::writeCacheFile(
+          parsedSnapshotFile(), encodeParsedSnapshot(loaded.snapshot, snapSha));
+  }
   loaded.keyId = signing::keyIdHex(*key);
+  loaded.sha256 = snapSha;
   reporter->detail(1, "snapshot.json of " + where + ": version " +
                           std::to_string(loaded.snapshot.version) +
                           ", signed by key " + loaded.keyId +
@@ -394,7 +442,7 @@ Expected<void> RegistryClient::Impl::checkAndRecord(const Loaded &loaded) {
 
 Expected<RegistryIndex>
 RegistryClient::Impl::parseIndex(const std::string &name,
-                                 const std::string &body) {
+                                 const std::string &body, bool *clean) {
   const std::string file = shown("index/" + name + ".json");
   auto doc = JsonDocument::parse(body, file);
   if (!doc)
@@ -404,6 +452,8 @@ RegistryClient::Impl::parseIndex(const std::string &name,
   if (diags.hasErrors())
     return makeError(ErrorCode::Parse, diags);
   forwardWarnings(diags, *reporter);
+  if (clean)
+    *clean = diags.items().empty();
   if (idx.name != name)
     return makeError(ErrorCode::Integrity,
                      "index/" + name + ".json of " + where +
@@ -419,6 +469,7 @@ Expected<const RegistryIndex *>
 RegistryClient::Impl::index(const std::string &name) {
   if (auto it = indices.find(name); it != indices.end())
     return &it->second;
+  fullSnapshot();
   auto pin = snapshot.index.find(name);
   if (pin == snapshot.index.end()) {
     std::vector<std::string> names;
@@ -437,10 +488,30 @@ RegistryClient::Impl::index(const std::string &name) {
   auto verifiedPath = [&](const std::string &sha) {
     return verifiedDir + "/" + sha + ".json";
   };
+  // Parsed before: the cached form of the file the snapshot pins.
+  const std::string parsedPath = verifiedDir + "/" + expected() + ".bin";
+  if (auto bin = fsutil::readFile(parsedPath, 2 * kMaxIndexBytes)) {
+    if (auto idx = decodeParsedIndex(*bin, expected());
+        idx && idx->name == name) {
+      reporter->detail(2, rel + " of " + where + ": parsed copy in the cache");
+      return &(indices[name] = std::move(*idx));
+    }
+  }
+  // Parses a verified index and keeps its parsed form (a cache, checked
+  // when read: failing to write it, or losing it in a crash, changes
+  // nothing).
+  auto parseAndKeep = [&](const std::string &body) -> Expected<RegistryIndex> {
+    bool clean = false;
+    auto idx = parseIndex(name, body, &clean);
+    if (idx && clean && fsutil::makeDirs(verifiedDir))
+      (void)fsutil::writeCacheFile(verifiedDir + "/" + expected() + ".bin",
+                                   encodeParsedIndex(*idx, expected()));
+    return idx;
+  };
   if (auto cached = fsutil::readFile(verifiedPath(expected()), kMaxIndexBytes);
       cached && Sha256::hex(*cached) == expected()) {
     reporter->detail(2, rel + " of " + where + ": verified copy in the cache");
-    auto idx = parseIndex(name, *cached);
+    auto idx = parseAndKeep(*cached);
     if (!idx)
       return Unexpected(idx.error());
     return &(indices[name] = std::move(*idx));
@@ -479,8 +550,10 @@ RegistryClient::Impl::index(const std::string &name) {
     bool okBefore = first.has_value();
     auto loaded = fetchSnapshot();
     if (loaded && loaded->snapshot.version > snapshot.version &&
-        loaded->snapshot.index.count(name) && checkAndRecord(*loaded)) {
+        loaded->full().index.count(name) && checkAndRecord(*loaded)) {
       snapshot = loaded->snapshot;
+      snapshotSha = loaded->sha256;
+      pendingIndex.clear();
       signedBy = loaded->keyId;
     }
     first = fetchIndex();
@@ -512,7 +585,7 @@ RegistryClient::Impl::index(const std::string &name) {
         "the index was altered, or belongs to another state of the "
         "registry; do not use the registry until it is consistent again");
   }
-  auto idx = parseIndex(name, body);
+  auto idx = parseAndKeep(body);
   if (!idx)
     return Unexpected(idx.error());
   // Remember it (a cache, checked by hash when read: failing to write it,
@@ -570,6 +643,8 @@ RegistryClient::open(const RegistrySpec &spec,
   if (auto st = impl->checkAndRecord(*loaded); !st)
     return Unexpected(st.error());
   impl->snapshot = std::move(loaded->snapshot);
+  impl->snapshotSha = loaded->sha256;
+  impl->pendingIndex = std::move(loaded->pendingIndex);
   impl->signedBy = loaded->keyId;
   return std::unique_ptr<RegistryClient>(new RegistryClient(std::move(impl)));
 }
@@ -577,13 +652,16 @@ RegistryClient::open(const RegistrySpec &spec,
 const RegistrySpec &RegistryClient::spec() const { return impl_->spec; }
 const RegistryConfig &RegistryClient::config() const { return impl_->config; }
 const RegistrySnapshot &RegistryClient::snapshot() const {
-  return impl_->snapshot;
+  return impl_->fullSnapshot();
 }
 std::string RegistryClient::signedBy() const { return impl_->signedBy; }
+std::string RegistryClient::snapshotSha256() const {
+  return impl_->snapshotSha;
+}
 
 std::vector<std::string> RegistryClient::packageNames() const {
   std::vector<std::string> names;
-  for (const auto &[n, h] : impl_->snapshot.index)
+  for (const auto &[n, h] : impl_->fullSnapshot().index)
     names.push_back(n); // std::map: sorted
   return names;
 }
@@ -598,6 +676,7 @@ RegistryClient::versions(const std::string &name) {
   if (!idx)
     return Unexpected(idx.error());
   std::vector<CandidateVersion> out;
+  out.reserve((*idx)->versions.size());
   for (const IndexEntry &e : (*idx)->versions) {
     CandidateVersion cv;
     cv.version = e.version;

@@ -8,15 +8,16 @@
 //===----------------------------------------------------------------------===//
 #include "sources.h"
 
-#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/iree_version.h"
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/project.h"
-#include "registry_cache.h"
 #include "ireepkg/pkg/state.h"
+#include "ireepkg/registry/parsed_cache.h"
+#include "registry_cache.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -32,6 +33,74 @@ namespace ireepkg::workflow {
 
 using namespace detail;
 
+namespace {
+
+/// Raised whenever the same inputs may resolve to another lockfile (the
+/// resolver's choices, the lockfile's layout); the ireepkg version is part
+/// of the key as well.
+constexpr int kLockStampFormat = 1;
+
+/// A no-op lock — plugins.json, the lockfile and the registries all as they
+/// were when the last lock found the lockfile up to date — skips the
+/// resolution and the parsing of the lockfile: <cache>/locks/<hash of the
+/// lockfile's path> keeps the key of the inputs of that last lock, computed
+/// here, and the lockfile as it parsed (parsed_cache.h). The key covers all a
+/// resolution reads: the project as parsed (its input hash and option
+/// values), the lockfile's bytes (its versions are the preferred ones), the
+/// IREE version and platforms resolved for, and each registry's verified
+/// snapshot (its hash pins every index file) and signing key. The
+/// registries are opened, so their signatures, expiry and rollback are
+/// checked as on every lock. nullopt: resolve in any case (an upgrade, no
+/// lockfile yet, path packages, whose manifests are not in the key, a
+/// bundle, or a registry that does not open: the resolution reports it).
+std::optional<std::string> lockStampKey(const Project &project, Sources &src,
+                                        const LockRequest &request,
+                                        const ResolveRequest &rr,
+                                        const std::string &oldText,
+                                        const Environment &env) {
+  if (request.upgradeAll || !request.upgrade.empty() || oldText.empty() ||
+      src.cacheRoot().empty() || !env.bundle.empty())
+    return std::nullopt;
+  for (const ProjectPlugin &p : project.parsed.plugins)
+    if (!p.path.empty())
+      return std::nullopt;
+  Sha256 h;
+  auto field = [&](std::string_view text) {
+    h.update(std::to_string(text.size()) + ":");
+    h.update(text);
+  };
+  field("ireepkg lock stamp " + std::to_string(kLockStampFormat) +
+        " " IREEPKG_VERSION);
+  field(project::inputHash(project.parsed));
+  for (const ProjectPlugin &p : project.parsed.plugins) {
+    field(p.name);
+    field(std::to_string(p.options.size()));
+    for (const auto &[k, v] : p.options) {
+      field(k);
+      field(v.dump());
+    }
+  }
+  field(oldText);
+  field(rr.ireeVersion ? rr.ireeVersion->str() : "-");
+  for (const Platform &p : rr.platforms)
+    field(p.str());
+  for (size_t i = 0; i < src.specs().size(); ++i) {
+    auto c = src.client(i);
+    if (!c)
+      return std::nullopt;
+    field(src.specs()[i].url);
+    field((*c)->snapshotSha256());
+    field((*c)->signedBy());
+  }
+  return h.hexDigest();
+}
+
+std::string lockStampPath(const Sources &src, const Project &project) {
+  return src.cacheRoot() + "/locks/" + Sha256::hex(project.lockPath);
+}
+
+} // namespace
+
 namespace detail {
 
 Expected<LockResult> lockWith(const Project &project, Sources &src,
@@ -44,9 +113,11 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
   if (ireeProblem)
     warnIreeUnknown(*ireeProblem, reporter);
 
-  auto old = readLockfile(project.lockPath);
-  if (!old)
-    return Unexpected(old.error());
+  // The lockfile's bytes (parsed below, unless nothing changed).
+  std::string oldText;
+  if (fsutil::exists(project.lockPath))
+    if (auto t = fsutil::readFile(project.lockPath, 64ull << 20))
+      oldText = std::move(*t);
 
   ResolveRequest rr;
   rr.rootName = "plugins.json";
@@ -56,6 +127,25 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
   rr.upgradeAll = request.upgradeAll;
   for (const ProjectPlugin &p : project.parsed.plugins)
     rr.roots.push_back({p.name, p.version.value_or(Constraint::any())});
+
+  // Nothing changed since the last lock found this lockfile up to date:
+  // the lockfile stays, as parsed then.
+  std::optional<std::string> stampKey =
+      lockStampKey(project, src, request, rr, oldText, env);
+  if (stampKey)
+    if (auto stamp = fsutil::readFile(lockStampPath(src, project), 64ull << 20))
+      if (auto parsed = registry::decodeParsedLock(*stamp, *stampKey)) {
+        reporter.detail(1, "plugins.lock.json is up to date: plugins.json, "
+                           "the lockfile and the registries are as at the "
+                           "last lock");
+        result.text = std::move(oldText);
+        result.lock = std::move(*parsed);
+        return result;
+      }
+
+  auto old = readLockfile(project.lockPath);
+  if (!old)
+    return Unexpected(old.error());
   if (*old)
     for (const LockedPackage &lp : (*old)->packages)
       rr.preferred[lp.name] = lp.version;
@@ -186,6 +276,13 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
                       ? fsutil::readFile(project.lockPath, 64ull << 20)
                       : Expected<std::string>(std::string());
   bool same = existing && *existing == result.text;
+  // The lockfile is up to date: remember these inputs (a cache; failing to
+  // write it changes nothing).
+  if (same && stampKey && *existing == oldText &&
+      fsutil::makeDirs(src.cacheRoot() + "/locks"))
+    (void)fsutil::writeCacheFile(
+        lockStampPath(src, project),
+        registry::encodeParsedLock(result.lock, *stampKey));
   if (request.check) {
     if (!same)
       return makeError(

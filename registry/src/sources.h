@@ -221,6 +221,8 @@ public:
         return out;
       return v;
     }
+    if (out.empty())
+      return v; // an index lists each version once
     for (CandidateVersion &cv : *v) {
       bool dup = false;
       for (const CandidateVersion &o : out)

@@ -91,6 +91,7 @@ public:
     // The file may grow while it is read: never read past the cap.
     net::MetadataResponse r;
     r.url = shown;
+    r.body.reserve(static_cast<size_t>(st.st_size));
     char buf[65536];
     for (;;) {
       ssize_t n = ::read(fd, buf, sizeof buf);

@@ -51,6 +51,15 @@ struct Version {
   bool identical(const Version &other) const;
 };
 
+/// The binary form of a version in ireepkg's caches of parsed metadata
+/// (binary_form.h): appended to `out`; decodeVersion reads one from the
+/// front of `in`, and on malformed input returns nullopt and leaves `in`
+/// failed.
+class ByteWriter;
+class ByteReader;
+void encodeVersion(const Version &v, ByteWriter &out);
+std::optional<Version> decodeVersion(ByteReader &in);
+
 /// SemVer precedence: negative, zero or positive as a is lower than, has the
 /// same precedence as, or is higher than b. Build metadata is ignored.
 int compare(const Version &a, const Version &b);
@@ -132,6 +141,8 @@ private:
 
   static VersionSet fromIntervals(std::vector<Interval> intervals);
 
+  friend class Constraint;
+
   std::vector<Interval> intervals_;
 };
 
@@ -168,8 +179,19 @@ public:
   /// Canonical form of set().
   std::string str() const { return set_.str(); }
 
+  /// The binary form for caches of parsed metadata (see encodeVersion):
+  /// text, set and pre-release allowances, so that decoding parses nothing.
+  /// decode checks that the intervals are well formed and ordered, and
+  /// returns nullopt (with `in` failed) otherwise.
+  void encode(ByteWriter &out) const;
+  static std::optional<Constraint> decode(ByteReader &in);
+
 private:
   using Core = std::array<uint64_t, 3>;
+  /// An empty constraint for decode() to fill (the public default,
+  /// "*", builds a set it would only throw away).
+  struct Blank {};
+  explicit Constraint(Blank) {}
 
   std::string text_;
   VersionSet set_;

@@ -194,6 +194,9 @@ public:
   const RegistrySnapshot &snapshot() const;
   /// Key id (minisign hex) of the key that verified the snapshot.
   std::string signedBy() const;
+  /// SHA-256 (hex) of the verified snapshot.json's bytes: the registry's
+  /// state as this client read it.
+  std::string snapshotSha256() const;
 
   /// Every package name the snapshot lists, sorted.
   std::vector<std::string> packageNames() const;

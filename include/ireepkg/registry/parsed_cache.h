@@ -1,0 +1,65 @@
+//===- ireepkg/parsed_cache.h - Parsed registry metadata, cached -*- C++
+//-*-===//
+//
+// The registry client keeps what it parsed of a verified index file or
+// snapshot in a binary file beside its verified copy
+// (<cache>/registries/<id>/index/<sha256>.bin, .../snapshot.bin), so that a
+// warm run reads no JSON at all, the way uv keeps archived metadata and
+// cargo its index cache.
+//
+// A cached form is only ever a faster way to read a file the client has
+// verified; it is keyed by the SHA-256 of that file's exact bytes (for an
+// index file, the hash the signed snapshot pins; for the snapshot, the hash
+// of the snapshot whose signature was just checked). A file is used only
+// when its magic, format version, kind and key match and its payload has
+// the SHA-256 its header records (so that corruption or a truncated write
+// is caught, never trusted); anything else decodes to nullopt and the
+// caller parses the original again.
+//
+// File layout (all integers little-endian):
+//
+//   "IREEPKGP"  u32 format version  u32 kind (1 index, 2 snapshot, 3 lock)
+//   64 hex digits: SHA-256 of the original file (the key)
+//   u64 payload size  64 hex digits: SHA-256 of the payload
+//   payload: the parsed fields (parsed_cache.cpp)
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_PARSED_CACHE_H
+#define IREEPKG_PARSED_CACHE_H
+
+#include "ireepkg/manifest_schema/formats.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ireepkg::registry {
+
+/// Raised whenever the payload's layout changes: files of other versions
+/// are ignored (and replaced when written again).
+inline constexpr uint32_t kParsedCacheFormat = 1;
+
+/// `sourceSha256`: 64 lowercase hex digits, the hash of the file parsed.
+std::string encodeParsedIndex(const RegistryIndex &index,
+                              std::string_view sourceSha256);
+std::optional<RegistryIndex> decodeParsedIndex(std::string_view file,
+                                               std::string_view sourceSha256);
+
+std::string encodeParsedSnapshot(const RegistrySnapshot &snapshot,
+                                 std::string_view sourceSha256);
+/// `withIndex` false: the index map is checked but left empty (a caller
+/// that may never need it decodes it later from the same bytes).
+std::optional<RegistrySnapshot>
+decodeParsedSnapshot(std::string_view file, std::string_view sourceSha256,
+                     bool withIndex = true);
+
+/// A lockfile as parsed, for a no-op `ireepkg lock` (lock.cpp): keyed by
+/// the hash of everything that lock read (lockStampKey), which includes the
+/// lockfile's bytes.
+std::string encodeParsedLock(const Lockfile &lock, std::string_view key);
+std::optional<Lockfile> decodeParsedLock(std::string_view file,
+                                         std::string_view key);
+
+} // namespace ireepkg::registry
+
+#endif // IREEPKG_PARSED_CACHE_H

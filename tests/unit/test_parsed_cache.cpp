@@ -1,0 +1,508 @@
+//===- test_parsed_cache.cpp - Cached parsed registry metadata ------------===//
+//
+// ireepkg/registry/parsed_cache.h: the binary forms of index files and
+// snapshots round-trip exactly; a form that is truncated, corrupt, from
+// another format version, of another kind or keyed by another hash is
+// refused (nullopt), never trusted, and malformed payloads with a valid
+// checksum never crash. Through the client: the cached forms are written,
+// used (a warm client reads no JSON), and when damaged ignored and
+// rewritten.
+//
+//===----------------------------------------------------------------------===//
+#include "ireepkg/registry/parsed_cache.h"
+#include "ireepkg/registry/registry.h"
+
+#include "ireepkg/manifest_schema/binary_form.h"
+#include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/signature.h"
+#include "temp_dir.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <random>
+
+using namespace ireepkg;
+using namespace ireepkg::registry;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kKey(64, 'a');
+const std::string kOtherKey(64, 'b');
+
+/// An index with every kind of field: pre-releases, build metadata,
+/// unions, pre-release constraints, requires.iree, platforms, yanking.
+RegistryIndex sampleIndex() {
+  const std::string sha(64, '0');
+  const std::string text = R"({
+    "schema_version": 1,
+    "name": "alpha",
+    "versions": [
+      {"version": "1.0.0", "platforms": [], "archive":
+         "archives/alpha/alpha-1.0.0.ireepkg", "sha256": ")" +
+                           sha + R"(",
+       "size": 10, "yanked": true},
+      {"version": "1.1.0-rc.1+build.5", "summary": "a release candidate",
+       "dependencies": {"beta": "^2.1 || >=4.0.0-beta.2, <5",
+                        "gamma": "~0.3.1", "delta": "*"},
+       "requires": {"iree": ">=3.1.0, <3.5.0"},
+       "platforms": ["linux-x86_64", "linux-aarch64"],
+       "archive": "archives/alpha/alpha-1.1.0-rc.1.ireepkg",
+       "sha256": ")" + sha +
+                           R"(", "size": 123456789012}
+    ]})";
+  auto doc = JsonDocument::parse(text, "alpha.json");
+  REQUIRE_MESSAGE(doc.has_value(), doc.error().format());
+  DiagnosticList diags;
+  RegistryIndex idx = parseRegistryIndex(*doc, ParseOptions{}, diags);
+  REQUIRE_FALSE(diags.hasErrors());
+  REQUIRE(idx.versions.size() == 2);
+  return idx;
+}
+
+void checkSameConstraint(const Constraint &a, const Constraint &b) {
+  CHECK(a.text() == b.text());
+  CHECK(a.set() == b.set());
+  CHECK(a.str() == b.str());
+  for (const char *v : {"0.3.1", "0.3.9", "0.4.0", "2.1.0", "2.9.9", "3.0.0",
+                        "4.0.0-beta.1", "4.0.0-beta.2", "4.0.0-rc.1", "4.5.0",
+                        "5.0.0", "3.1.0", "3.4.9", "3.5.0-rc.1"})
+    CHECK(a.matches(*Version::parse(v)) == b.matches(*Version::parse(v)));
+}
+
+void checkSameIndex(const RegistryIndex &a, const RegistryIndex &b) {
+  CHECK(a.schemaVersion == b.schemaVersion);
+  CHECK(a.name == b.name);
+  REQUIRE(a.versions.size() == b.versions.size());
+  for (size_t i = 0; i < a.versions.size(); ++i) {
+    const IndexEntry &x = a.versions[i], &y = b.versions[i];
+    CHECK(x.version.identical(y.version));
+    CHECK(x.summary == y.summary);
+    REQUIRE(x.dependencies.size() == y.dependencies.size());
+    for (auto it = x.dependencies.begin(), jt = y.dependencies.begin();
+         it != x.dependencies.end(); ++it, ++jt) {
+      CHECK(it->first == jt->first);
+      checkSameConstraint(it->second, jt->second);
+    }
+    REQUIRE(x.requiresIree.has_value() == y.requiresIree.has_value());
+    if (x.requiresIree)
+      checkSameConstraint(*x.requiresIree, *y.requiresIree);
+    CHECK(x.platforms == y.platforms);
+    CHECK(x.archive == y.archive);
+    CHECK(x.sha256 == y.sha256);
+    CHECK(x.size == y.size);
+    CHECK(x.yanked == y.yanked);
+  }
+}
+
+RegistrySnapshot sampleSnapshot() {
+  RegistrySnapshot s;
+  s.version = 42;
+  s.expires = "2031-01-31T00:00:00Z";
+  s.expiresUnix = 1927584000;
+  s.index = {{"alpha", "sha256:" + std::string(64, '1')},
+             {"beta", "sha256:" + std::string(64, '2')}};
+  return s;
+}
+
+/// A cache file around `payload` with a valid header and checksum, as
+/// parsed_cache.h lays it out.
+std::string frame(uint32_t kind, const std::string &payload) {
+  std::string out = "IREEPKGP";
+  ByteWriter w(out);
+  w.u32(kParsedCacheFormat);
+  w.u32(kind);
+  out += kKey;
+  w.u64(payload.size());
+  out += Sha256::hex(payload) + payload;
+  return out;
+}
+constexpr size_t kHeaderSize = 8 + 4 + 4 + 64 + 8 + 64;
+
+using test::readText;
+using test::writeText;
+
+} // namespace
+
+TEST_CASE("parsed cache: an index and a snapshot round-trip exactly") {
+  RegistryIndex idx = sampleIndex();
+  std::string file = encodeParsedIndex(idx, kKey);
+  auto back = decodeParsedIndex(file, kKey);
+  REQUIRE(back.has_value());
+  checkSameIndex(idx, *back);
+
+  RegistrySnapshot s = sampleSnapshot();
+  auto snap = decodeParsedSnapshot(encodeParsedSnapshot(s, kKey), kKey);
+  REQUIRE(snap.has_value());
+  CHECK(snap->schemaVersion == s.schemaVersion);
+  CHECK(snap->version == s.version);
+  CHECK(snap->expires == s.expires);
+  CHECK(snap->expiresUnix == s.expiresUnix);
+  CHECK(snap->index == s.index);
+
+  RegistryIndex empty;
+  empty.name = "nothing";
+  auto e = decodeParsedIndex(encodeParsedIndex(empty, kKey), kKey);
+  REQUIRE(e.has_value());
+  CHECK(e->name == "nothing");
+  CHECK(e->versions.empty());
+}
+
+TEST_CASE("parsed cache: another key, kind or format version is refused") {
+  std::string file = encodeParsedIndex(sampleIndex(), kKey);
+  CHECK_FALSE(decodeParsedIndex(file, kOtherKey).has_value());
+  CHECK_FALSE(decodeParsedIndex(file, "").has_value());
+  CHECK_FALSE(decodeParsedSnapshot(file, kKey).has_value());
+  std::string snap = encodeParsedSnapshot(sampleSnapshot(), kKey);
+  CHECK_FALSE(decodeParsedIndex(snap, kKey).has_value());
+
+  std::string other = file;
+  other[8] = static_cast<char>(kParsedCacheFormat + 1); // format version
+  CHECK_FALSE(decodeParsedIndex(other, kKey).has_value());
+  other = file;
+  other[0] = 'X'; // magic
+  CHECK_FALSE(decodeParsedIndex(other, kKey).has_value());
+  CHECK_FALSE(decodeParsedIndex("", kKey).has_value());
+  CHECK_FALSE(decodeParsedIndex("{\"name\": \"alpha\"}", kKey).has_value());
+}
+
+TEST_CASE("parsed cache: every truncation, extension and changed byte is "
+          "detected") {
+  for (bool snapshot : {false, true}) {
+    CAPTURE(snapshot);
+    std::string file = snapshot ? encodeParsedSnapshot(sampleSnapshot(), kKey)
+                                : encodeParsedIndex(sampleIndex(), kKey);
+    auto decodes = [&](const std::string &f) {
+      return snapshot ? decodeParsedSnapshot(f, kKey).has_value()
+                      : decodeParsedIndex(f, kKey).has_value();
+    };
+    REQUIRE(decodes(file));
+    for (size_t n = 0; n < file.size(); ++n) {
+      CAPTURE(n);
+      CHECK_FALSE(decodes(file.substr(0, n)));
+    }
+    CHECK_FALSE(decodes(file + '\0'));
+    CHECK_FALSE(decodes(file + file));
+    for (size_t i = 0; i < file.size(); ++i) {
+      CAPTURE(i);
+      std::string f = file;
+      f[i] = static_cast<char>(f[i] ^ 0x20);
+      CHECK_FALSE(decodes(f));
+    }
+  }
+}
+
+TEST_CASE("parsed cache: a lockfile round-trips, and damage is detected") {
+  Lockfile lock;
+  lock.inputHash = "sha256:" + std::string(64, 'c');
+  lock.platforms = {*Platform::parse("linux-x86_64")};
+  lock.ireeVersion = *Version::parse("3.13.0-rc.1");
+  LockedPackage a;
+  a.name = "alpha";
+  a.version = *Version::parse("1.2.3+build.7");
+  a.source = "https://example.org/reg";
+  a.archive = "archives/alpha/alpha-1.2.3.ireepkg";
+  a.sha256 = std::string(64, 'd');
+  a.size = 4242;
+  a.signedBy = "0123456789ABCDEF";
+  a.dependencies = {{"beta", *Version::parse("2.0.0")}};
+  a.platforms = {*Platform::parse("linux-aarch64")};
+  LockedPackage b;
+  b.name = "beta";
+  b.version = *Version::parse("2.0.0");
+  b.sourceKind = LockedPackage::SourceKind::Path;
+  b.source = "../beta";
+  lock.packages = {a, b};
+  lock.activation = {"beta", "alpha"};
+
+  std::string file = encodeParsedLock(lock, kKey);
+  auto back = decodeParsedLock(file, kKey);
+  REQUIRE(back.has_value());
+  CHECK(back->lockVersion == lock.lockVersion);
+  CHECK(back->inputHash == lock.inputHash);
+  CHECK(back->platforms == lock.platforms);
+  REQUIRE(back->ireeVersion.has_value());
+  CHECK(back->ireeVersion->identical(*lock.ireeVersion));
+  REQUIRE(back->packages.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const LockedPackage &x = lock.packages[i], &y = back->packages[i];
+    CHECK(x.name == y.name);
+    CHECK(x.version.identical(y.version));
+    CHECK(x.sourceKind == y.sourceKind);
+    CHECK(x.source == y.source);
+    CHECK(x.archive == y.archive);
+    CHECK(x.sha256 == y.sha256);
+    CHECK(x.size == y.size);
+    CHECK(x.signedBy == y.signedBy);
+    REQUIRE(x.dependencies.size() == y.dependencies.size());
+    for (size_t k = 0; k < x.dependencies.size(); ++k) {
+      CHECK(x.dependencies[k].first == y.dependencies[k].first);
+      CHECK(x.dependencies[k].second.identical(y.dependencies[k].second));
+    }
+    CHECK(x.platforms == y.platforms);
+  }
+  CHECK(back->activation == lock.activation);
+
+  CHECK_FALSE(decodeParsedLock(file, kOtherKey).has_value());
+  CHECK_FALSE(decodeParsedIndex(file, kKey).has_value());
+  for (size_t n = 0; n < file.size(); n += 7)
+    CHECK_FALSE(decodeParsedLock(file.substr(0, n), kKey).has_value());
+  for (size_t i = 0; i < file.size(); i += 3) {
+    std::string f = file;
+    f[i] = static_cast<char>(f[i] ^ 0x01);
+    CHECK_FALSE(decodeParsedLock(f, kKey).has_value());
+  }
+}
+
+TEST_CASE("parsed cache: malformed payloads with a valid checksum are "
+          "refused or decoded, never a crash") {
+  // What a writer of another layout (or a deliberate forger with write
+  // access to the cache) could leave: the checksum passes, the payload is
+  // wrong. Decoding must stay in bounds and allocate within reason.
+  std::string file = encodeParsedIndex(sampleIndex(), kKey);
+  std::string payload = file.substr(kHeaderSize);
+  CHECK(decodeParsedIndex(frame(1, payload), kKey).has_value());
+  CHECK_FALSE(decodeParsedIndex(frame(1, payload + "x"), kKey).has_value());
+  CHECK_FALSE(
+      decodeParsedIndex(frame(1, payload.substr(0, payload.size() - 1)), kKey)
+          .has_value());
+
+  // A count of four billion versions in a few bytes.
+  std::string huge;
+  ByteWriter w(huge);
+  w.i64(1);
+  w.str("alpha");
+  w.u32(0xffffffffu);
+  CHECK_FALSE(decodeParsedIndex(frame(1, huge), kKey).has_value());
+
+  std::mt19937 rng(1234);
+  size_t decoded = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string p = payload;
+    int changes = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < changes; ++k) {
+      size_t at = rng() % p.size();
+      switch (rng() % 3) {
+      case 0:
+        p[at] = static_cast<char>(rng());
+        break;
+      case 1:
+        p[at] = static_cast<char>(0xff);
+        break;
+      default:
+        p.erase(at, 1 + rng() % 8);
+        break;
+      }
+      if (p.empty())
+        break;
+    }
+    if (decodeParsedIndex(frame(1, p), kKey))
+      ++decoded;
+  }
+  // Most mutations break the layout; whatever decodes is well formed.
+  CHECK(decoded < 3000);
+
+  // Constraint intervals out of order are refused.
+  RegistryIndex idx = sampleIndex();
+  std::string bad;
+  ByteWriter b(bad);
+  b.i64(1);
+  b.str("alpha");
+  b.u32(1);
+  encodeVersion(*Version::parse("1.0.0"), b);
+  b.str("");
+  b.u32(1);
+  b.str("beta");
+  b.str("^2 || ^1"); // text; the intervals below are reversed
+  b.u32(2);
+  for (const char *lo : {"2.0.0", "1.0.0"}) {
+    b.u8(3);
+    encodeVersion(*Version::parse(lo), b);
+    Version hi = *Version::parse(lo);
+    ++hi.major;
+    hi.prerelease = {"0"};
+    encodeVersion(hi, b);
+  }
+  b.u32(0);
+  b.u8(0);
+  b.u32(0);
+  b.str("archives/alpha/alpha-1.0.0.ireepkg");
+  b.str(std::string(64, '0'));
+  b.u64(1);
+  b.u8(0);
+  CHECK_FALSE(decodeParsedIndex(frame(1, bad), kKey).has_value());
+}
+
+//===----------------------------------------------------------------------===//
+// Through the client
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A registry with alpha (depending on beta) and beta, and a client cache.
+struct ClientFixture {
+  test::TempDir tmp;
+  std::string reg, cache;
+  signing::KeyPair pair = signing::generateKeyPair();
+  SigningOptions signing;
+  Reporter reporter;
+
+  ClientFixture() {
+    reg = tmp.path() + "/reg";
+    cache = tmp.path() + "/cache";
+    auto paths = signing::writeKeyPair(pair, tmp.path() + "/signing", {});
+    REQUIRE(paths.has_value());
+    signing.secretKeyPath = paths->secretKey;
+    InitOptions o;
+    o.signing = signing;
+    o.name = "test-registry";
+    REQUIRE(initRegistry(reg, o).has_value());
+    publish("beta", "2.0.0", nlohmann::json::object());
+    publish("alpha", "1.0.0", {{"beta", "^2.0"}});
+  }
+
+  void publish(const std::string &name, const std::string &version,
+               nlohmann::json deps) {
+    nlohmann::json m = {{"schema_version", 1},
+                        {"name", name},
+                        {"version", version},
+                        {"summary", "test package " + name},
+                        {"dependencies", deps}};
+    std::map<std::string, std::string> files = {
+        {"ireeplugin.json", m.dump(2) + "\n"}, {"data/x.txt", name + "\n"}};
+    Record record;
+    for (const auto &[p, content] : files)
+      record.files.push_back({p, Sha256::hex(content), content.size(), false});
+    std::vector<ArchiveMember> members = {
+        {"ireeplugin.json", files["ireeplugin.json"], "", false},
+        {kRecordName, serializeRecord(record), "", false},
+        {"data/x.txt", files["data/x.txt"], "", false}};
+    std::string path = tmp.path() + "/" + name + "-" + version + ".ireepkg";
+    REQUIRE(writeArchive(path, members).has_value());
+    auto r = publishArchive(reg, path, signing);
+    REQUIRE_MESSAGE(r.has_value(), r.error().format());
+  }
+
+  std::unique_ptr<RegistryClient> open() {
+    RegistrySpec s;
+    s.url = reg;
+    s.publicKeys = {signing::publicKeyBase64(pair.publicKey)};
+    ClientOptions o;
+    o.cacheRoot = cache;
+    auto c = RegistryClient::open(s, o, reporter);
+    REQUIRE_MESSAGE(c.has_value(), c.error().format());
+    return std::move(*c);
+  }
+
+  std::string stateDir() const {
+    return cache + "/registries/" + registryId(reg);
+  }
+  /// The hash the snapshot pins for `name`'s index file.
+  std::string pinned(RegistryClient &c, const std::string &name) {
+    return c.snapshot().index.at(name).substr(7);
+  }
+  std::string parsedIndex(RegistryClient &c, const std::string &name) {
+    return stateDir() + "/index/" + pinned(c, name) + ".bin";
+  }
+  std::string verifiedIndex(RegistryClient &c, const std::string &name) {
+    return stateDir() + "/index/" + pinned(c, name) + ".json";
+  }
+};
+
+void checkAlpha(RegistryClient &c) {
+  auto v = c.versions("alpha");
+  REQUIRE_MESSAGE(v.has_value(), v.error().format());
+  REQUIRE(v->size() == 1);
+  CHECK((*v)[0].version.str() == "1.0.0");
+  CHECK((*v)[0].dependencies.at("beta").text() == "^2.0");
+}
+
+} // namespace
+
+TEST_CASE("parsed cache: the client writes and uses parsed forms, and "
+          "ignores damaged ones") {
+  ClientFixture f;
+  std::string parsed, verified;
+  {
+    auto c = f.open();
+    checkAlpha(*c);
+    parsed = f.parsedIndex(*c, "alpha");
+    verified = f.verifiedIndex(*c, "alpha");
+  }
+  REQUIRE(fs::exists(parsed));
+  REQUIRE(fs::exists(verified));
+  REQUIRE(fs::exists(f.stateDir() + "/snapshot.bin"));
+  const std::string good = readText(parsed);
+
+  SUBCASE("a warm client reads neither the index nor its verified copy") {
+    fs::remove(verified);
+    fs::remove(f.reg + "/index/alpha.json");
+    auto c = f.open();
+    checkAlpha(*c);
+  }
+
+  SUBCASE("a damaged parsed form is not trusted: it is parsed again from "
+          "the verified copy and rewritten") {
+    std::vector<std::string> damaged = {"", good.substr(0, good.size() / 2),
+                                        good + "tail",
+                                        std::string(good.size(), '\0')};
+    std::string flipped = good;
+    flipped[good.size() - 3] ^= 1;
+    damaged.push_back(flipped);
+    std::string otherVersion = good;
+    otherVersion[8] = static_cast<char>(kParsedCacheFormat + 1);
+    damaged.push_back(otherVersion);
+    for (const std::string &d : damaged) {
+      CAPTURE(d.size());
+      writeText(parsed, d);
+      auto c = f.open();
+      checkAlpha(*c);
+      CHECK(readText(parsed) == good);
+    }
+  }
+
+  SUBCASE("a damaged parsed form with neither copy left is an error, not "
+          "a wrong answer") {
+    fs::remove(verified);
+    fs::remove(f.reg + "/index/alpha.json");
+    writeText(parsed, good.substr(0, good.size() - 1));
+    auto c = f.open();
+    auto v = c->versions("alpha");
+    REQUIRE_FALSE(v.has_value());
+    CHECK(v.error().message.find("missing") != std::string::npos);
+  }
+
+  SUBCASE("the parsed form of another package under this hash is refused") {
+    std::string betaParsed;
+    {
+      auto c = f.open();
+      REQUIRE(c->versions("beta").has_value());
+      betaParsed = f.parsedIndex(*c, "beta");
+    }
+    fs::copy_file(betaParsed, parsed, fs::copy_options::overwrite_existing);
+    auto c = f.open();
+    checkAlpha(*c);
+  }
+
+  SUBCASE("a damaged or stale snapshot.bin is ignored") {
+    const std::string snapBin = f.stateDir() + "/snapshot.bin";
+    const std::string oldSnap = readText(snapBin);
+    writeText(snapBin, oldSnap.substr(0, oldSnap.size() - 5));
+    {
+      auto c = f.open();
+      checkAlpha(*c);
+      CHECK(c->packageNames() == std::vector<std::string>{"alpha", "beta"});
+    }
+    CHECK(readText(snapBin) == oldSnap); // rewritten
+    // A new snapshot: the parsed form of the old one is not used for it.
+    f.publish("gamma", "1.0.0", nlohmann::json::object());
+    auto c = f.open();
+    CHECK(c->packageNames() ==
+          std::vector<std::string>{"alpha", "beta", "gamma"});
+    CHECK(readText(snapBin) != oldSnap);
+  }
+}
