@@ -4,8 +4,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fcntl.h>
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -19,7 +19,8 @@ Error ioError(const std::string &what, const std::string &path, int err) {
                Location::inFile(path));
 }
 
-Expected<std::string> readFile(const std::string &path, size_t maxBytes) {
+static Expected<std::string> readRegularFile(const std::string &path,
+                                             size_t maxBytes, bool ownOnly) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return Unexpected(ioError("cannot open", path, errno));
@@ -30,6 +31,13 @@ Expected<std::string> readFile(const std::string &path, size_t maxBytes) {
     return Unexpected(S_ISDIR(st.st_mode)
                           ? ioError("cannot read", path, EISDIR)
                           : ioError("cannot read", path, e ? e : EINVAL));
+  }
+  if (ownOnly && (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)) {
+    ::close(fd);
+    return makeError(ErrorCode::Invalid,
+                     "not read: the file is not the current user's, or "
+                     "others may write it",
+                     Location::inFile(path));
   }
   if (static_cast<size_t>(st.st_size) > maxBytes) {
     ::close(fd);
@@ -53,6 +61,15 @@ Expected<std::string> readFile(const std::string &path, size_t maxBytes) {
   }
   ::close(fd);
   return out;
+}
+
+Expected<std::string> readFile(const std::string &path, size_t maxBytes) {
+  return readRegularFile(path, maxBytes, /*ownOnly=*/false);
+}
+
+Expected<std::string> readOwnCacheFile(const std::string &path,
+                                       size_t maxBytes) {
+  return readRegularFile(path, maxBytes, /*ownOnly=*/true);
 }
 
 static Status writeAll(int fd, std::string_view content,
@@ -91,7 +108,8 @@ Expected<std::string> writeTemporaryFile(std::string_view content,
   name.push_back('\0');
   int fd = ::mkstemps(name.data(), static_cast<int>(suffix.size()));
   if (fd < 0)
-    return Unexpected(ioError("cannot create a temporary file", pattern, errno));
+    return Unexpected(
+        ioError("cannot create a temporary file", pattern, errno));
   const char *p = content.data();
   size_t left = content.size();
   while (left > 0) {
@@ -126,8 +144,8 @@ Status fsyncPath(const std::string &path) {
 Status writeFileAtomic(const std::string &path, std::string_view content,
                        mode_t mode) {
   fs::path p(path);
-  std::string tmp = (p.parent_path() / ("." + p.filename().string() +
-                                        ".tmp." + std::to_string(::getpid())))
+  std::string tmp = (p.parent_path() / ("." + p.filename().string() + ".tmp." +
+                                        std::to_string(::getpid())))
                         .string();
   ::unlink(tmp.c_str());
   if (Status s = writeNewFile(tmp, content, mode); !s) {

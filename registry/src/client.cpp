@@ -33,8 +33,8 @@
 // unchanged re-reads.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/cache_maintenance.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "ireepkg/pkg/cache_maintenance.h"
 #include "ireepkg/registry/registry.h"
 
 #include "ireepkg/pkg/file_util.h"
@@ -88,7 +88,6 @@ private:
   int count_ = 0;
   int unchanged_ = 0;
 };
-
 
 std::string keyIdList(const std::vector<signing::PublicKey> &keys) {
   std::string out;
@@ -243,7 +242,8 @@ Error RegistryClient::Impl::noKeyError() const {
                         ", so its snapshot cannot be checked; ";
   message += listed.empty() ? "its config.json lists no key"
                             : "its config.json lists " + listed;
-  return Error(ErrorCode::Invalid, message, Location::inFile(shown("config.json")),
+  return Error(ErrorCode::Invalid, message,
+               Location::inFile(shown("config.json")),
                "config.json is not signed, so its keys are never trusted by "
                "themselves: confirm the key with the registry's maintainer "
                "through a channel you trust, then trust it: with "
@@ -331,7 +331,8 @@ RegistryClient::Impl::fetchSnapshotOnce() {
   // Parsed before (the cached form is keyed by this snapshot's hash)?
   const std::string snapSha = fingerprint.substr(0, 64);
   std::optional<RegistrySnapshot> parsed;
-  auto bin = fsutil::readFile(parsedSnapshotFile(), 2 * kMaxSnapshotBytes);
+  auto bin =
+      fsutil::readOwnCacheFile(parsedSnapshotFile(), 2 * kMaxSnapshotBytes);
   if (bin)
     parsed = decodeParsedSnapshot(*bin, snapSha, false);
   if (parsed) {
@@ -356,8 +357,8 @@ RegistryClient::Impl::fetchSnapshotOnce() {
   reporter->detail(1, "snapshot.json of " + where + ": version " +
                           std::to_string(loaded.snapshot.version) +
                           ", signed by key " + loaded.keyId +
-                          (snap->fromCache ? " (cached copy)" : "") +
-                          " from " + snap->url);
+                          (snap->fromCache ? " (cached copy)" : "") + " from " +
+                          snap->url);
   return loaded;
 }
 
@@ -490,7 +491,7 @@ RegistryClient::Impl::index(const std::string &name) {
   };
   // Parsed before: the cached form of the file the snapshot pins.
   const std::string parsedPath = verifiedDir + "/" + expected() + ".bin";
-  if (auto bin = fsutil::readFile(parsedPath, 2 * kMaxIndexBytes)) {
+  if (auto bin = fsutil::readOwnCacheFile(parsedPath, 2 * kMaxIndexBytes)) {
     if (auto idx = decodeParsedIndex(*bin, expected());
         idx && idx->name == name) {
       reporter->detail(2, rel + " of " + where + ": parsed copy in the cache");

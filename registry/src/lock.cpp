@@ -133,7 +133,8 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
   std::optional<std::string> stampKey =
       lockStampKey(project, src, request, rr, oldText, env);
   if (stampKey)
-    if (auto stamp = fsutil::readFile(lockStampPath(src, project), 64ull << 20))
+    if (auto stamp =
+            fsutil::readOwnCacheFile(lockStampPath(src, project), 64ull << 20))
       if (auto parsed = registry::decodeParsedLock(*stamp, *stampKey)) {
         reporter.detail(1, "plugins.lock.json is up to date: plugins.json, "
                            "the lockfile and the registries are as at the "

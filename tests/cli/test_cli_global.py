@@ -248,7 +248,8 @@ def test_verbose_says_where_things_come_from(tmp_path, reg, cache):
     assert any(re.fullmatch(r"ireepkg: fft-kit 1.0.0: in the download cache \(.*\)", l)
                for l in lines), lines
     assert not any(": fetching " in l for l in lines)
-    assert f"ireepkg: index/fft-kit.json of {reg.dir}: verified copy in the cache" in lines
+    # The index file was parsed in the first run: its parsed form is used.
+    assert f"ireepkg: index/fft-kit.json of {reg.dir}: parsed copy in the cache" in lines
     # Without -v: none of it.
     r = run("install", "fft-kit", "--registry", reg.dir, "--registry-key", reg.pub,
             "--prefix", tmp_path / "p3")

@@ -314,6 +314,7 @@ CLI_NOT_RUN = {
     "ireepkg install --prefix /opt/iree-plugins *.ireepkg": "a system directory",
     "ireepkg install simple-mul@^1.2 --registry https://plugins.example.org/iree --registry-key RWQ...": "a placeholder server and key",
     "ireepkg install --bundle vendor.ireebundle --registry-key RWQ... simple-mul": "a placeholder key",
+    "ireepkg registry mirror oci://ghcr.io/acme/iree-plugins ./static-copy --registry-key registry-signing.pub": "a registry on GHCR (test_oci_registry.py mirrors one served on loopback)",
     "ireepkg fatelf join -o plugin.sos plugin.x86_64.so plugin.aarch64.so": "plugin libraries built for two architectures",
     "ireepkg fatelf split plugin.sos -o out/": "a FatELF plugin",
     "ireepkg fatelf select plugin.sos -o plugin.so": "a FatELF plugin",

@@ -6,7 +6,7 @@
 // refused (nullopt), never trusted, and malformed payloads with a valid
 // checksum never crash. Through the client: the cached forms are written,
 // used (a warm client reads no JSON), and when damaged ignored and
-// rewritten.
+// rewritten; one that another user owns or may write is not read.
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/registry/parsed_cache.h"
@@ -24,6 +24,8 @@
 
 #include <filesystem>
 #include <random>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace ireepkg;
 using namespace ireepkg::registry;
@@ -474,6 +476,32 @@ TEST_CASE("parsed cache: the client writes and uses parsed forms, and "
     auto v = c->versions("alpha");
     REQUIRE_FALSE(v.has_value());
     CHECK(v.error().message.find("missing") != std::string::npos);
+  }
+
+  SUBCASE("a parsed form that other users may write, or that another user "
+          "owns, is not read") {
+    // With neither JSON copy left, a parsed form that is not read leaves
+    // nothing to answer from: the error shows it was passed over.
+    fs::remove(verified);
+    fs::remove(f.reg + "/index/alpha.json");
+    auto missing = [&] {
+      auto c = f.open();
+      auto v = c->versions("alpha");
+      return !v.has_value() &&
+             v.error().message.find("missing") != std::string::npos;
+    };
+    REQUIRE(::chmod(parsed.c_str(), 0664) == 0);
+    CHECK(missing());
+    REQUIRE(::chmod(parsed.c_str(), 0646) == 0);
+    CHECK(missing());
+    REQUIRE(::chmod(parsed.c_str(), 0644) == 0);
+    if (::geteuid() == 0) {
+      REQUIRE(::chown(parsed.c_str(), 65534, 65534) == 0);
+      CHECK(missing());
+      REQUIRE(::chown(parsed.c_str(), 0, 0) == 0);
+    }
+    auto c = f.open();
+    checkAlpha(*c);
   }
 
   SUBCASE("the parsed form of another package under this hash is refused") {

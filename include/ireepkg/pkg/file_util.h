@@ -48,6 +48,13 @@ Error ioError(const std::string &what, const std::string &path, int err);
 
 Expected<std::string> readFile(const std::string &path,
                                size_t maxBytes = 256u << 20);
+/// Reads a cache file whose content is used as it is once read (a parsed
+/// form, not checked again against a signed hash): only one owned by the
+/// effective user that no other user may write, so that someone else with
+/// write access to a shared cache directory cannot plant one. Any other
+/// file is an error, which callers treat as a cache miss.
+Expected<std::string> readOwnCacheFile(const std::string &path,
+                                       size_t maxBytes);
 /// Writes `content` to `path` atomically and durably.
 Status writeFileAtomic(const std::string &path, std::string_view content,
                        mode_t mode = 0644);
