@@ -7,10 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "registry_args.h"
 
-#include "ireepkg/registry/registry.h"
 #include "ireepkg/pkg/signature.h"
 #include "ireepkg/registry/oci_registry.h"
+#include "ireepkg/registry/registry.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -351,11 +352,7 @@ int runYank(const Command &self, const ParsedArgs &args) {
 
 int runRegistryVerify(const Command &, const ParsedArgs &args) {
   bool json = args.flag("json");
-  registry::RegistrySpec spec;
-  spec.url = args.positional[0];
-  spec.name.clear(); // no project names it
-  spec.publicKeys = args.all("registry-key");
-  spec.mirrors = args.all("mirror");
+  registry::RegistrySpec spec = standaloneRegistry(args, args.positional[0]);
   registry::ClientOptions options;
   options.offline = args.flag("offline");
   CliReporter reporter(json);

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "registry_args.h"
 
 #include "ireepkg/registry/registry.h"
 
@@ -17,11 +18,7 @@ int printFailure(const Error &e, bool json);
 
 int runRegistryMirror(const Command &, const ParsedArgs &args) {
   const bool json = args.flag("json");
-  registry::RegistrySpec spec;
-  spec.url = args.positional[0];
-  spec.name.clear(); // no project names it
-  spec.publicKeys = args.all("registry-key");
-  spec.mirrors = args.all("mirror");
+  registry::RegistrySpec spec = standaloneRegistry(args, args.positional[0]);
   registry::ClientOptions options;
   CliReporter reporter(json);
   auto r =

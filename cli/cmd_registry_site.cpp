@@ -78,10 +78,8 @@ bool updateSiteAfterWrite(const ParsedArgs &args, const std::string &dir,
 int runRegistrySite(const Command &, const ParsedArgs &args) {
   bool json = args.flag("json");
   registry::SiteOptions options;
-  options.spec.name.clear(); // no project names it
-  options.spec.url = args.positional.empty() ? "." : args.positional[0];
-  options.spec.publicKeys = args.all("registry-key");
-  options.spec.mirrors = args.all("mirror");
+  options.spec = standaloneRegistry(
+      args, args.positional.empty() ? "." : args.positional[0]);
   options.client.offline = args.flag("offline");
   options.outputDir = args.value("output").value_or("");
   if (options.outputDir.empty()) {

@@ -63,8 +63,8 @@ bool networkSettingsFromEnvironment(net::FetchOptions &fetch) {
     double v = std::strtod(text, &end);
     if (*end || !(v >= 0) || v > 1e9) {
       setSetupFailure(kExitUsage);
-      printError(std::string(s.name) + "=\"" + text +
-                     "\" is not a number of " + s.what,
+      printError(std::string(s.name) + "=\"" + text + "\" is not a number of " +
+                     s.what,
                  std::string("set it to a number such as ") +
                      (s.value == &lowSpeed ? "1024" : "30") + ", or unset it");
       return false;
@@ -240,9 +240,9 @@ void printLockChanges(const std::vector<workflow::LockChange> &changes) {
       std::printf("  %s\n",
                   paint(Style::Removed, "- " + c.name + " " + c.from).c_str());
     else
-      std::printf("  %s\n", paint(Style::Changed, "~ " + c.name + " " + c.from +
-                                                     " -> " + c.to)
-                                 .c_str());
+      std::printf("  %s\n", paint(Style::Changed,
+                                  "~ " + c.name + " " + c.from + " -> " + c.to)
+                                .c_str());
   }
 }
 
@@ -254,6 +254,16 @@ nlohmann::json lockChangesToJson(const std::vector<workflow::LockChange> &c) {
          {"from", x.from.empty() ? nlohmann::json() : nlohmann::json(x.from)},
          {"to", x.to.empty() ? nlohmann::json() : nlohmann::json(x.to)}});
   return out;
+}
+
+registry::RegistrySpec standaloneRegistry(const ParsedArgs &args,
+                                          const std::string &url) {
+  registry::RegistrySpec spec;
+  spec.name.clear(); // no project names it
+  spec.url = url;
+  spec.publicKeys = args.all("registry-key");
+  spec.mirrors = args.all("mirror");
+  return spec;
 }
 
 } // namespace ireepkg::cli

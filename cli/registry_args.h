@@ -53,6 +53,11 @@ std::optional<std::string> projectPrefix(const ParsedArgs &args,
 std::vector<registry::RegistrySpec>
 registriesFrom(const ParsedArgs &args, const workflow::Project *project);
 
+/// The registry at `url` as a registry command names it, outside any
+/// project: no name, --registry-key and --mirror from the command line.
+registry::RegistrySpec standaloneRegistry(const ParsedArgs &args,
+                                          const std::string &url);
+
 /// One line per lock change: "+ name 1.0.0", "~ name 1.0.0 -> 1.1.0".
 void printLockChanges(const std::vector<workflow::LockChange> &changes);
 nlohmann::json lockChangesToJson(const std::vector<workflow::LockChange> &c);

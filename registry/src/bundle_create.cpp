@@ -7,15 +7,15 @@
 //===----------------------------------------------------------------------===//
 #include "sources.h"
 
-#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/iree_version.h"
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/project.h"
-#include "registry_cache.h"
 #include "ireepkg/pkg/state.h"
+#include "registry_cache.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -104,16 +104,9 @@ Expected<BundleResult> createBundle(const Project &project,
     }
     std::sort(files.begin(), files.end());
     files.erase(std::unique(files.begin(), files.end()), files.end());
-    for (const std::string &f : files) {
-      auto body = (*transport)->fetch(f, 64ull << 20);
-      if (!body)
-        return fail(body.error());
-      if (Status s = fsutil::makeDirs(fs::path(dir + "/" + f).parent_path());
-          !s)
-        return fail(s.error());
-      if (Status s = fsutil::writeFileAtomic(dir + "/" + f, body->body); !s)
-        return fail(s.error());
-    }
+    if (Status s = registry::detail::copyMetadataFiles(**transport, files, dir);
+        !s)
+      return fail(s.error());
     auto paths = (*client)->fetchArchives(which, reporter);
     if (!paths)
       return fail(paths.error());

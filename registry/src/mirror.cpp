@@ -28,6 +28,7 @@
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/signature.h"
+#include "registry_cache.h"
 #include "registry_urls.h"
 
 #include <filesystem>
@@ -138,16 +139,8 @@ Expected<MirrorResult> mirrorRegistry(const RegistrySpec &source,
   const std::vector<std::string> names = src.packageNames();
   for (const std::string &n : names)
     files.push_back("index/" + n + ".json");
-  for (const std::string &f : files) {
-    auto body = (*transport)->fetch(f, 64ull << 20);
-    if (!body)
-      return Unexpected(body.error());
-    if (Status s = fsutil::makeDirs(fs::path(stage + "/" + f).parent_path());
-        !s)
-      return Unexpected(s.error());
-    if (Status s = fsutil::writeFileAtomic(stage + "/" + f, body->body); !s)
-      return Unexpected(s.error());
-  }
+  if (Status s = detail::copyMetadataFiles(**transport, files, stage); !s)
+    return Unexpected(s.error());
   for (const char *sub : {"/index", "/archives"})
     if (Status s = fsutil::makeDirs(stage + sub); !s)
       return Unexpected(s.error());

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,6 +63,23 @@ bool fileHasContent(const std::string &path, uint64_t size,
 std::string registryCacheDir(const std::string &cacheRoot,
                              const std::string &url) {
   return cacheRoot + "/registries/" + registryId(url);
+}
+
+Status copyMetadataFiles(Transport &transport,
+                         const std::vector<std::string> &relPaths,
+                         const std::string &dir) {
+  for (const std::string &f : relPaths) {
+    auto body = transport.fetch(f, 64ull << 20);
+    if (!body)
+      return Unexpected(body.error());
+    const std::string to = dir + "/" + f;
+    if (Status s = fsutil::makeDirs(std::filesystem::path(to).parent_path());
+        !s)
+      return s;
+    if (Status s = fsutil::writeFileAtomic(to, body->body); !s)
+      return s;
+  }
+  return {};
 }
 
 } // namespace detail

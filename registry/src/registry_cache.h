@@ -1,8 +1,9 @@
 //===- registry_cache.h - Where registries are cached -----------*- C++ -*-===//
 //
 // The cache a registry client keeps (private to registry/): its root, the
-// verified downloads, each registry's directory, and the file locks that
-// serialize writers of a registry or of its trust state.
+// verified downloads, each registry's directory, the file locks that
+// serialize writers of a registry or of its trust state, and copying a
+// registry's metadata files into a directory.
 //
 //===----------------------------------------------------------------------===//
 #ifndef IREEPKG_REGISTRY_REGISTRY_CACHE_H
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ireepkg::registry::detail {
 
@@ -45,6 +47,12 @@ bool fileHasContent(const std::string &path, uint64_t size,
 /// The registry's own directory in the cache: <root>/registries/<id>.
 std::string registryCacheDir(const std::string &cacheRoot,
                              const std::string &url);
+
+/// Fetches each metadata file (a path relative to the registry root) through
+/// `transport` and writes it, atomically, to the same path under `dir`.
+Status copyMetadataFiles(Transport &transport,
+                         const std::vector<std::string> &relPaths,
+                         const std::string &dir);
 
 } // namespace ireepkg::registry::detail
 
