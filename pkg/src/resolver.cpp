@@ -51,6 +51,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/resolver.h"
+#include "ireepkg/pkg/teardown.h"
 
 #include <algorithm>
 #include <bit>
@@ -1224,25 +1225,25 @@ Status Solver::decide(uint32_t pkg) {
   };
   bool conflict = false;
   size_t k = 0;
-  for (const auto &[name, c] : p.versions[v].dependencies) {
+  for (const Dependency &d : p.versions[v].dependencies) {
+    const std::string &name = d.name;
+    const Constraint &c = *d.constraint;
     int32_t id = depIncompats(v)[k];
     if (id == kUnset) {
       // The run of adjacent versions with the same dependency, and where
-      // each has it in its map (neighbours mostly list the same ones).
+      // each has it in its list (neighbours mostly list the same ones).
       std::vector<size_t> at(p.size);
       auto sameDep = [&](uint32_t i) {
         const auto &deps = p.versions[i].dependencies;
-        auto it = deps.end();
-        if (k < deps.size()) {
-          it = std::next(deps.begin(), ptrdiff_t(k));
-          if (it->first != name)
-            it = deps.end();
-        }
-        if (it == deps.end())
-          it = deps.find(name);
-        if (it == deps.end() || it->second.text() != c.text())
+        const Dependency *it = nullptr;
+        if (k < deps.size() && deps[k].name == name)
+          it = &deps[k];
+        else
+          it = p.versions[i].dependency(name);
+        if (!it || (it->constraint != d.constraint &&
+                    it->constraint->text() != c.text()))
           return false;
-        at[i] = size_t(std::distance(deps.begin(), it));
+        at[i] = size_t(it - deps.data());
         return true;
       };
       at[v] = k;
@@ -1278,8 +1279,8 @@ Resolution Solver::solution() const {
     const CandidateVersion &cv = p.versions[size_t(v)];
     out.versions.emplace(p.name, cv.version);
     std::vector<std::string> &deps = out.dependencies[p.name];
-    for (const auto &dep : cv.dependencies)
-      deps.push_back(dep.first);
+    for (const Dependency &dep : cv.dependencies)
+      deps.push_back(dep.name);
   }
   return out;
 }
@@ -1585,10 +1586,29 @@ std::string Solver::explain(uint32_t terminal) {
 
 } // namespace
 
+void CandidateVersion::setRequirements(
+    const std::map<std::string, Constraint> &deps,
+    const std::optional<Constraint> &iree) {
+  dependencies.clear();
+  dependencies.reserve(deps.size());
+  for (const auto &[name, c] : deps) // std::map: sorted, unique
+    dependencies.push_back({name, std::make_shared<const Constraint>(c)});
+  requiresIree = iree ? std::make_shared<const Constraint>(*iree) : nullptr;
+}
+
+const Dependency *CandidateVersion::dependency(std::string_view name) const {
+  auto it = std::lower_bound(
+      dependencies.begin(), dependencies.end(), name,
+      [](const Dependency &d, std::string_view n) { return d.name < n; });
+  return it != dependencies.end() && it->name == name ? &*it : nullptr;
+}
+
 Expected<Resolution> resolve(const ResolveRequest &request,
                              PackageSource &source) {
-  Solver solver(request, source);
-  return solver.run();
+  auto solver = std::make_unique<Solver>(request, source);
+  Expected<Resolution> out = solver->run();
+  discard(std::move(solver));
+  return out;
 }
 
 } // namespace ireepkg

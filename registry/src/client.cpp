@@ -124,6 +124,17 @@ struct RegistryClient::Impl {
   std::string pendingIndex;
   std::string signedBy;
   std::map<std::string, RegistryIndex> indices;
+  /// Parsed index files read for the resolver only (versions()): the
+  /// file's bytes, so that entry() decodes the one version `lock` chooses
+  /// rather than every version in full.
+  struct Candidates {
+    std::string file;
+    std::vector<Version> versions;
+    std::vector<uint32_t> offsets;
+    std::vector<std::shared_ptr<const Constraint>> constraints;
+    std::vector<std::unique_ptr<IndexEntry>> entries;
+  };
+  std::map<std::string, Candidates> candidates;
 
   std::string shown(const std::string &rel) const {
     return joinUrl(where, rel);
@@ -176,6 +187,16 @@ struct RegistryClient::Impl {
   Expected<Loaded> fetchSnapshot();
   Expected<void> checkAndRecord(const Loaded &loaded);
   Expected<const RegistryIndex *> index(const std::string &name);
+  /// The SHA-256 the snapshot pins for `name`'s index file; NotFound with
+  /// "did you mean" when the registry has no such package.
+  Expected<std::string> pinnedIndexSha(const std::string &name);
+  /// Every version of `name` from its parsed form in the cache, kept in
+  /// `candidates`; nullopt when there is no usable parsed form.
+  Expected<std::optional<std::vector<CandidateVersion>>>
+  cachedCandidates(const std::string &name);
+  /// The entry of `version` from `candidates`; null when not there.
+  const IndexEntry *candidateEntry(const std::string &name,
+                                   const Version &version);
   /// `clean`, when given, is set to whether parsing warned of nothing
   /// (only such a parse is cached: a warm run then warns the same).
   Expected<RegistryIndex> parseIndex(const std::string &name,
@@ -466,10 +487,8 @@ RegistryClient::Impl::parseIndex(const std::string &name,
   return idx;
 }
 
-Expected<const RegistryIndex *>
-RegistryClient::Impl::index(const std::string &name) {
-  if (auto it = indices.find(name); it != indices.end())
-    return &it->second;
+Expected<std::string>
+RegistryClient::Impl::pinnedIndexSha(const std::string &name) {
   fullSnapshot();
   auto pin = snapshot.index.find(name);
   if (pin == snapshot.index.end()) {
@@ -481,8 +500,64 @@ RegistryClient::Impl::index(const std::string &name) {
                          didYouMean(name, names),
                      Location{"", 0, 0, "", name, ""});
   }
+  return pin->second.substr(7);
+}
+
+Expected<std::optional<std::vector<CandidateVersion>>>
+RegistryClient::Impl::cachedCandidates(const std::string &name) {
+  auto sha = pinnedIndexSha(name);
+  if (!sha)
+    return Unexpected(sha.error());
+  auto bin = fsutil::readOwnCacheFile(stateDir + "/index/" + *sha + ".bin",
+                                      2 * kMaxIndexBytes);
+  if (!bin)
+    return std::optional<std::vector<CandidateVersion>>();
+  auto got = decodeParsedCandidates(*bin, *sha, name);
+  if (!got)
+    return std::optional<std::vector<CandidateVersion>>();
+  reporter->detail(2, "index/" + name + ".json of " + where +
+                          ": parsed copy in the cache");
+  Candidates &c = candidates[name];
+  c.file = std::move(*bin);
+  c.offsets = std::move(got->offsets);
+  c.constraints = std::move(got->constraints);
+  c.versions.reserve(got->versions.size());
+  for (const CandidateVersion &cv : got->versions)
+    c.versions.push_back(cv.version);
+  c.entries.resize(got->versions.size());
+  return std::optional<std::vector<CandidateVersion>>(std::move(got->versions));
+}
+
+const IndexEntry *RegistryClient::Impl::candidateEntry(const std::string &name,
+                                                       const Version &version) {
+  auto it = candidates.find(name);
+  if (it == candidates.end())
+    return nullptr;
+  Candidates &c = it->second;
+  for (size_t i = 0; i < c.versions.size(); ++i) {
+    if (!(c.versions[i] == version))
+      continue;
+    if (!c.entries[i]) {
+      // decodeParsedCandidates read this entry through already.
+      auto e = decodeParsedIndexEntry(c.file, c.offsets[i], c.constraints);
+      if (!e)
+        return nullptr;
+      c.entries[i] = std::make_unique<IndexEntry>(std::move(*e));
+    }
+    return c.entries[i].get();
+  }
+  return nullptr;
+}
+
+Expected<const RegistryIndex *>
+RegistryClient::Impl::index(const std::string &name) {
+  if (auto it = indices.find(name); it != indices.end())
+    return &it->second;
+  auto pinned = pinnedIndexSha(name);
+  if (!pinned)
+    return Unexpected(pinned.error());
   const std::string rel = "index/" + name + ".json";
-  auto expected = [&] { return snapshot.index.at(name).substr(7); };
+  auto expected = [&] { return *pinned; };
 
   // Verified before, under this or an earlier snapshot.
   const std::string verifiedDir = stateDir + "/index";
@@ -673,16 +748,36 @@ Expected<const RegistryIndex *> RegistryClient::index(const std::string &name) {
 
 Expected<std::vector<CandidateVersion>>
 RegistryClient::versions(const std::string &name) {
+  if (!impl_->indices.count(name)) {
+    // The warm path: straight from the parsed form, without the fields
+    // only `entry` needs.
+    auto cached = impl_->cachedCandidates(name);
+    if (!cached)
+      return Unexpected(cached.error());
+    if (*cached)
+      return std::move(**cached);
+  }
   auto idx = index(name);
   if (!idx)
     return Unexpected(idx.error());
   std::vector<CandidateVersion> out;
   out.reserve((*idx)->versions.size());
+  // Versions mostly repeat their neighbours' constraints: one object each.
+  std::map<std::string_view, std::shared_ptr<const Constraint>> shared;
+  auto share = [&](const Constraint &c) {
+    std::shared_ptr<const Constraint> &p = shared[c.text()];
+    if (!p)
+      p = std::make_shared<const Constraint>(c);
+    return p;
+  };
   for (const IndexEntry &e : (*idx)->versions) {
     CandidateVersion cv;
     cv.version = e.version;
-    cv.dependencies = e.dependencies;
-    cv.requiresIree = e.requiresIree;
+    cv.dependencies.reserve(e.dependencies.size());
+    for (const auto &[dep, c] : e.dependencies)
+      cv.dependencies.push_back(Dependency{dep, share(c)});
+    if (e.requiresIree)
+      cv.requiresIree = share(*e.requiresIree);
     cv.platforms = e.platforms;
     cv.yanked = e.yanked;
     out.push_back(std::move(cv));
@@ -692,6 +787,9 @@ RegistryClient::versions(const std::string &name) {
 
 Expected<const IndexEntry *> RegistryClient::entry(const std::string &name,
                                                    const Version &version) {
+  if (!impl_->indices.count(name))
+    if (const IndexEntry *e = impl_->candidateEntry(name, version))
+      return e;
   auto idx = index(name);
   if (!idx)
     return Unexpected(idx.error());

@@ -8,16 +8,16 @@
 //===----------------------------------------------------------------------===//
 #include "sources.h"
 
-#include "ireepkg/pkg/file_util.h"
-#include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/manifest_schema/json_document.h"
+#include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/iree_version.h"
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/project.h"
-#include "registry_cache.h"
 #include "ireepkg/pkg/state.h"
+#include "registry_cache.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -94,8 +94,7 @@ Expected<InstallReport> installByName(const InstallByNameRequest &request,
       return Unexpected(m.error());
     CandidateVersion cv;
     cv.version = p.version;
-    cv.dependencies = m->dependencies;
-    cv.requiresIree = m->requiresIree;
+    cv.setRequirements(m->dependencies, m->requiresIree);
     src.addInstalled(p.name, cv);
     rr.preferred[p.name] = p.version;
     if (p.explicitlyInstalled && !requested.count(p.name))

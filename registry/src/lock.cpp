@@ -16,6 +16,7 @@
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/project.h"
 #include "ireepkg/pkg/state.h"
+#include "ireepkg/pkg/teardown.h"
 #include "ireepkg/registry/parsed_cache.h"
 #include "registry_cache.h"
 
@@ -313,7 +314,9 @@ Expected<LockResult> lockProject(const Project &project,
   auto src = projectSources(project, env, reporter);
   if (!src)
     return Unexpected(src.error());
-  return lockWith(project, **src, request, env, reporter);
+  auto out = lockWith(project, **src, request, env, reporter);
+  discard(std::move(*src));
+  return out;
 }
 
 } // namespace ireepkg::workflow

@@ -8,16 +8,16 @@
 #ifndef IREEPKG_REGISTRY_SOURCES_H
 #define IREEPKG_REGISTRY_SOURCES_H
 
-#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/iree_version.h"
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/project.h"
+#include "ireepkg/pkg/state.h"
 #include "ireepkg/registry/workflow.h"
 #include "registry_cache.h"
-#include "ireepkg/pkg/state.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -191,8 +191,7 @@ public:
       const Manifest &m = it->second.first;
       CandidateVersion cv;
       cv.version = m.version;
-      cv.dependencies = m.dependencies;
-      cv.requiresIree = m.requiresIree;
+      cv.setRequirements(m.dependencies, m.requiresIree);
       return std::vector<CandidateVersion>{cv};
     }
     std::vector<CandidateVersion> out;

@@ -304,39 +304,130 @@ TEST_CASE("parsed cache: malformed payloads with a valid checksum are "
     }
     if (decodeParsedIndex(frame(1, p), kKey))
       ++decoded;
+    // The resolver's view of the same bytes: refused or decoded, and each
+    // entry it found decodes in full.
+    std::string f = frame(1, p);
+    if (auto view = decodeParsedCandidates(f, kKey, "alpha"))
+      for (uint32_t at : view->offsets)
+        CHECK(decodeParsedIndexEntry(f, at, view->constraints).has_value());
   }
   // Most mutations break the layout; whatever decodes is well formed.
   CHECK(decoded < 3000);
 
-  // Constraint intervals out of order are refused.
-  RegistryIndex idx = sampleIndex();
-  std::string bad;
-  ByteWriter b(bad);
-  b.i64(1);
-  b.str("alpha");
-  b.u32(1);
-  encodeVersion(*Version::parse("1.0.0"), b);
-  b.str("");
-  b.u32(1);
-  b.str("beta");
-  b.str("^2 || ^1"); // text; the intervals below are reversed
-  b.u32(2);
-  for (const char *lo : {"2.0.0", "1.0.0"}) {
-    b.u8(3);
-    encodeVersion(*Version::parse(lo), b);
-    Version hi = *Version::parse(lo);
-    ++hi.major;
-    hi.prerelease = {"0"};
-    encodeVersion(hi, b);
+  // Constraint intervals out of order are refused, and so are a
+  // dependency on a constraint number the table does not have and
+  // dependencies out of name order.
+  auto indexWith = [](bool reversed, uint32_t ref, bool outOfOrder) {
+    std::string bad;
+    ByteWriter b(bad);
+    b.i64(1);
+    b.str("alpha");
+    b.u32(1); // the constraint table
+    b.str("^2 || ^1");
+    b.u32(2);
+    const char *los[2] = {"1.0.0", "2.0.0"};
+    if (reversed)
+      std::swap(los[0], los[1]);
+    for (const char *lo : los) {
+      b.u8(3);
+      encodeVersion(*Version::parse(lo), b);
+      Version hi = *Version::parse(lo);
+      ++hi.major;
+      hi.prerelease = {"0"};
+      encodeVersion(hi, b);
+    }
+    b.u32(0);
+    b.u32(1); // one version
+    encodeVersion(*Version::parse("1.0.0"), b);
+    b.str("");
+    b.u32(2);
+    b.str(outOfOrder ? "gamma" : "beta");
+    b.u32(ref);
+    b.str(outOfOrder ? "beta" : "gamma");
+    b.u32(0);
+    b.u8(0);
+    b.u32(0);
+    b.str("archives/alpha/alpha-1.0.0.ireepkg");
+    b.str(std::string(64, '0'));
+    b.u64(1);
+    b.u8(0);
+    return frame(1, bad);
+  };
+  CHECK(decodeParsedIndex(indexWith(false, 0, false), kKey).has_value());
+  CHECK(decodeParsedCandidates(indexWith(false, 0, false), kKey, "alpha")
+            .has_value());
+  for (const std::string &f :
+       {indexWith(true, 0, false), indexWith(false, 1, false),
+        indexWith(false, 0, true)}) {
+    CHECK_FALSE(decodeParsedIndex(f, kKey).has_value());
+    CHECK_FALSE(decodeParsedCandidates(f, kKey, "alpha").has_value());
   }
-  b.u32(0);
-  b.u8(0);
-  b.u32(0);
-  b.str("archives/alpha/alpha-1.0.0.ireepkg");
-  b.str(std::string(64, '0'));
-  b.u64(1);
-  b.u8(0);
-  CHECK_FALSE(decodeParsedIndex(frame(1, bad), kKey).has_value());
+}
+
+TEST_CASE("parsed cache: the resolver's view of an index agrees with the "
+          "full decoding, and shares repeated constraints") {
+  RegistryIndex idx = sampleIndex();
+  // A third version with the same constraints as the second.
+  idx.versions.push_back(idx.versions[1]);
+  idx.versions.back().version = *Version::parse("1.2.0");
+  std::string file = encodeParsedIndex(idx, kKey);
+  auto all = decodeParsedIndex(file, kKey);
+  REQUIRE(all.has_value());
+  auto view = decodeParsedCandidates(file, kKey, "alpha");
+  REQUIRE(view.has_value());
+  CHECK_FALSE(decodeParsedCandidates(file, kKey, "beta").has_value());
+  CHECK_FALSE(decodeParsedCandidates(file, kOtherKey, "alpha").has_value());
+  REQUIRE(view->versions.size() == 3);
+  REQUIRE(view->offsets.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    const IndexEntry &e = all->versions[i];
+    const CandidateVersion &cv = view->versions[i];
+    CHECK(cv.version.identical(e.version));
+    CHECK(cv.yanked == e.yanked);
+    CHECK(cv.platforms == e.platforms);
+    REQUIRE(cv.dependencies.size() == e.dependencies.size());
+    size_t k = 0;
+    for (const auto &[name, c] : e.dependencies) {
+      CHECK(cv.dependencies[k].name == name);
+      checkSameConstraint(*cv.dependencies[k].constraint, c);
+      REQUIRE(cv.dependency(name) == &cv.dependencies[k]);
+      ++k;
+    }
+    CHECK(cv.dependency("nothing") == nullptr);
+    REQUIRE((cv.requiresIree != nullptr) == e.requiresIree.has_value());
+    if (cv.requiresIree)
+      checkSameConstraint(*cv.requiresIree, *e.requiresIree);
+    // One entry on its own, from where the view says it starts.
+    auto one =
+        decodeParsedIndexEntry(file, view->offsets[i], view->constraints);
+    REQUIRE(one.has_value());
+    RegistryIndex a, b;
+    a.versions = {e};
+    b.versions = {*one};
+    checkSameIndex(a, b);
+  }
+  // Versions with the same constraint hold the same object.
+  const CandidateVersion &v1 = view->versions[1], &v2 = view->versions[2];
+  for (size_t k = 0; k < v1.dependencies.size(); ++k)
+    CHECK(v1.dependencies[k].constraint == v2.dependencies[k].constraint);
+  CHECK(v1.requiresIree == v2.requiresIree);
+  // Each distinct constraint is stored once: 4 in all.
+  CHECK(view->constraints.size() == 4);
+
+  // Every truncation and changed byte is refused by the view too.
+  for (size_t n = 0; n < file.size(); n += 5)
+    CHECK_FALSE(
+        decodeParsedCandidates(file.substr(0, n), kKey, "alpha").has_value());
+  for (size_t i = 0; i < file.size(); i += 3) {
+    std::string f = file;
+    f[i] = static_cast<char>(f[i] ^ 0x20);
+    CHECK_FALSE(decodeParsedCandidates(f, kKey, "alpha").has_value());
+  }
+  // An offset that is not an entry's start never reads out of bounds.
+  for (uint32_t at : {uint32_t(0), uint32_t(file.size()),
+                      uint32_t(file.size() + 100), view->offsets[0] + 1})
+    (void)decodeParsedIndexEntry(file, at, view->constraints);
 }
 
 //===----------------------------------------------------------------------===//
@@ -420,7 +511,9 @@ void checkAlpha(RegistryClient &c) {
   REQUIRE_MESSAGE(v.has_value(), v.error().format());
   REQUIRE(v->size() == 1);
   CHECK((*v)[0].version.str() == "1.0.0");
-  CHECK((*v)[0].dependencies.at("beta").text() == "^2.0");
+  const Dependency *beta = (*v)[0].dependency("beta");
+  REQUIRE(beta);
+  CHECK(beta->constraint->text() == "^2.0");
 }
 
 } // namespace

@@ -51,6 +51,11 @@ Platform P(const std::string &text) {
   return *p;
 }
 
+/// A constraint as candidates hold them.
+std::shared_ptr<const Constraint> SC(const std::string &text) {
+  return std::make_shared<const Constraint>(C(text));
+}
+
 using Deps = std::vector<std::pair<std::string, std::string>>;
 
 /// A registry in memory that counts how often each package is asked for.
@@ -60,8 +65,10 @@ public:
                         const Deps &deps = {}) {
     CandidateVersion cv;
     cv.version = V(version);
+    std::map<std::string, Constraint> map;
     for (const auto &[dep, constraint] : deps)
-      cv.dependencies.emplace(dep, C(constraint));
+      map.emplace(dep, C(constraint));
+    cv.setRequirements(map, std::nullopt);
     std::vector<CandidateVersion> &list = packages[name];
     list.push_back(std::move(cv));
     return list.back();
@@ -147,11 +154,11 @@ void checkSolution(const MemorySource &source, const ResolveRequest &req,
               cv->platforms.end());
     std::vector<std::string> names;
     for (const auto &[dep, c] : cv->dependencies) {
-      INFO("dependency " << dep << " " << c.text());
+      INFO("dependency " << dep << " " << c->text());
       names.push_back(dep);
       auto d = r.versions.find(dep);
       REQUIRE(d != r.versions.end());
-      CHECK(c.matches(d->second));
+      CHECK(c->matches(d->second));
       todo.push_back(dep);
     }
     REQUIRE(r.dependencies.count(name));
@@ -667,9 +674,9 @@ TEST_CASE("resolver: a lock gives way when it would conflict") {
 
 TEST_CASE("resolver: versions for another IREE are skipped") {
   MemorySource s;
-  s.add("foo", "1.0.0").requiresIree = C(">=3.0.0");
-  s.add("foo", "1.1.0").requiresIree = C(">=3.12.0");
-  s.add("foo", "1.2.0").requiresIree = C(">=4.0.0");
+  s.add("foo", "1.0.0").requiresIree = SC(">=3.0.0");
+  s.add("foo", "1.1.0").requiresIree = SC(">=3.12.0");
+  s.add("foo", "1.2.0").requiresIree = SC(">=4.0.0");
   s.add("foo", "1.3.0");
   ResolveRequest req = request({{"foo", "<1.3.0"}});
   req.ireeVersion = V("3.13.0");
@@ -686,7 +693,7 @@ TEST_CASE("resolver: versions for another IREE are skipped") {
 
 TEST_CASE("resolver: a version that requires another IREE") {
   MemorySource s;
-  s.add("foo", "1.0.0").requiresIree = C(">=4.0.0");
+  s.add("foo", "1.0.0").requiresIree = SC(">=4.0.0");
   ResolveRequest req = request({{"foo", "^1.0"}});
   req.ireeVersion = V("3.13.0");
   CHECK(failure(s, req) ==
@@ -696,9 +703,9 @@ TEST_CASE("resolver: a version that requires another IREE") {
 
   MemorySource t;
   t.add("app", "1.0.0", {{"foo", "*"}});
-  t.add("foo", "1.0.0").requiresIree = C("^3.0");
-  t.add("foo", "2.0.0").requiresIree = C(">=4.0.0");
-  t.add("foo", "2.1.0").requiresIree = C(">=4.0.0");
+  t.add("foo", "1.0.0").requiresIree = SC("^3.0");
+  t.add("foo", "2.0.0").requiresIree = SC(">=4.0.0");
+  t.add("foo", "2.1.0").requiresIree = SC(">=4.0.0");
   req = request({{"app", "*"}, {"foo", ">=2.0.0"}});
   req.ireeVersion = V("3.13.0");
   CHECK(failure(t, req) ==
@@ -853,7 +860,7 @@ bool solvableByExhaustiveSearch(const MemorySource &source,
       for (const auto &[name, cv] : chosen)
         if (cv)
           for (const auto &[dep, c] : cv->dependencies)
-            if (!satisfied(dep, c))
+            if (!satisfied(dep, *c))
               return false;
       return true;
     }

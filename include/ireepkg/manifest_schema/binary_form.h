@@ -55,6 +55,7 @@ public:
 
   bool ok() const { return ok_; }
   bool atEnd() const { return rest_.empty(); }
+  size_t remaining() const { return rest_.size(); }
   void fail() {
     ok_ = false;
     rest_ = {};

@@ -36,24 +36,41 @@
 #include "ireepkg/manifest_schema/semver.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace ireepkg {
 
+/// What a version needs of another package. The constraint is shared:
+/// the versions of a package mostly repeat the same constraints, and a
+/// source hands one object to all of them instead of a copy to each.
+struct Dependency {
+  std::string name;
+  std::shared_ptr<const Constraint> constraint;
+};
+
 /// One published version of a package.
 struct CandidateVersion {
   Version version;
-  /// Package name -> what this version needs of it.
-  std::map<std::string, Constraint> dependencies;
-  /// The IREE versions this version works with; nullopt: any.
-  std::optional<Constraint> requiresIree;
+  /// What this version needs, sorted by package name, each name once.
+  std::vector<Dependency> dependencies;
+  /// The IREE versions this version works with; null: any.
+  std::shared_ptr<const Constraint> requiresIree;
   /// The platforms it has builds for; empty: platform-independent.
   std::vector<Platform> platforms;
   bool yanked = false;
+
+  /// Sets dependencies and requiresIree from the forms manifests and index
+  /// entries use (each constraint copied once).
+  void setRequirements(const std::map<std::string, Constraint> &deps,
+                       const std::optional<Constraint> &iree);
+  /// The dependency on `name`, or null.
+  const Dependency *dependency(std::string_view name) const;
 };
 
 /// Where versions come from: a registry, a directory of archives, a test's

@@ -28,6 +28,7 @@
 #define IREEPKG_PARSED_CACHE_H
 
 #include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/resolver.h"
 
 #include <optional>
 #include <string>
@@ -37,13 +38,35 @@ namespace ireepkg::registry {
 
 /// Raised whenever the payload's layout changes: files of other versions
 /// are ignored (and replaced when written again).
-inline constexpr uint32_t kParsedCacheFormat = 1;
+inline constexpr uint32_t kParsedCacheFormat = 2;
 
 /// `sourceSha256`: 64 lowercase hex digits, the hash of the file parsed.
 std::string encodeParsedIndex(const RegistryIndex &index,
                               std::string_view sourceSha256);
 std::optional<RegistryIndex> decodeParsedIndex(std::string_view file,
                                                std::string_view sourceSha256);
+
+/// What the resolver needs of a parsed index, read without building the
+/// rest (summaries, archive names and hashes): `lock` reads every version of
+/// each package it reaches but the archive of only the one it chooses.
+struct ParsedCandidates {
+  /// In the order of the index.
+  std::vector<CandidateVersion> versions;
+  /// Where each version's entry starts in the file, and the constraints
+  /// entries refer to, for decodeParsedIndexEntry.
+  std::vector<uint32_t> offsets;
+  std::vector<std::shared_ptr<const Constraint>> constraints;
+};
+/// nullopt unless `file` is a valid parsed index of `sourceSha256` for
+/// package `name`. Every entry is read through, so that
+/// decodeParsedIndexEntry of any returned offset succeeds on the same bytes.
+std::optional<ParsedCandidates>
+decodeParsedCandidates(std::string_view file, std::string_view sourceSha256,
+                       std::string_view name);
+/// One entry of a file decodeParsedCandidates accepted, in full.
+std::optional<IndexEntry> decodeParsedIndexEntry(
+    std::string_view file, uint32_t offset,
+    const std::vector<std::shared_ptr<const Constraint>> &constraints);
 
 std::string encodeParsedSnapshot(const RegistrySnapshot &snapshot,
                                  std::string_view sourceSha256);
