@@ -4,14 +4,16 @@
 // metadata, and runs it. Usage errors exit with status 2.
 //
 //===----------------------------------------------------------------------===//
-#include "command.h"
 #include "cli_config.h"
+#include "command.h"
 #include "global_options.h"
+#include "memory.h"
 #include "output.h"
 
 #include "ireepkg/compiler_integration/compiler_state.h"
-#include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/manifest_schema/suggest.h"
+#include "ireepkg/pkg/teardown.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <algorithm>
@@ -20,8 +22,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <unistd.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace ireepkg;
@@ -221,9 +223,11 @@ int applyGlobals(const Command &cmd, ParsedArgs &parsed,
   if (color) {
     const auto &names = colorModeNames();
     if (std::find(names.begin(), names.end(), *color) == names.end()) {
-      std::string s = suggestClosest(*color, std::span<const std::string>(names));
+      std::string s =
+          suggestClosest(*color, std::span<const std::string>(names));
       return usageError("--color takes auto, always or never, not '" + *color +
-                            "'" + (s.empty() ? "" : " (did you mean '" + s + "'?)"),
+                            "'" +
+                            (s.empty() ? "" : " (did you mean '" + s + "'?)"),
                         helpHint);
     }
   }
@@ -313,6 +317,10 @@ int main(int argc, char **argv) {
   // writes (or checks) the integrations' state files.
   ireepkg::registerStateWriter(ireepkg::runtimeStateWriter());
   ireepkg::registerStateWriter(ireepkg::compilerStateWriter());
+  // The process exits after one command: the big structures a command is
+  // done with are left to the exit instead of freed one by one.
+  ireepkg::setSkipFreesAtExit(true);
+  ireepkg::cli::preferHugePagesForHeap();
   std::vector<std::string> args(argv + 1, argv + argc);
   resolveColor(std::nullopt); // errors in the arguments may be coloured too
   const auto &table = commandTable();
@@ -342,11 +350,11 @@ int main(int argc, char **argv) {
     while (first < args.size() && isOption(args[first])) {
       const std::string &a = args[first];
       if (a == "--version" || a == "-V")
-        return parseAndRun(*find("version"), {args.begin() + first + 1, args.end()},
-                           globals);
+        return parseAndRun(*find("version"),
+                           {args.begin() + first + 1, args.end()}, globals);
       if (a == "--help" || a == "-h")
-        return parseAndRun(*find("help"), {args.begin() + first + 1, args.end()},
-                           globals);
+        return parseAndRun(*find("help"),
+                           {args.begin() + first + 1, args.end()}, globals);
       if (int rc = parseOption(nullptr, args, first, unused, globals, hint))
         return rc;
       ++first;
@@ -395,16 +403,18 @@ int main(int argc, char **argv) {
       if (args.size() > 1 && args[1][0] != '-') {
         std::string s =
             suggestClosest(args[1], std::span<const std::string>(subs));
-        return usageError("unknown command '" + args[0] + " " + args[1] + "'" +
-                              (s.empty() ? "" : " (did you mean '" + args[0] +
-                                                    " " + s + "'?)"),
-                          "'" + args[0] + "' takes a sub-command: " + list);
+        return usageError(
+            "unknown command '" + args[0] + " " + args[1] + "'" +
+                (s.empty() ? ""
+                           : " (did you mean '" + args[0] + " " + s + "'?)"),
+            "'" + args[0] + "' takes a sub-command: " + list);
       }
       return usageError("'" + args[0] + "' needs a sub-command: " + list,
                         "see `ireepkg help " + args[0] + " " + subs[0] + "`");
     }
     std::vector<std::string> words = commandWords();
-    std::string s = suggestClosest(args[0], std::span<const std::string>(words));
+    std::string s =
+        suggestClosest(args[0], std::span<const std::string>(words));
     return usageError("unknown command '" + args[0] + "'" +
                           (s.empty() ? "" : " (did you mean '" + s + "'?)"),
                       "see `ireepkg help` for the list of commands");
