@@ -122,6 +122,8 @@ struct RegistryClient::Impl {
   /// form, until snapshot.index is first needed: a lock that finds nothing
   /// changed never builds the map of every package (see fullSnapshot()).
   std::string pendingIndex;
+  /// pendingIndex's packages in name order, once looked up (pin()).
+  std::vector<std::pair<std::string_view, std::string_view>> pendingPins;
   std::string signedBy;
   std::map<std::string, RegistryIndex> indices;
   /// Parsed index files read for the resolver only (versions()): the
@@ -165,9 +167,34 @@ struct RegistryClient::Impl {
     if (!pendingIndex.empty()) {
       if (auto s = decodeParsedSnapshot(pendingIndex, snapshotSha))
         snapshot.index = std::move(s->index);
-      pendingIndex.clear();
+      dropPending();
     }
     return snapshot;
+  }
+  void dropPending() {
+    pendingPins.clear();
+    pendingIndex.clear();
+  }
+  /// The "sha256:<hex>" the snapshot pins for `name`'s index file, if it
+  /// lists `name`; found in the parsed form when the map is not built yet.
+  std::optional<std::string> pin(const std::string &name) {
+    if (!pendingIndex.empty()) {
+      if (pendingPins.empty())
+        pendingPins = parsedSnapshotPackages(pendingIndex);
+      if (!pendingPins.empty()) {
+        auto it = std::lower_bound(
+            pendingPins.begin(), pendingPins.end(), std::string_view(name),
+            [](const auto &p, std::string_view n) { return p.first < n; });
+        if (it != pendingPins.end() && it->first == name)
+          return std::string(it->second);
+        return std::nullopt;
+      }
+    }
+    const RegistrySnapshot &s = fullSnapshot();
+    auto it = s.index.find(name);
+    if (it == s.index.end())
+      return std::nullopt;
+    return it->second;
   }
   /// A failure, whether reading again may cure it, and what was read (to
   /// tell whether a re-read saw other files).
@@ -489,9 +516,10 @@ RegistryClient::Impl::parseIndex(const std::string &name,
 
 Expected<std::string>
 RegistryClient::Impl::pinnedIndexSha(const std::string &name) {
-  fullSnapshot();
-  auto pin = snapshot.index.find(name);
-  if (pin == snapshot.index.end()) {
+  if (auto pinned = pin(name))
+    return pinned->substr(7);
+  {
+    fullSnapshot();
     std::vector<std::string> names;
     for (const auto &[n, h] : snapshot.index)
       names.push_back(n);
@@ -500,7 +528,6 @@ RegistryClient::Impl::pinnedIndexSha(const std::string &name) {
                          didYouMean(name, names),
                      Location{"", 0, 0, "", name, ""});
   }
-  return pin->second.substr(7);
 }
 
 Expected<std::optional<std::vector<CandidateVersion>>>
@@ -557,7 +584,8 @@ RegistryClient::Impl::index(const std::string &name) {
   if (!pinned)
     return Unexpected(pinned.error());
   const std::string rel = "index/" + name + ".json";
-  auto expected = [&] { return *pinned; };
+  // Looked up again each time: a re-read below may change the snapshot.
+  auto expected = [&] { return pin(name).value_or("sha256:").substr(7); };
 
   // Verified before, under this or an earlier snapshot.
   const std::string verifiedDir = stateDir + "/index";
@@ -629,7 +657,7 @@ RegistryClient::Impl::index(const std::string &name) {
         loaded->full().index.count(name) && checkAndRecord(*loaded)) {
       snapshot = loaded->snapshot;
       snapshotSha = loaded->sha256;
-      pendingIndex.clear();
+      dropPending();
       signedBy = loaded->keyId;
     }
     first = fetchIndex();
@@ -733,6 +761,10 @@ const RegistrySnapshot &RegistryClient::snapshot() const {
 std::string RegistryClient::signedBy() const { return impl_->signedBy; }
 std::string RegistryClient::snapshotSha256() const {
   return impl_->snapshotSha;
+}
+
+bool RegistryClient::hasPackage(const std::string &name) const {
+  return impl_->pin(name).has_value();
 }
 
 std::vector<std::string> RegistryClient::packageNames() const {

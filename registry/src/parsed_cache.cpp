@@ -352,6 +352,31 @@ decodeParsedSnapshot(std::string_view file, std::string_view sourceSha256,
   return s;
 }
 
+std::vector<std::pair<std::string_view, std::string_view>>
+parsedSnapshotPackages(std::string_view file) {
+  constexpr size_t header = kMagic.size() + 4 + 4 + kHexSize + 8 + kHexSize;
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  if (file.size() < header)
+    return out;
+  ByteReader r(file.substr(header));
+  (void)r.i64(); // schema_version
+  (void)r.i64(); // version
+  (void)r.str(); // expires
+  (void)r.i64(); // expires (Unix)
+  uint32_t n = r.count(8);
+  out.reserve(n);
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    std::string_view name = r.str();
+    std::string_view hash = r.str();
+    if (!out.empty() && !(out.back().first < name))
+      r.fail();
+    out.emplace_back(name, hash);
+  }
+  if (!r.ok() || !r.atEnd())
+    out.clear();
+  return out;
+}
+
 namespace {
 
 void encodePlatforms(const std::vector<Platform> &platforms, ByteWriter &w) {

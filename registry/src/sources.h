@@ -178,8 +178,7 @@ public:
       auto c = client(i);
       if (!c)
         return Unexpected(c.error());
-      const auto &names = (*c)->snapshot().index;
-      if (names.count(name))
+      if ((*c)->hasPackage(name))
         return std::optional<size_t>(i);
     }
     return std::optional<size_t>();

@@ -145,6 +145,18 @@ TEST_CASE("parsed cache: an index and a snapshot round-trip exactly") {
   CHECK(snap->expires == s.expires);
   CHECK(snap->expiresUnix == s.expiresUnix);
   CHECK(snap->index == s.index);
+  // The same packages as views, for lookups without the map.
+  std::string snapFile = encodeParsedSnapshot(s, kKey);
+  auto views = parsedSnapshotPackages(snapFile);
+  REQUIRE(views.size() == s.index.size());
+  size_t at = 0;
+  for (const auto &[name, hash] : s.index) {
+    CHECK(views[at].first == name);
+    CHECK(views[at].second == hash);
+    ++at;
+  }
+  for (size_t n = 0; n < snapFile.size(); n += 3)
+    CHECK(parsedSnapshotPackages(snapFile.substr(0, n)).empty());
 
   RegistryIndex empty;
   empty.name = "nothing";
@@ -537,7 +549,18 @@ TEST_CASE("parsed cache: the client writes and uses parsed forms, and "
     fs::remove(verified);
     fs::remove(f.reg + "/index/alpha.json");
     auto c = f.open();
+    // Looked up in snapshot.bin, before the map of packages is built.
+    CHECK(c->hasPackage("alpha"));
+    CHECK(c->hasPackage("beta"));
+    CHECK_FALSE(c->hasPackage("alphb"));
     checkAlpha(*c);
+    auto e = c->entry("alpha", *Version::parse("1.0.0"));
+    REQUIRE_MESSAGE(e.has_value(), e.error().format());
+    CHECK((*e)->version.str() == "1.0.0");
+    auto missing = c->entry("alpha", *Version::parse("9.0.0"));
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().code == ErrorCode::NotFound);
+    CHECK(c->packageNames() == std::vector<std::string>{"alpha", "beta"});
   }
 
   SUBCASE("a damaged parsed form is not trusted: it is parsed again from "

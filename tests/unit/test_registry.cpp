@@ -564,6 +564,10 @@ TEST_CASE("registry client: reads, verifies and downloads") {
   CHECK(c->signedBy() == signing::keyIdHex(f.pair.publicKey));
   CHECK(c->config().name == "test-registry");
   CHECK(c->packageNames() == std::vector<std::string>{"alpha", "beta"});
+  CHECK(c->hasPackage("alpha"));
+  CHECK(c->hasPackage("beta"));
+  CHECK_FALSE(c->hasPackage("gamma"));
+  CHECK_FALSE(c->hasPackage("alph"));
 
   auto versions = c->versions("alpha");
   REQUIRE(versions.has_value());

@@ -76,6 +76,13 @@ std::optional<RegistrySnapshot>
 decodeParsedSnapshot(std::string_view file, std::string_view sourceSha256,
                      bool withIndex = true);
 
+/// The packages of a parsed snapshot that decodeParsedSnapshot accepted,
+/// as (name, "sha256:<hex>") views into `file`, in name order: lookups
+/// without building the map of every package. The payload's hash is not
+/// checked again. Empty when the payload is not laid out as expected.
+std::vector<std::pair<std::string_view, std::string_view>>
+parsedSnapshotPackages(std::string_view file);
+
 /// A lockfile as parsed, for a no-op `ireepkg lock` (lock.cpp): keyed by
 /// the hash of everything that lock read (lockStampKey), which includes the
 /// lockfile's bytes.

@@ -33,9 +33,9 @@
 #define IREEPKG_REGISTRY_H
 
 #include "ireepkg/manifest_schema/error.h"
-#include "ireepkg/registry/fetch.h"
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/pkg/resolver.h"
+#include "ireepkg/registry/fetch.h"
 
 #include <cstdint>
 #include <map>
@@ -173,8 +173,8 @@ std::string registryId(const std::string &url);
 
 /// Makes the transport for `spec` (a directory for paths and file://, HTTP
 /// otherwise).
-Expected<std::unique_ptr<Transport>> openTransport(const RegistrySpec &spec,
-                                                   const ClientOptions &options);
+Expected<std::unique_ptr<Transport>>
+openTransport(const RegistrySpec &spec, const ClientOptions &options);
 
 class RegistryClient : public PackageSource {
 public:
@@ -200,6 +200,9 @@ public:
 
   /// Every package name the snapshot lists, sorted.
   std::vector<std::string> packageNames() const;
+  /// Whether the snapshot lists `name` (without building the map of every
+  /// package, which snapshot() does).
+  bool hasPackage(const std::string &name) const;
 
   /// index/<name>.json, fetched once and checked against the snapshot
   /// (step 3). NotFound when the snapshot does not list `name`.
