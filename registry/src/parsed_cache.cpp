@@ -13,6 +13,8 @@
 //             version, u8 source kind, source, archive, sha256, u64 size,
 //             signed_by, u32 count of (name, version) dependencies, u32
 //             count of platform names), u32 count of activation names
+//   verified snapshot: the ireepkg version, signature SHA-256, public key,
+//             i64 schema_version, i64 version, expires, i64 expires (Unix)
 //
 // Strings are a u32 length and the bytes; versions and constraints are
 // their binary forms (semver.h), so decoding parses no text.
@@ -28,7 +30,12 @@ namespace ireepkg::registry {
 namespace {
 
 constexpr std::string_view kMagic = "IREEPKGP";
-enum : uint32_t { kIndexKind = 1, kSnapshotKind = 2, kLockKind = 3 };
+enum : uint32_t {
+  kIndexKind = 1,
+  kSnapshotKind = 2,
+  kLockKind = 3,
+  kVerifiedSnapshotKind = 4
+};
 constexpr size_t kHexSize = 64;
 
 std::string frame(uint32_t kind, std::string_view key,
@@ -314,6 +321,40 @@ std::optional<Lockfile> decodeParsedLock(std::string_view file,
   if (!r.ok() || !r.atEnd())
     return std::nullopt;
   return lock;
+}
+
+std::string encodeVerifiedSnapshot(const VerifiedSnapshot &v,
+                                   std::string_view snapshotSha256) {
+  std::string p;
+  ByteWriter w(p);
+  w.str(IREEPKG_VERSION);
+  w.str(v.signatureSha256);
+  w.str(v.publicKey);
+  w.i64(v.schemaVersion);
+  w.i64(v.version);
+  w.str(v.expires);
+  w.i64(v.expiresUnix);
+  return frame(kVerifiedSnapshotKind, snapshotSha256, p);
+}
+
+std::optional<VerifiedSnapshot>
+decodeVerifiedSnapshot(std::string_view file, std::string_view snapshotSha256) {
+  auto payload = unframe(file, kVerifiedSnapshotKind, snapshotSha256);
+  if (!payload)
+    return std::nullopt;
+  ByteReader r(*payload);
+  if (r.str() != IREEPKG_VERSION)
+    return std::nullopt;
+  VerifiedSnapshot v;
+  v.signatureSha256 = std::string(r.str());
+  v.publicKey = std::string(r.str());
+  v.schemaVersion = static_cast<int>(r.i64());
+  v.version = r.i64();
+  v.expires = std::string(r.str());
+  v.expiresUnix = r.i64();
+  if (!r.ok() || !r.atEnd())
+    return std::nullopt;
+  return v;
 }
 
 } // namespace ireepkg::registry
