@@ -22,7 +22,7 @@ DEBIAN_PACKAGES=(
   libstdc++-12-dev
   # libraries
   nlohmann-json3-dev libcurl4-openssl-dev libarchive-dev doctest-dev
-  libzstd-dev libsodium-dev
+  libzstd-dev libsodium-dev nettle-dev
   # Markdown READMEs on the registry site (linked statically)
   libcmark-dev
   # config.toml (pkg/src/user_config.cpp)
