@@ -23,7 +23,12 @@
 #include "ireepkg/registry/parsed_cache.h"
 
 #include "ireepkg/manifest_schema/binary_form.h"
-#include "ireepkg/pkg/hash.h"
+
+// XXH3, header-only: nothing to link or load.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <cstdio>
 
 namespace ireepkg::registry {
 
@@ -37,18 +42,36 @@ enum : uint32_t {
   kVerifiedSnapshotKind = 4
 };
 constexpr size_t kHexSize = 64;
+constexpr size_t kChecksumSize = 32;
+
+/// The payload's checksum: XXH3-128, as 32 hex digits. It only catches
+/// corruption and truncation (a torn write, a bad disk): the files are
+/// trusted because the current user owns them and no one else may write
+/// them (readOwnCacheFile), and anyone who could write one could as well
+/// compute a SHA-256 of what they wrote, so a cryptographic hash here bought
+/// nothing but time (half of reading snapshot.bin; the xxhash library says
+/// why XXH3 is fast and how well it detects changes).
+std::string checksum(std::string_view payload) {
+  XXH128_hash_t h = XXH3_128bits(payload.data(), payload.size());
+  char buf[kChecksumSize + 1];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx",
+                static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return std::string(buf, kChecksumSize);
+}
 
 std::string frame(uint32_t kind, std::string_view key,
                   const std::string &payload) {
   std::string out;
-  out.reserve(kMagic.size() + 8 + 2 * kHexSize + 8 + payload.size());
+  out.reserve(kMagic.size() + 8 + kHexSize + 8 + kChecksumSize +
+              payload.size());
   out.append(kMagic);
   ByteWriter w(out);
   w.u32(kParsedCacheFormat);
   w.u32(kind);
   out.append(key);
   w.u64(payload.size());
-  out.append(Sha256::hex(payload));
+  out.append(checksum(payload));
   out.append(payload);
   return out;
 }
@@ -63,14 +86,15 @@ std::optional<std::string_view> unframe(std::string_view file, uint32_t kind,
       r.u32() != kind || r.bytes(kHexSize) != key)
     return std::nullopt;
   uint64_t size = r.u64();
-  std::string_view sha = r.bytes(kHexSize);
+  std::string_view sum = r.bytes(kChecksumSize);
   if (!r.ok())
     return std::nullopt;
-  constexpr size_t header = kMagic.size() + 4 + 4 + kHexSize + 8 + kHexSize;
+  constexpr size_t header =
+      kMagic.size() + 4 + 4 + kHexSize + 8 + kChecksumSize;
   if (file.size() - header != size)
     return std::nullopt;
   std::string_view payload = file.substr(header);
-  if (Sha256::hex(payload) != sha)
+  if (checksum(payload) != sum)
     return std::nullopt;
   return payload;
 }

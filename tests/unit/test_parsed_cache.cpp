@@ -22,6 +22,9 @@
 
 #include <doctest/doctest.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include <filesystem>
 #include <random>
 #include <sys/stat.h>
@@ -120,10 +123,15 @@ std::string frame(uint32_t kind, const std::string &payload) {
   w.u32(kind);
   out += kKey;
   w.u64(payload.size());
-  out += Sha256::hex(payload) + payload;
+  XXH128_hash_t h = XXH3_128bits(payload.data(), payload.size());
+  char sum[33];
+  std::snprintf(sum, sizeof sum, "%016llx%016llx",
+                static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  out += std::string(sum, 32) + payload;
   return out;
 }
-constexpr size_t kHeaderSize = 8 + 4 + 4 + 64 + 8 + 64;
+constexpr size_t kHeaderSize = 8 + 4 + 4 + 64 + 8 + 32;
 
 using test::readText;
 using test::writeText;

@@ -12,16 +12,18 @@
 // index file, the hash the signed snapshot pins; for the snapshot, the hash
 // of the snapshot whose signature was just checked). A file is used only
 // when its magic, format version, kind and key match and its payload has
-// the SHA-256 its header records (so that corruption or a truncated write
+// the checksum its header records (so that corruption or a truncated write
 // is caught, never trusted); anything else decodes to nullopt and the
-// caller parses the original again.
+// caller parses the original again. The checksum is XXH3-128, not a
+// cryptographic hash: the files are trusted because they are the current
+// user's own (the callers read them with fsutil::readOwnCacheFile).
 //
 // File layout (all integers little-endian):
 //
 //   "IREEPKGP"  u32 format version  u32 kind (1 index, 2 snapshot, 3 lock,
 //                                             4 verified snapshot)
 //   64 hex digits: SHA-256 of the original file (the key)
-//   u64 payload size  64 hex digits: SHA-256 of the payload
+//   u64 payload size  32 hex digits: XXH3-128 of the payload
 //   payload: the parsed fields (parsed_cache.cpp)
 //
 //===----------------------------------------------------------------------===//
@@ -38,7 +40,7 @@ namespace ireepkg::registry {
 
 /// Raised whenever the payload's layout changes: files of other versions
 /// are ignored (and replaced when written again).
-inline constexpr uint32_t kParsedCacheFormat = 1;
+inline constexpr uint32_t kParsedCacheFormat = 2;
 
 /// `sourceSha256`: 64 lowercase hex digits, the hash of the file parsed.
 std::string encodeParsedIndex(const RegistryIndex &index,
