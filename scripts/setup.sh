@@ -22,7 +22,9 @@ DEBIAN_PACKAGES=(
   libstdc++-12-dev
   # libraries
   nlohmann-json3-dev libcurl4-openssl-dev libarchive-dev doctest-dev
-  libzstd-dev libsodium-dev
+  libzstd-dev libsodium-dev nettle-dev
+  # checksums of the parsed forms in the cache (registry/src/parsed_cache.cpp)
+  libxxhash-dev
   # Markdown READMEs on the registry site (linked statically)
   libcmark-dev
   # config.toml (pkg/src/user_config.cpp)

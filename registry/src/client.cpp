@@ -102,6 +102,16 @@ void forwardWarnings(const DiagnosticList &diags, Reporter &reporter) {
       reporter.warning(d);
 }
 
+/// A snapshot's map of packages, not built yet: its other fields are known
+/// (from snapshot.bin or from snapshot.verified), the map is decoded from
+/// snapshot.bin, or parsed again from snapshot.json's verified bytes, when
+/// a package is first looked up (RegistryClient::Impl::completeIndex).
+struct PendingIndex {
+  bool pending = false;
+  std::string parsed; ///< snapshot.bin's bytes, when they were read
+  std::string body;   ///< snapshot.json's verified bytes, when they were not
+};
+
 } // namespace
 
 struct RegistryClient::Impl {
@@ -118,12 +128,14 @@ struct RegistryClient::Impl {
   RegistryConfig config;
   RegistrySnapshot snapshot;
   std::string snapshotSha; ///< SHA-256 of the verified snapshot.json
-  /// When the snapshot came from its parsed form (snapshot.bin), that
-  /// form, until snapshot.index is first needed: a lock that finds nothing
-  /// changed never builds the map of every package (see fullSnapshot()).
-  std::string pendingIndex;
-  /// pendingIndex's packages in name order, once looked up (pin()).
+  /// The snapshot's map of packages, until first needed: a lock that finds
+  /// nothing changed never builds the map of every package (see
+  /// fullSnapshot()).
+  PendingIndex pendingIndex;
+  /// While pendingIndex is pending: its packages in name order, as views
+  /// into its parsed bytes, for lookups without the map (pin()).
   std::vector<std::pair<std::string_view, std::string_view>> pendingPins;
+  bool pendingPinsTried = false;
   std::string signedBy;
   std::map<std::string, RegistryIndex> indices;
   /// Parsed index files read for the resolver only (versions()): the
@@ -151,36 +163,40 @@ struct RegistryClient::Impl {
   struct Loaded {
     RegistrySnapshot snapshot;
     std::string keyId;
-    std::string sha256;       ///< of snapshot.json's bytes
-    std::string pendingIndex; ///< see Impl::pendingIndex
+    std::string sha256;        ///< of snapshot.json's bytes
+    PendingIndex pendingIndex; ///< see Impl::pendingIndex
+    Impl *impl = nullptr;
     RegistrySnapshot &full() {
-      if (!pendingIndex.empty()) {
-        // Its frame and layout were checked when the rest was decoded.
-        if (auto s = decodeParsedSnapshot(pendingIndex, sha256))
-          snapshot.index = std::move(s->index);
-        pendingIndex.clear();
-      }
+      impl->completeIndex(pendingIndex, snapshot, sha256);
       return snapshot;
     }
   };
   RegistrySnapshot &fullSnapshot() {
-    if (!pendingIndex.empty()) {
-      if (auto s = decodeParsedSnapshot(pendingIndex, snapshotSha))
-        snapshot.index = std::move(s->index);
-      dropPending();
-    }
+    completeIndex(pendingIndex, snapshot, snapshotSha);
+    dropPins();
     return snapshot;
   }
-  void dropPending() {
+  void completeIndex(PendingIndex &pending, RegistrySnapshot &s,
+                     const std::string &sha);
+  void dropPins() {
     pendingPins.clear();
-    pendingIndex.clear();
+    pendingPinsTried = false;
   }
   /// The "sha256:<hex>" the snapshot pins for `name`'s index file, if it
-  /// lists `name`; found in the parsed form when the map is not built yet.
+  /// lists `name`: looked up in the parsed snapshot while the map is not
+  /// built.
   std::optional<std::string> pin(const std::string &name) {
-    if (!pendingIndex.empty()) {
-      if (pendingPins.empty())
-        pendingPins = parsedSnapshotPackages(pendingIndex);
+    if (pendingIndex.pending) {
+      if (!pendingPinsTried) {
+        pendingPinsTried = true;
+        if (pendingIndex.parsed.empty())
+          if (auto bin = fsutil::readOwnCacheFile(parsedSnapshotFile(),
+                                                  2 * kMaxSnapshotBytes))
+            pendingIndex.parsed = std::move(*bin);
+        // Keyed by the verified snapshot's hash, checked whole.
+        if (decodeParsedSnapshot(pendingIndex.parsed, snapshotSha, false))
+          pendingPins = parsedSnapshotPackages(pendingIndex.parsed);
+      }
       if (!pendingPins.empty()) {
         auto it = std::lower_bound(
             pendingPins.begin(), pendingPins.end(), std::string_view(name),
@@ -230,6 +246,9 @@ struct RegistryClient::Impl {
                                      const std::string &body,
                                      bool *clean = nullptr);
   std::string parsedSnapshotFile() const { return stateDir + "/snapshot.bin"; }
+  std::string verifiedSnapshotFile() const {
+    return stateDir + "/snapshot.verified";
+  }
 };
 
 //===----------------------------------------------------------------------===//
@@ -363,42 +382,94 @@ RegistryClient::Impl::fetchSnapshotOnce() {
         "maintainer through a channel you trust and add it (--registry-key, "
         "or \"public_key\" in plugins.json); otherwise someone other than "
         "the registry signed this snapshot: do not use it")});
-  auto verified =
-      signing::verifyBuffer(*key, snap->body, *sig, snapName, sigName);
-  if (!verified) {
-    Error e = verified.error();
-    e.message = "snapshot.json of " + where +
-                " fails its signature check (key " + signing::keyIdHex(*key) +
-                "): " + e.message;
-    e.hint = "the snapshot was changed after it was signed: the registry, "
-             "or the way to it, is being tampered with, or the copy is "
-             "corrupt; do not use it";
-    return U(Failure{e, true, fingerprint});
-  }
   Loaded loaded;
-  // Parsed before (the cached form is keyed by this snapshot's hash)?
+  loaded.impl = this;
   const std::string snapSha = fingerprint.substr(0, 64);
-  std::optional<RegistrySnapshot> parsed;
-  auto bin =
-      fsutil::readOwnCacheFile(parsedSnapshotFile(), 2 * kMaxSnapshotBytes);
-  if (bin)
-    parsed = decodeParsedSnapshot(*bin, snapSha, false);
-  if (parsed) {
-    loaded.snapshot = std::move(*parsed);
-    loaded.pendingIndex = std::move(*bin);
+  const std::string sigSha = fingerprint.substr(64);
+  const std::string keyText = signing::publicKeyBase64(*key);
+
+  // Checked before? Verifying a signature is a pure function of the
+  // snapshot's bytes, the signature file's bytes and the public key, and
+  // parsing one of the bytes (and of the ireepkg version): snapshot.verified
+  // records its result for snapshot bytes with this SHA-256, signature
+  // bytes with that SHA-256 and the key that verified them. When all three
+  // are the same now (SHA-256 collisions being out of reach) and that key
+  // is still trusted, the check would pass again and the parse would give
+  // the same fields, so neither is redone. The record is trusted only as
+  // far as the rest of the cache: it is written only here, after a check
+  // passed, and read only when the current user owns it and no one else
+  // may write it (readOwnCacheFile), since anyone who can write it could
+  // make any snapshot pass. Expiry and rollback are not part of it: they
+  // depend on the time and on trust.json, and checkAndRecord checks them
+  // on every open.
+  std::optional<VerifiedSnapshot> memo;
+  if (auto rec = fsutil::readOwnCacheFile(verifiedSnapshotFile(), 1 << 16))
+    memo = decodeVerifiedSnapshot(*rec, snapSha);
+  if (memo && memo->signatureSha256 == sigSha && memo->publicKey == keyText) {
+    loaded.snapshot.schemaVersion = memo->schemaVersion;
+    loaded.snapshot.version = memo->version;
+    loaded.snapshot.expires = memo->expires;
+    loaded.snapshot.expiresUnix = memo->expiresUnix;
+    loaded.pendingIndex.pending = true;
+    loaded.pendingIndex.body = std::move(snap->body);
+    reporter->detail(2, "snapshot.json of " + where +
+                            ": these bytes and their signature were "
+                            "verified before (" +
+                            verifiedSnapshotFile() + ")");
   } else {
-    auto doc = JsonDocument::parse(snap->body, snapName);
-    if (!doc)
-      return U(Failure{doc.error()});
-    DiagnosticList diags;
-    loaded.snapshot = parseRegistrySnapshot(*doc, ParseOptions{false}, diags);
-    if (diags.hasErrors())
-      return U(Failure{makeError(ErrorCode::Parse, diags).error()});
-    forwardWarnings(diags, *reporter);
-    // A cache: failing to write it changes nothing.
-    if (diags.items().empty() && fsutil::makeDirs(stateDir))
-      (void)fsutil::writeCacheFile(
-          parsedSnapshotFile(), encodeParsedSnapshot(loaded.snapshot, snapSha));
+    auto verified =
+        signing::verifyBuffer(*key, snap->body, *sig, snapName, sigName);
+    if (!verified) {
+      Error e = verified.error();
+      e.message = "snapshot.json of " + where +
+                  " fails its signature check (key " + signing::keyIdHex(*key) +
+                  "): " + e.message;
+      e.hint = "the snapshot was changed after it was signed: the registry, "
+               "or the way to it, is being tampered with, or the copy is "
+               "corrupt; do not use it";
+      return U(Failure{e, true, fingerprint});
+    }
+    // Parsed before (the cached form is keyed by this snapshot's hash)?
+    std::optional<RegistrySnapshot> parsed;
+    auto bin =
+        fsutil::readOwnCacheFile(parsedSnapshotFile(), 2 * kMaxSnapshotBytes);
+    if (bin)
+      parsed = decodeParsedSnapshot(*bin, snapSha, false);
+    bool clean = true;
+    if (parsed) {
+      // Only a parse that warned of nothing was kept.
+      loaded.snapshot = std::move(*parsed);
+      loaded.pendingIndex.pending = true;
+      loaded.pendingIndex.parsed = std::move(*bin);
+    } else {
+      auto doc = JsonDocument::parse(snap->body, snapName);
+      if (!doc)
+        return U(Failure{doc.error()});
+      DiagnosticList diags;
+      loaded.snapshot = parseRegistrySnapshot(*doc, ParseOptions{false}, diags);
+      if (diags.hasErrors())
+        return U(Failure{makeError(ErrorCode::Parse, diags).error()});
+      forwardWarnings(diags, *reporter);
+      clean = diags.items().empty();
+      // A cache: failing to write it changes nothing.
+      if (clean && fsutil::makeDirs(stateDir))
+        (void)fsutil::writeCacheFile(
+            parsedSnapshotFile(),
+            encodeParsedSnapshot(loaded.snapshot, snapSha));
+    }
+    // Only a parse that warned of nothing is recorded, so that a snapshot
+    // that warns warns on every run.
+    if (clean && fsutil::makeDirs(stateDir)) {
+      VerifiedSnapshot v;
+      v.signatureSha256 = sigSha;
+      v.publicKey = keyText;
+      v.schemaVersion = loaded.snapshot.schemaVersion;
+      v.version = loaded.snapshot.version;
+      v.expires = loaded.snapshot.expires;
+      v.expiresUnix = loaded.snapshot.expiresUnix;
+      (void)fsutil::writeCacheFile(verifiedSnapshotFile(),
+                                   encodeVerifiedSnapshot(v, snapSha));
+    }
   }
   loaded.keyId = signing::keyIdHex(*key);
   loaded.sha256 = snapSha;
@@ -422,6 +493,41 @@ Expected<RegistryClient::Impl::Loaded> RegistryClient::Impl::fetchSnapshot() {
   if (!r)
     return Unexpected(r.error().error);
   return std::move(*r);
+}
+
+void RegistryClient::Impl::completeIndex(PendingIndex &pending,
+                                         RegistrySnapshot &s,
+                                         const std::string &sha) {
+  if (!pending.pending)
+    return;
+  pending.pending = false;
+  std::string parsed = std::move(pending.parsed);
+  std::string body = std::move(pending.body);
+  if (parsed.empty())
+    if (auto bin = fsutil::readOwnCacheFile(parsedSnapshotFile(),
+                                            2 * kMaxSnapshotBytes))
+      parsed = std::move(*bin);
+  // Keyed by the hash of the verified bytes, so it holds their map.
+  if (auto d = decodeParsedSnapshot(parsed, sha)) {
+    s.index = std::move(d->index);
+    return;
+  }
+  if (body.empty())
+    return; // decoded when its frame was checked: cannot fail here
+  // snapshot.bin is gone or damaged: parse the verified bytes again. They
+  // parsed without a warning when their record was made, by this version.
+  auto doc = JsonDocument::parse(body, shown("snapshot.json"));
+  if (!doc)
+    return;
+  DiagnosticList diags;
+  RegistrySnapshot again =
+      parseRegistrySnapshot(*doc, ParseOptions{false}, diags);
+  if (diags.hasErrors())
+    return;
+  if (diags.items().empty() && fsutil::makeDirs(stateDir))
+    (void)fsutil::writeCacheFile(parsedSnapshotFile(),
+                                 encodeParsedSnapshot(again, sha));
+  s.index = std::move(again.index);
 }
 
 Expected<void> RegistryClient::Impl::checkAndRecord(const Loaded &loaded) {
@@ -657,7 +763,8 @@ RegistryClient::Impl::index(const std::string &name) {
         loaded->full().index.count(name) && checkAndRecord(*loaded)) {
       snapshot = loaded->snapshot;
       snapshotSha = loaded->sha256;
-      dropPending();
+      pendingIndex = {};
+      dropPins();
       signedBy = loaded->keyId;
     }
     first = fetchIndex();

@@ -15,6 +15,8 @@
 //             version, u8 source kind, source, archive, sha256, u64 size,
 //             signed_by, u32 count of (name, version) dependencies, u32
 //             count of platform names), u32 count of activation names
+//   verified snapshot: the ireepkg version, signature SHA-256, public key,
+//             i64 schema_version, i64 version, expires, i64 expires (Unix)
 //
 // Strings are a u32 length and the bytes; versions and constraints are
 // their binary forms (semver.h), so decoding parses no text.
@@ -23,7 +25,12 @@
 #include "ireepkg/registry/parsed_cache.h"
 
 #include "ireepkg/manifest_schema/binary_form.h"
-#include "ireepkg/pkg/hash.h"
+
+// XXH3, header-only: nothing to link or load.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <cstdio>
 
 #include <unordered_map>
 
@@ -32,20 +39,43 @@ namespace ireepkg::registry {
 namespace {
 
 constexpr std::string_view kMagic = "IREEPKGP";
-enum : uint32_t { kIndexKind = 1, kSnapshotKind = 2, kLockKind = 3 };
+enum : uint32_t {
+  kIndexKind = 1,
+  kSnapshotKind = 2,
+  kLockKind = 3,
+  kVerifiedSnapshotKind = 4
+};
 constexpr size_t kHexSize = 64;
+constexpr size_t kChecksumSize = 32;
+
+/// The payload's checksum: XXH3-128, as 32 hex digits. It only catches
+/// corruption and truncation (a torn write, a bad disk): the files are
+/// trusted because the current user owns them and no one else may write
+/// them (readOwnCacheFile), and anyone who could write one could as well
+/// compute a SHA-256 of what they wrote, so a cryptographic hash here bought
+/// nothing but time (half of reading snapshot.bin; the xxhash library says
+/// why XXH3 is fast and how well it detects changes).
+std::string checksum(std::string_view payload) {
+  XXH128_hash_t h = XXH3_128bits(payload.data(), payload.size());
+  char buf[kChecksumSize + 1];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx",
+                static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return std::string(buf, kChecksumSize);
+}
 
 std::string frame(uint32_t kind, std::string_view key,
                   const std::string &payload) {
   std::string out;
-  out.reserve(kMagic.size() + 8 + 2 * kHexSize + 8 + payload.size());
+  out.reserve(kMagic.size() + 8 + kHexSize + 8 + kChecksumSize +
+              payload.size());
   out.append(kMagic);
   ByteWriter w(out);
   w.u32(kParsedCacheFormat);
   w.u32(kind);
   out.append(key);
   w.u64(payload.size());
-  out.append(Sha256::hex(payload));
+  out.append(checksum(payload));
   out.append(payload);
   return out;
 }
@@ -60,14 +90,15 @@ std::optional<std::string_view> unframe(std::string_view file, uint32_t kind,
       r.u32() != kind || r.bytes(kHexSize) != key)
     return std::nullopt;
   uint64_t size = r.u64();
-  std::string_view sha = r.bytes(kHexSize);
+  std::string_view sum = r.bytes(kChecksumSize);
   if (!r.ok())
     return std::nullopt;
-  constexpr size_t header = kMagic.size() + 4 + 4 + kHexSize + 8 + kHexSize;
+  constexpr size_t header =
+      kMagic.size() + 4 + 4 + kHexSize + 8 + kChecksumSize;
   if (file.size() - header != size)
     return std::nullopt;
   std::string_view payload = file.substr(header);
-  if (Sha256::hex(payload) != sha)
+  if (checksum(payload) != sum)
     return std::nullopt;
   return payload;
 }
@@ -354,7 +385,8 @@ decodeParsedSnapshot(std::string_view file, std::string_view sourceSha256,
 
 std::vector<std::pair<std::string_view, std::string_view>>
 parsedSnapshotPackages(std::string_view file) {
-  constexpr size_t header = kMagic.size() + 4 + 4 + kHexSize + 8 + kHexSize;
+  constexpr size_t header =
+      kMagic.size() + 4 + 4 + kHexSize + 8 + kChecksumSize;
   std::vector<std::pair<std::string_view, std::string_view>> out;
   if (file.size() < header)
     return out;
@@ -490,6 +522,40 @@ std::optional<Lockfile> decodeParsedLock(std::string_view file,
   if (!r.ok() || !r.atEnd())
     return std::nullopt;
   return lock;
+}
+
+std::string encodeVerifiedSnapshot(const VerifiedSnapshot &v,
+                                   std::string_view snapshotSha256) {
+  std::string p;
+  ByteWriter w(p);
+  w.str(IREEPKG_VERSION);
+  w.str(v.signatureSha256);
+  w.str(v.publicKey);
+  w.i64(v.schemaVersion);
+  w.i64(v.version);
+  w.str(v.expires);
+  w.i64(v.expiresUnix);
+  return frame(kVerifiedSnapshotKind, snapshotSha256, p);
+}
+
+std::optional<VerifiedSnapshot>
+decodeVerifiedSnapshot(std::string_view file, std::string_view snapshotSha256) {
+  auto payload = unframe(file, kVerifiedSnapshotKind, snapshotSha256);
+  if (!payload)
+    return std::nullopt;
+  ByteReader r(*payload);
+  if (r.str() != IREEPKG_VERSION)
+    return std::nullopt;
+  VerifiedSnapshot v;
+  v.signatureSha256 = std::string(r.str());
+  v.publicKey = std::string(r.str());
+  v.schemaVersion = static_cast<int>(r.i64());
+  v.version = r.i64();
+  v.expires = std::string(r.str());
+  v.expiresUnix = r.i64();
+  if (!r.ok() || !r.atEnd())
+    return std::nullopt;
+  return v;
 }
 
 } // namespace ireepkg::registry

@@ -8,15 +8,16 @@
 //===----------------------------------------------------------------------===//
 #include "sources.h"
 
-#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/iree_version.h"
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/project.h"
-#include "registry_cache.h"
 #include "ireepkg/pkg/state.h"
+#include "ireepkg/registry/parsed_cache.h"
+#include "registry_cache.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -33,6 +34,45 @@ namespace ireepkg::workflow {
 using namespace detail;
 
 namespace {
+
+/// The lockfile, as readLockfile parses it; a sync of a project whose
+/// lockfile did not change parses no JSON (a lockfile of 1,000 packages
+/// takes tens of milliseconds to parse). The parsed form is kept in
+/// <cache>/locks/<hash of the lockfile's path>.parsed (parsed_cache.h),
+/// keyed by the SHA-256 of the lockfile's exact bytes, which are read and
+/// hashed on every run, and of this ireepkg version: the same bytes parse
+/// to the same lock. It is a cache of the user's own, trusted as far as
+/// the rest of it (readOwnCacheFile: owned by the current user, writable
+/// by no one else).
+Expected<std::optional<Lockfile>> readLockfileKept(const std::string &path,
+                                                   const std::string &root) {
+  if (root.empty() || !fsutil::exists(path))
+    return readLockfile(path);
+  auto text = fsutil::readFile(path, JsonParseOptions{}.maxBytes);
+  if (!text)
+    return readLockfile(path); // its error
+  Sha256 h;
+  h.update("ireepkg parsed lockfile " IREEPKG_VERSION "\n");
+  h.update(*text);
+  const std::string key = h.hexDigest();
+  const std::string kept = root + "/locks/" + Sha256::hex(path) + ".parsed";
+  if (auto bin = fsutil::readOwnCacheFile(kept, 64ull << 20))
+    if (auto lock = registry::decodeParsedLock(*bin, key))
+      return std::optional<Lockfile>(std::move(*lock));
+  auto doc = JsonDocument::parse(*text, path);
+  if (!doc)
+    return Unexpected(doc.error());
+  DiagnosticList diags;
+  ParseOptions po;
+  po.strict = false;
+  Lockfile lock = parseLockfile(*doc, po, diags);
+  if (diags.hasErrors())
+    return makeError(ErrorCode::Invalid, diags);
+  // A cache: failing to write it changes nothing.
+  if (fsutil::makeDirs(root + "/locks"))
+    (void)fsutil::writeCacheFile(kept, registry::encodeParsedLock(lock, key));
+  return std::optional<Lockfile>(std::move(lock));
+}
 
 /// What syncing `prefix` to `lock` would change, by name and version (see
 /// SyncRequest::dryRun), in the order installArchives reports it: removals
@@ -76,7 +116,7 @@ Expected<SyncResult> syncProject(const Project &project,
 
   std::optional<Lockfile> lock = request.plannedLock;
   if (!lock) {
-    auto lockRead = readLockfile(project.lockPath);
+    auto lockRead = readLockfileKept(project.lockPath, src->get()->cacheRoot());
     if (!lockRead)
       return Unexpected(lockRead.error());
     lock = std::move(*lockRead);

@@ -11,12 +11,13 @@ from test_registry_workflow import installed, project
 
 def archives(cache):
     """Everything in the download cache but registry metadata (which a dry
-    run may fetch): archives, extracted files, package records."""
+    run may fetch) and parsed lockfiles (locks/, which it may keep):
+    archives, extracted files, package records."""
     if not cache.exists():
         return []
     return sorted(str(p.relative_to(cache)) for p in cache.rglob("*")
                   if p.is_file() and
-                  p.relative_to(cache).parts[0] != "registries")
+                  p.relative_to(cache).parts[0] not in ("registries", "locks"))
 
 
 def dry(d, cache, *args, env=None):
@@ -153,3 +154,53 @@ def test_install_and_remove_dry_run(tmp_path, reg, cache):
                      str(prefix))
     assert plan["changes"] == [{"name": "extra", "from": None, "to": "2.0.0"}]
     assert "extra" not in installed(prefix)
+
+
+def test_sync_keeps_the_parsed_lockfile_only_for_the_same_bytes(
+        tmp_path, reg, cache):
+    """sync keeps the lockfile as it parsed it (<cache>/locks/*.parsed),
+    keyed by the SHA-256 of the lockfile's bytes and of the ireepkg
+    version: an edited lockfile is read again, and a parsed copy that
+    others may write is not read."""
+    import hashlib
+    import os
+    d = project(tmp_path, reg, [{"name": "fft-kit"}])
+    assert run("lock", cwd=d).code == 0
+    plan, _ = dry(d, cache, "sync")
+    want = [("base-kernels", None, "1.1.0"), ("fft-kit", None, "1.0.0")]
+    assert by_name(plan["changes"]) == want
+    parsed = list((cache / "locks").glob("*.parsed"))
+    assert len(parsed) == 1
+    parsed = parsed[0]
+    assert dry(d, cache, "sync")[0]["changes"] == plan["changes"]
+    first = parsed.read_bytes()
+
+    # Edited by hand (plugins.json unchanged, so not stale): read again.
+    lockfile = d / "plugins.lock.json"
+    lock = json.loads(lockfile.read_text())
+    for p in lock["packages"]:
+        if p["name"] == "base-kernels":
+            p["version"] = "1.0.7"
+    lockfile.write_text((json.dumps(lock, indent=2) + "\n").replace(
+        '"base-kernels@1.1.0"', '"base-kernels@1.0.7"'))
+    edited = [("base-kernels", None, "1.0.7"), ("fft-kit", None, "1.0.0")]
+    assert by_name(dry(d, cache, "sync")[0]["changes"]) == edited
+
+    # A parsed copy of the first lockfile, keyed as if it were of the
+    # edited one (as someone able to write the cache could make it): used
+    # when it is the user's own and no one else may write it, which shows
+    # that the parsed copy is what is read; passed over otherwise.
+    version = run("--version").out.split()[1]
+    key = hashlib.sha256(f"ireepkg parsed lockfile {version}\n".encode() +
+                         lockfile.read_bytes()).hexdigest().encode()
+    # "IREEPKGP", u32 format, u32 kind, then the 64-digit key.
+    forged = first[:16] + key + first[80:]
+    parsed.write_bytes(forged)
+    os.chmod(parsed, 0o664)
+    assert by_name(dry(d, cache, "sync")[0]["changes"]) == edited
+    parsed.write_bytes(forged)
+    os.chmod(parsed, 0o644)
+    assert by_name(dry(d, cache, "sync")[0]["changes"]) == want
+    # Damaged: ignored, and parsed again.
+    parsed.write_bytes(forged[:-3])
+    assert by_name(dry(d, cache, "sync")[0]["changes"]) == edited

@@ -12,15 +12,18 @@
 // index file, the hash the signed snapshot pins; for the snapshot, the hash
 // of the snapshot whose signature was just checked). A file is used only
 // when its magic, format version, kind and key match and its payload has
-// the SHA-256 its header records (so that corruption or a truncated write
+// the checksum its header records (so that corruption or a truncated write
 // is caught, never trusted); anything else decodes to nullopt and the
-// caller parses the original again.
+// caller parses the original again. The checksum is XXH3-128, not a
+// cryptographic hash: the files are trusted because they are the current
+// user's own (the callers read them with fsutil::readOwnCacheFile).
 //
 // File layout (all integers little-endian):
 //
-//   "IREEPKGP"  u32 format version  u32 kind (1 index, 2 snapshot, 3 lock)
+//   "IREEPKGP"  u32 format version  u32 kind (1 index, 2 snapshot, 3 lock,
+//                                             4 verified snapshot)
 //   64 hex digits: SHA-256 of the original file (the key)
-//   u64 payload size  64 hex digits: SHA-256 of the payload
+//   u64 payload size  32 hex digits: XXH3-128 of the payload
 //   payload: the parsed fields (parsed_cache.cpp)
 //
 //===----------------------------------------------------------------------===//
@@ -89,6 +92,26 @@ parsedSnapshotPackages(std::string_view file);
 std::string encodeParsedLock(const Lockfile &lock, std::string_view key);
 std::optional<Lockfile> decodeParsedLock(std::string_view file,
                                          std::string_view key);
+
+/// What checking a snapshot's signature and parsing it established, kept
+/// in <cache>/registries/<id>/snapshot.verified and keyed by the SHA-256 of
+/// the snapshot's exact bytes (client.cpp says when it is trusted). The
+/// ireepkg version that made it is recorded too, and a record made by
+/// another version is ignored: a newer parser may judge the same bytes
+/// otherwise.
+struct VerifiedSnapshot {
+  std::string signatureSha256; ///< of snapshot.json.minisig's exact bytes
+  std::string publicKey;       ///< the trusted key that verified them
+                               ///< (signing::publicKeyBase64, with its id)
+  int schemaVersion = 0;       ///< the snapshot's fields, as parsed
+  int64_t version = 0;
+  std::string expires;
+  int64_t expiresUnix = 0;
+};
+std::string encodeVerifiedSnapshot(const VerifiedSnapshot &verified,
+                                   std::string_view snapshotSha256);
+std::optional<VerifiedSnapshot>
+decodeVerifiedSnapshot(std::string_view file, std::string_view snapshotSha256);
 
 } // namespace ireepkg::registry
 
