@@ -1,6 +1,6 @@
 //===- ireepkg/hash.h - SHA-256 --------------------------------*- C++ -*-===//
 //
-// Streaming SHA-256 (OpenSSL's, which uses the CPU's SHA instructions where
+// Streaming SHA-256 (Nettle's, which uses the CPU's SHA instructions where
 // present). Every archive, file and index hash in ireepkg goes through here.
 //
 //===----------------------------------------------------------------------===//
