@@ -16,13 +16,14 @@
 //
 // What was verified is kept under <cache>/registries/<id>/: trust.json (the
 // highest snapshot version seen, updated only after a snapshot passed every
-// check) and index/<sha256>.json (index files that matched a signed
-// snapshot, content-addressed: an unchanged index is never fetched twice,
-// and an index served against a newer snapshot than its own is recognised
-// as mix-and-match). Beside them, index/<sha256>.bin and snapshot.bin keep
-// what was parsed of them (parsed_cache.h), keyed by the same hashes, so a
-// warm run parses no JSON. Archives go to
-// <cache>/downloads/<aa>/<sha256>.ireepkg.
+// check), and for each index file that matched a signed snapshot one file
+// named by its SHA-256 (content-addressed: an unchanged index is never
+// fetched twice, and an index served against a newer snapshot than its own
+// is recognised as mix-and-match): index/<sha256>.bin, what was parsed of it
+// (parsed_cache.h), so that a warm run parses no JSON, or, when parsing it
+// warned (a warm run must warn again), index/<sha256>.json, the verified
+// bytes themselves. snapshot.bin keeps the parsed snapshot the same way.
+// Archives go to <cache>/downloads/<aa>/<sha256>.ireepkg.
 //
 // A publish replaces index files before snapshot.json and the snapshot's
 // signature just before the snapshot (publisher.cpp), so a reader can catch
@@ -48,8 +49,10 @@
 #include "registry_urls.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <fcntl.h>
 #include <mutex>
 #include <set>
 #include <sys/stat.h>
@@ -102,6 +105,37 @@ void forwardWarnings(const DiagnosticList &diags, Reporter &reporter) {
       reporter.warning(d);
 }
 
+/// Writes a cache file of index/ as a new file in place, without the
+/// temporary file and rename of fsutil::writeCacheFile: on a cold run those
+/// two extra directory updates per file cost more than parsing it. That is
+/// safe only for files checked whenever they are read, as both kinds here
+/// are (a .bin carries the SHA-256 of its payload, a verified copy is hashed
+/// against the snapshot): a write torn by a crash, or read while another
+/// process writes the same file, is a cache miss, never trusted. A file
+/// already there (one that was not usable) is removed first, so that the
+/// new one is always this user's with fresh permissions. Failing to write
+/// changes nothing (a cache).
+void writeCheckedCacheFile(const std::string &path, std::string_view content) {
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0 && errno == EEXIST && ::unlink(path.c_str()) == 0)
+    fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0)
+    return;
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (done != content.size())
+    ::unlink(path.c_str()); // a disk full: not worth keeping
+}
+
 } // namespace
 
 struct RegistryClient::Impl {
@@ -124,6 +158,12 @@ struct RegistryClient::Impl {
   std::string pendingIndex;
   std::string signedBy;
   std::map<std::string, RegistryIndex> indices;
+  /// Whether <stateDir>/index existed when first looked at (unset: not yet
+  /// looked). When it did not, nothing can be cached in it but what this
+  /// client writes itself, so a cold run does not look for cached copies of
+  /// every index file it reads.
+  std::optional<bool> indexCacheExisted;
+  bool indexCacheMade = false;
 
   std::string shown(const std::string &rel) const {
     return joinUrl(where, rel);
@@ -484,38 +524,60 @@ RegistryClient::Impl::index(const std::string &name) {
   const std::string rel = "index/" + name + ".json";
   auto expected = [&] { return snapshot.index.at(name).substr(7); };
 
-  // Verified before, under this or an earlier snapshot.
+  // Verified before, under this or an earlier snapshot: its parsed form
+  // (index/<sha256>.bin) or, when parsing it warned, its bytes
+  // (index/<sha256>.json).
   const std::string verifiedDir = stateDir + "/index";
   auto verifiedPath = [&](const std::string &sha) {
     return verifiedDir + "/" + sha + ".json";
   };
-  // Parsed before: the cached form of the file the snapshot pins.
-  const std::string parsedPath = verifiedDir + "/" + expected() + ".bin";
-  if (auto bin = fsutil::readOwnCacheFile(parsedPath, 2 * kMaxIndexBytes)) {
-    if (auto idx = decodeParsedIndex(*bin, expected());
-        idx && idx->name == name) {
-      reporter->detail(2, rel + " of " + where + ": parsed copy in the cache");
-      return &(indices[name] = std::move(*idx));
+  auto parsedPath = [&](const std::string &sha) {
+    return verifiedDir + "/" + sha + ".bin";
+  };
+  if (!indexCacheExisted)
+    indexCacheExisted = fsutil::isDirectory(verifiedDir);
+  if (*indexCacheExisted) {
+    if (auto bin = fsutil::readOwnCacheFile(parsedPath(expected()),
+                                            2 * kMaxIndexBytes)) {
+      if (auto idx = decodeParsedIndex(*bin, expected());
+          idx && idx->name == name) {
+        reporter->detail(2,
+                         rel + " of " + where + ": parsed copy in the cache");
+        return &(indices[name] = std::move(*idx));
+      }
     }
   }
-  // Parses a verified index and keeps its parsed form (a cache, checked
-  // when read: failing to write it, or losing it in a crash, changes
-  // nothing).
-  auto parseAndKeep = [&](const std::string &body) -> Expected<RegistryIndex> {
+  // Parses a verified index and keeps it: its parsed form when parsing it
+  // was clean, else its bytes (a cache, checked when read: failing to
+  // write it, or losing it in a crash, changes nothing).
+  auto parseAndKeep = [&](const std::string &body,
+                          bool keepBytes) -> Expected<RegistryIndex> {
     bool clean = false;
     auto idx = parseIndex(name, body, &clean);
-    if (idx && clean && fsutil::makeDirs(verifiedDir))
-      (void)fsutil::writeCacheFile(verifiedDir + "/" + expected() + ".bin",
-                                   encodeParsedIndex(*idx, expected()));
+    if (!idx || (!clean && !keepBytes))
+      return idx;
+    if (!indexCacheMade)
+      indexCacheMade = fsutil::makeDirs(verifiedDir).has_value();
+    if (!indexCacheMade)
+      return idx;
+    if (clean)
+      writeCheckedCacheFile(parsedPath(expected()),
+                            encodeParsedIndex(*idx, expected()));
+    else
+      writeCheckedCacheFile(verifiedPath(expected()), body);
     return idx;
   };
-  if (auto cached = fsutil::readFile(verifiedPath(expected()), kMaxIndexBytes);
-      cached && Sha256::hex(*cached) == expected()) {
-    reporter->detail(2, rel + " of " + where + ": verified copy in the cache");
-    auto idx = parseAndKeep(*cached);
-    if (!idx)
-      return Unexpected(idx.error());
-    return &(indices[name] = std::move(*idx));
+  if (*indexCacheExisted) {
+    if (auto cached =
+            fsutil::readFile(verifiedPath(expected()), kMaxIndexBytes);
+        cached && Sha256::hex(*cached) == expected()) {
+      reporter->detail(2,
+                       rel + " of " + where + ": verified copy in the cache");
+      auto idx = parseAndKeep(*cached, false);
+      if (!idx)
+        return Unexpected(idx.error());
+      return &(indices[name] = std::move(*idx));
+    }
   }
 
   std::string body, sha;
@@ -564,7 +626,7 @@ RegistryClient::Impl::index(const std::string &name) {
   if (!first)
     return Unexpected(first.error());
   if (sha != expected()) {
-    if (fsutil::exists(verifiedPath(sha)))
+    if (fsutil::exists(parsedPath(sha)) || fsutil::exists(verifiedPath(sha)))
       return makeError(
           ErrorCode::Integrity,
           "mix-and-match: " + rel + " of " + where +
@@ -586,13 +648,9 @@ RegistryClient::Impl::index(const std::string &name) {
         "the index was altered, or belongs to another state of the "
         "registry; do not use the registry until it is consistent again");
   }
-  auto idx = parseAndKeep(body);
+  auto idx = parseAndKeep(body, true);
   if (!idx)
     return Unexpected(idx.error());
-  // Remember it (a cache, checked by hash when read: failing to write it,
-  // or losing it in a crash, changes nothing).
-  if (fsutil::makeDirs(verifiedDir))
-    (void)fsutil::writeCacheFile(verifiedPath(sha), body);
   return &(indices[name] = std::move(*idx));
 }
 

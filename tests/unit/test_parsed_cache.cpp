@@ -413,6 +413,31 @@ struct ClientFixture {
   std::string verifiedIndex(RegistryClient &c, const std::string &name) {
     return stateDir() + "/index/" + pinned(c, name) + ".json";
   }
+
+  /// Replaces index/<name>.json of the registry by `text` and signs a
+  /// snapshot (one version up) that pins it, as a registry written by a
+  /// newer ireepkg would be.
+  void replaceIndex(const std::string &name, const std::string &text) {
+    writeText(reg + "/index/" + name + ".json", text);
+    nlohmann::json snap =
+        nlohmann::json::parse(readText(reg + "/snapshot.json"));
+    snap["version"] = snap["version"].get<int64_t>() + 1;
+    snap["index"][name] = "sha256:" + Sha256::hex(text);
+    const std::string snapText = snap.dump(2) + "\n";
+    writeText(reg + "/snapshot.json", snapText);
+    signing::SignOptions so;
+    so.trustedComment = "timestamp:0\tfile:snapshot.json\thashed";
+    auto sig = signing::signBuffer(pair.secretKey, snapText, so);
+    REQUIRE(sig.has_value());
+    REQUIRE(signing::writeSignatureFile(*sig, reg + "/snapshot.json.minisig")
+                .has_value());
+  }
+};
+
+/// Counts the warnings it is given.
+struct CountingReporter : Reporter {
+  std::vector<std::string> warnings;
+  void warning(const Diagnostic &d) override { warnings.push_back(d.message); }
 };
 
 void checkAlpha(RegistryClient &c) {
@@ -435,8 +460,10 @@ TEST_CASE("parsed cache: the client writes and uses parsed forms, and "
     parsed = f.parsedIndex(*c, "alpha");
     verified = f.verifiedIndex(*c, "alpha");
   }
+  // One file per index file: its parsed form (the verified bytes are kept
+  // only for an index whose parse warned, below).
   REQUIRE(fs::exists(parsed));
-  REQUIRE(fs::exists(verified));
+  CHECK_FALSE(fs::exists(verified));
   REQUIRE(fs::exists(f.stateDir() + "/snapshot.bin"));
   const std::string good = readText(parsed);
 
@@ -447,8 +474,8 @@ TEST_CASE("parsed cache: the client writes and uses parsed forms, and "
     checkAlpha(*c);
   }
 
-  SUBCASE("a damaged parsed form is not trusted: it is parsed again from "
-          "the verified copy and rewritten") {
+  SUBCASE("a damaged parsed form is not trusted: the index is read and "
+          "parsed again, and the parsed form rewritten") {
     std::vector<std::string> damaged = {"", good.substr(0, good.size() / 2),
                                         good + "tail",
                                         std::string(good.size(), '\0')};
@@ -514,6 +541,33 @@ TEST_CASE("parsed cache: the client writes and uses parsed forms, and "
     fs::copy_file(betaParsed, parsed, fs::copy_options::overwrite_existing);
     auto c = f.open();
     checkAlpha(*c);
+  }
+
+  SUBCASE("an index whose parse warned keeps its verified bytes, not a "
+          "parsed form, so that a warm client warns again") {
+    nlohmann::json idx =
+        nlohmann::json::parse(readText(f.reg + "/index/alpha.json"));
+    idx["futurefield"] = true;
+    f.replaceIndex("alpha", idx.dump(2) + "\n");
+    for (int run = 0; run < 2; ++run) {
+      CAPTURE(run);
+      CountingReporter counting;
+      RegistrySpec s;
+      s.url = f.reg;
+      s.publicKeys = {signing::publicKeyBase64(f.pair.publicKey)};
+      ClientOptions o;
+      o.cacheRoot = f.cache;
+      auto c = RegistryClient::open(s, o, counting);
+      REQUIRE_MESSAGE(c.has_value(), c.error().format());
+      checkAlpha(**c);
+      REQUIRE(counting.warnings.size() == 1);
+      CHECK(counting.warnings[0].find("unknown field \"futurefield\"") !=
+            std::string::npos);
+      CHECK(fs::exists(f.verifiedIndex(**c, "alpha")));
+      CHECK_FALSE(fs::exists(f.parsedIndex(**c, "alpha")));
+      // The second client reads the verified copy, not the registry.
+      fs::remove(f.reg + "/index/alpha.json");
+    }
   }
 
   SUBCASE("a damaged or stale snapshot.bin is ignored") {
