@@ -34,6 +34,7 @@
 // unchanged re-reads.
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/manifest_schema/fast_index.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/cache_maintenance.h"
 #include "ireepkg/registry/registry.h"
@@ -485,16 +486,25 @@ Expected<RegistryIndex>
 RegistryClient::Impl::parseIndex(const std::string &name,
                                  const std::string &body, bool *clean) {
   const std::string file = shown("index/" + name + ".json");
-  auto doc = JsonDocument::parse(body, file);
-  if (!doc)
-    return Unexpected(doc.error());
-  DiagnosticList diags;
-  RegistryIndex idx = parseRegistryIndex(*doc, ParseOptions{false}, diags);
-  if (diags.hasErrors())
-    return makeError(ErrorCode::Parse, diags);
-  forwardWarnings(diags, *reporter);
-  if (clean)
-    *clean = diags.items().empty();
+  RegistryIndex idx;
+  // A clean file the fast way; anything else (and the reason it is not
+  // clean, with its place) by the checking parser (fast_index.h).
+  if (auto fast = parseCleanRegistryIndex(body)) {
+    idx = std::move(*fast);
+    if (clean)
+      *clean = true;
+  } else {
+    auto doc = JsonDocument::parse(body, file);
+    if (!doc)
+      return Unexpected(doc.error());
+    DiagnosticList diags;
+    idx = parseRegistryIndex(*doc, ParseOptions{false}, diags);
+    if (diags.hasErrors())
+      return makeError(ErrorCode::Parse, diags);
+    forwardWarnings(diags, *reporter);
+    if (clean)
+      *clean = diags.items().empty();
+  }
   if (idx.name != name)
     return makeError(ErrorCode::Integrity,
                      "index/" + name + ".json of " + where +

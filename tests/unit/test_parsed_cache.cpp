@@ -570,6 +570,34 @@ TEST_CASE("parsed cache: the client writes and uses parsed forms, and "
     }
   }
 
+  SUBCASE("an invalid index gets the checking parser's precise errors") {
+    // The fast path refuses it (fast_index.h); the error is the one
+    // JsonDocument and parseRegistryIndex give, with line:column.
+    nlohmann::json idx =
+        nlohmann::json::parse(readText(f.reg + "/index/alpha.json"));
+    idx["versions"][0]["dependencies"]["beta"] = "^^2.0";
+    idx["versions"][0]["size"] = -3;
+    const std::string text = idx.dump(2) + "\n";
+    f.replaceIndex("alpha", text);
+    auto c = f.open();
+    auto v = c->versions("alpha");
+    REQUIRE_FALSE(v.has_value());
+    const std::string file = f.reg + "/index/alpha.json";
+    auto doc = JsonDocument::parse(text, file);
+    REQUIRE(doc.has_value());
+    DiagnosticList expected;
+    (void)parseRegistryIndex(*doc, ParseOptions{false}, expected);
+    REQUIRE(expected.items().size() == 2);
+    REQUIRE(v.error().diagnostics.size() == 2);
+    for (size_t i = 0; i < 2; ++i) {
+      CHECK(v.error().diagnostics[i].format() == expected.items()[i].format());
+      CHECK(v.error().diagnostics[i].where.line > 1);
+    }
+    CHECK(v.error().format() ==
+          makeError(ErrorCode::Parse, expected).error().format());
+    CHECK_FALSE(fs::exists(f.parsedIndex(*c, "alpha")));
+  }
+
   SUBCASE("a damaged or stale snapshot.bin is ignored") {
     const std::string snapBin = f.stateDir() + "/snapshot.bin";
     const std::string oldSnap = readText(snapBin);
