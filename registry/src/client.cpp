@@ -16,14 +16,16 @@
 //
 // What was verified is kept under <cache>/registries/<id>/: trust.json (the
 // highest snapshot version seen, updated only after a snapshot passed every
-// check), and for each index file that matched a signed snapshot one file
-// named by its SHA-256 (content-addressed: an unchanged index is never
-// fetched twice, and an index served against a newer snapshot than its own
-// is recognised as mix-and-match): index/<sha256>.bin, what was parsed of it
-// (parsed_cache.h), so that a warm run parses no JSON, or, when parsing it
-// warned (a warm run must warn again), index/<sha256>.json, the verified
-// bytes themselves. snapshot.bin keeps the parsed snapshot the same way.
-// Archives go to <cache>/downloads/<aa>/<sha256>.ireepkg.
+// check), and each index file that matched a signed snapshot, by its SHA-256
+// (content-addressed: an unchanged index is never fetched twice, and an
+// index served against a newer snapshot than its own is recognised as
+// mix-and-match): what was parsed of it (parsed_cache.h), so that a warm run
+// parses no JSON, as a frame of index.pack, one file for all of them (a
+// cold run creates one file, not one per index file: creating files was
+// most of its time); or, when parsing it warned (a warm run must warn
+// again), index/<sha256>.json, the verified bytes themselves. snapshot.bin
+// keeps the parsed snapshot the same way. Archives go to
+// <cache>/downloads/<aa>/<sha256>.ireepkg.
 //
 // A publish replaces index files before snapshot.json and the snapshot's
 // signature just before the snapshot (publisher.cpp), so a reader can catch
@@ -59,6 +61,7 @@
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
+#include <unordered_map>
 
 namespace ireepkg::registry {
 
@@ -106,16 +109,31 @@ void forwardWarnings(const DiagnosticList &diags, Reporter &reporter) {
       reporter.warning(d);
 }
 
-/// Writes a cache file of index/ as a new file in place, without the
-/// temporary file and rename of fsutil::writeCacheFile: on a cold run those
-/// two extra directory updates per file cost more than parsing it. That is
-/// safe only for files checked whenever they are read, as both kinds here
-/// are (a .bin carries the SHA-256 of its payload, a verified copy is hashed
-/// against the snapshot): a write torn by a crash, or read while another
-/// process writes the same file, is a cache miss, never trusted. A file
-/// already there (one that was not usable) is removed first, so that the
-/// new one is always this user's with fresh permissions. Failing to write
-/// changes nothing (a cache).
+/// The most of index.pack that is read; a larger one is replaced.
+constexpr size_t kMaxPackBytes = 256u << 20;
+
+bool writeAllTo(int fd, std::string_view content) {
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+/// Writes a cache file as a new file in place, without the temporary file
+/// and rename of fsutil::writeCacheFile (two more directory updates). That
+/// is safe only for files checked whenever they are read, as the ones here
+/// are (a verified copy is hashed against the snapshot, a frame of
+/// index.pack carries the SHA-256 of its payload): a write torn by a crash,
+/// or read while another process writes the same file, is a cache miss,
+/// never trusted. A file already there (one that was not usable) is removed
+/// first, so that the new one is always this user's with fresh permissions.
+/// Failing to write changes nothing (a cache).
 void writeCheckedCacheFile(const std::string &path, std::string_view content) {
   const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
   int fd = ::open(path.c_str(), flags, 0644);
@@ -123,18 +141,32 @@ void writeCheckedCacheFile(const std::string &path, std::string_view content) {
     fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0)
     return;
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    done += static_cast<size_t>(n);
-  }
+  bool ok = writeAllTo(fd, content);
   ::close(fd);
-  if (done != content.size())
+  if (!ok)
     ::unlink(path.c_str()); // a disk full: not worth keeping
+}
+
+/// Appends frames to index.pack in one write (O_APPEND: concurrent
+/// appenders do not overwrite each other; a torn append is skipped by
+/// splitParsedIndexPack). A pack that is not this user's own, or that
+/// others may write, is replaced instead, as fsutil::readOwnCacheFile would
+/// not read it.
+void appendToPack(const std::string &path, std::string_view frames) {
+  int fd = ::open(path.c_str(),
+                  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  struct stat st;
+  if (fd >= 0 && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+                  st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)) {
+    ::close(fd);
+    fd = -1;
+  }
+  if (fd < 0) {
+    writeCheckedCacheFile(path, frames);
+    return;
+  }
+  (void)writeAllTo(fd, frames);
+  ::close(fd);
 }
 
 } // namespace
@@ -165,6 +197,27 @@ struct RegistryClient::Impl {
   /// every index file it reads.
   std::optional<bool> indexCacheExisted;
   bool indexCacheMade = false;
+  /// index.pack (see the file comment), looked at on the first index
+  /// lookup. Its frames are found then, and each is read again (pread)
+  /// when used rather than kept in memory: the pack of a large resolution
+  /// is megabytes the run would otherwise hold to its end.
+  struct PackFrame {
+    uint64_t offset = 0, size = 0;
+  };
+  bool packLoaded = false;
+  fsutil::UniqueFd packFd; ///< the pack as it was when loaded
+  uint64_t packSize = 0;
+  std::unordered_map<std::string, PackFrame> packed; ///< by key; last wins
+  std::vector<PackFrame> packUsed; ///< the frames this run decoded
+  std::string packNew; ///< frames parsed anew, appended when closing
+  std::set<std::string> packNewKeys;
+  bool packReplace = false; ///< a pack that could not be read is replaced
+
+  ~Impl() { savePack(); }
+  std::string packFile() const { return stateDir + "/index.pack"; }
+  void loadPack();
+  std::optional<std::string> readPackFrame(const PackFrame &frame) const;
+  void savePack();
 
   std::string shown(const std::string &rel) const {
     return joinUrl(where, rel);
@@ -482,6 +535,88 @@ Expected<void> RegistryClient::Impl::checkAndRecord(const Loaded &loaded) {
 // Index files
 //===----------------------------------------------------------------------===//
 
+/// Reads exactly `size` bytes at `offset`.
+static bool preadAll(int fd, char *out, uint64_t size, uint64_t offset) {
+  while (size > 0) {
+    ssize_t n = ::pread(fd, out, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    out += n;
+    size -= static_cast<uint64_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+void RegistryClient::Impl::loadPack() {
+  if (packLoaded)
+    return;
+  packLoaded = true;
+  // Read only when it is this user's own and no one else may write it, as
+  // fsutil::readOwnCacheFile reads; missing is the normal cold start, and
+  // anything else is replaced when this client has frames to keep.
+  fsutil::UniqueFd fd(::open(packFile().c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    packReplace = errno != ENOENT;
+    return;
+  }
+  struct stat st;
+  std::string bytes;
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_uid != ::geteuid() || (st.st_mode & 022) != 0 ||
+      static_cast<uint64_t>(st.st_size) > kMaxPackBytes) {
+    packReplace = true;
+    return;
+  }
+  bytes.resize(static_cast<size_t>(st.st_size));
+  if (!preadAll(fd.get(), bytes.data(), bytes.size(), 0)) {
+    packReplace = true;
+    return;
+  }
+  for (const PackedIndex &p : splitParsedIndexPack(bytes))
+    packed[std::string(p.key)] = {
+        static_cast<uint64_t>(p.file.data() - bytes.data()), p.file.size()};
+  packFd = std::move(fd);
+  packSize = bytes.size();
+}
+
+std::optional<std::string>
+RegistryClient::Impl::readPackFrame(const PackFrame &frame) const {
+  std::string out(frame.size, '\0');
+  if (packFd.get() < 0 ||
+      !preadAll(packFd.get(), out.data(), frame.size, frame.offset))
+    return std::nullopt;
+  return out;
+}
+
+void RegistryClient::Impl::savePack() {
+  // A cache: failing to write it, or a crash before this, changes nothing.
+  if (packNew.empty())
+    return;
+  uint64_t live = packNew.size();
+  for (const PackFrame &f : packUsed)
+    live += f.size;
+  // Each update of an index file leaves its old frame behind: when most of
+  // the pack is frames this run did not use, it is rewritten with only the
+  // ones it used (and its own), atomically, as readers may be reading it.
+  constexpr uint64_t kCompactFrom = 8u << 20;
+  if (packReplace || (packSize > kCompactFrom && packSize > 4 * live)) {
+    std::string out;
+    out.reserve(live);
+    for (const PackFrame &f : packUsed)
+      if (auto bytes = readPackFrame(f))
+        out.append(*bytes);
+    out.append(packNew);
+    if (fsutil::makeDirs(stateDir))
+      (void)fsutil::writeCacheFile(packFile(), out);
+    return;
+  }
+  if (fsutil::makeDirs(stateDir))
+    appendToPack(packFile(), packNew);
+}
+
 Expected<RegistryIndex>
 RegistryClient::Impl::parseIndex(const std::string &name,
                                  const std::string &body, bool *clean) {
@@ -535,48 +670,46 @@ RegistryClient::Impl::index(const std::string &name) {
   auto expected = [&] { return snapshot.index.at(name).substr(7); };
 
   // Verified before, under this or an earlier snapshot: its parsed form
-  // (index/<sha256>.bin) or, when parsing it warned, its bytes
+  // (a frame of index.pack) or, when parsing it warned, its bytes
   // (index/<sha256>.json).
   const std::string verifiedDir = stateDir + "/index";
   auto verifiedPath = [&](const std::string &sha) {
     return verifiedDir + "/" + sha + ".json";
   };
-  auto parsedPath = [&](const std::string &sha) {
-    return verifiedDir + "/" + sha + ".bin";
-  };
-  if (!indexCacheExisted)
-    indexCacheExisted = fsutil::isDirectory(verifiedDir);
-  if (*indexCacheExisted) {
-    if (auto bin = fsutil::readOwnCacheFile(parsedPath(expected()),
-                                            2 * kMaxIndexBytes)) {
-      if (auto idx = decodeParsedIndex(*bin, expected());
-          idx && idx->name == name) {
-        reporter->detail(2,
-                         rel + " of " + where + ": parsed copy in the cache");
-        return &(indices[name] = std::move(*idx));
-      }
+  loadPack();
+  if (auto it = packed.find(expected()); it != packed.end()) {
+    auto frame = readPackFrame(it->second);
+    if (auto idx = frame ? decodeParsedIndex(*frame, expected())
+                         : std::optional<RegistryIndex>();
+        idx && idx->name == name) {
+      reporter->detail(2, rel + " of " + where + ": parsed copy in the cache");
+      packUsed.push_back(it->second);
+      return &(indices[name] = std::move(*idx));
     }
   }
   // Parses a verified index and keeps it: its parsed form when parsing it
-  // was clean, else its bytes (a cache, checked when read: failing to
-  // write it, or losing it in a crash, changes nothing).
+  // was clean (written with the pack when the client closes), else its
+  // bytes (a cache, checked when read: failing to write it, or losing it
+  // in a crash, changes nothing).
   auto parseAndKeep = [&](const std::string &body,
                           bool keepBytes) -> Expected<RegistryIndex> {
     bool clean = false;
     auto idx = parseIndex(name, body, &clean);
     if (!idx || (!clean && !keepBytes))
       return idx;
+    if (clean) {
+      if (packNewKeys.insert(expected()).second)
+        packNew += encodeParsedIndex(*idx, expected());
+      return idx;
+    }
     if (!indexCacheMade)
       indexCacheMade = fsutil::makeDirs(verifiedDir).has_value();
-    if (!indexCacheMade)
-      return idx;
-    if (clean)
-      writeCheckedCacheFile(parsedPath(expected()),
-                            encodeParsedIndex(*idx, expected()));
-    else
+    if (indexCacheMade)
       writeCheckedCacheFile(verifiedPath(expected()), body);
     return idx;
   };
+  if (!indexCacheExisted)
+    indexCacheExisted = fsutil::isDirectory(verifiedDir);
   if (*indexCacheExisted) {
     if (auto cached =
             fsutil::readFile(verifiedPath(expected()), kMaxIndexBytes);
@@ -636,7 +769,8 @@ RegistryClient::Impl::index(const std::string &name) {
   if (!first)
     return Unexpected(first.error());
   if (sha != expected()) {
-    if (fsutil::exists(parsedPath(sha)) || fsutil::exists(verifiedPath(sha)))
+    if (packed.count(sha) || packNewKeys.count(sha) ||
+        fsutil::exists(verifiedPath(sha)))
       return makeError(
           ErrorCode::Integrity,
           "mix-and-match: " + rel + " of " + where +

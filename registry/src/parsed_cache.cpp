@@ -159,6 +159,40 @@ std::optional<RegistryIndex> decodeParsedIndex(std::string_view file,
   return idx;
 }
 
+std::vector<PackedIndex> splitParsedIndexPack(std::string_view pack) {
+  constexpr size_t header = kMagic.size() + 4 + 4 + kHexSize + 8 + kHexSize;
+  std::vector<PackedIndex> out;
+  size_t pos = 0;
+  while (pos < pack.size()) {
+    std::string_view rest = pack.substr(pos);
+    if (rest.size() >= header && rest.starts_with(kMagic)) {
+      ByteReader r(rest.substr(kMagic.size()));
+      uint32_t format = r.u32();
+      uint32_t kind = r.u32();
+      std::string_view key = r.bytes(kHexSize);
+      uint64_t size = r.u64();
+      if (r.ok() && format == kParsedCacheFormat && kind == kIndexKind &&
+          size <= rest.size() - header) {
+        out.push_back({key, rest.substr(0, header + size)});
+        // In a sound pack the next frame starts where this one ends; when
+        // it does not, this one's size may be damaged and cover the start
+        // of the next one (a torn append followed by another): look for it.
+        std::string_view after = rest.substr(header + size);
+        if (after.empty() || after.starts_with(kMagic)) {
+          pos += header + size;
+          continue;
+        }
+      }
+    }
+    // Not a whole frame, or not followed by one: resume at the next one.
+    size_t next = pack.find(kMagic, pos + 1);
+    if (next == std::string_view::npos)
+      break;
+    pos = next;
+  }
+  return out;
+}
+
 std::string encodeParsedSnapshot(const RegistrySnapshot &snapshot,
                                  std::string_view sourceSha256) {
   std::string p;
