@@ -180,9 +180,10 @@ bool readEntry(dom::element value, const std::string &indexName,
   return true;
 }
 
-} // namespace
-
-std::optional<RegistryIndex> parseCleanRegistryIndex(std::string_view text) {
+/// The root object of `text`, parsed by `parser`; nullopt for anything the
+/// checking parser must see.
+std::optional<dom::object> parseRoot(dom::parser &parser,
+                                     std::string_view text) {
   // Left to the checking parser: \u escapes (lone surrogates are refused
   // by nlohmann's lexer, not necessarily by simdjson's), a byte order mark
   // (which nlohmann skips), a NUL byte (where nlohmann's lexer sees the end
@@ -192,24 +193,37 @@ std::optional<RegistryIndex> parseCleanRegistryIndex(std::string_view text) {
       text.find('\0') != std::string_view::npos ||
       text.size() > JsonParseOptions{}.maxBytes)
     return std::nullopt;
-  thread_local dom::parser parser;
   dom::element root;
   if (parser.parse(text.data(), text.size()).get(root))
     return std::nullopt;
   dom::object object;
   if (root.get_object().get(object))
     return std::nullopt;
+  return object;
+}
+
+/// schema_version: an integer from 1 to the newest this build reads.
+bool schemaVersionOk(const std::optional<dom::element> &e) {
+  int64_t v = 0;
+  return e && e->type() == dom::element_type::INT64 &&
+         e->get_int64().get(v) == simdjson::SUCCESS && v >= 1 &&
+         v <= kSchemaVersion;
+}
+
+} // namespace
+
+std::optional<RegistryIndex> parseCleanRegistryIndex(std::string_view text) {
+  thread_local dom::parser parser;
+  auto object = parseRoot(parser, text);
+  if (!object)
+    return std::nullopt;
   static constexpr std::string_view kNames[] = {"schema_version", "name",
                                                 "versions"};
   std::optional<dom::element> f[std::size(kNames)];
-  if (!fields(object, kNames, f))
+  if (!fields(*object, kNames, f))
     return std::nullopt;
   auto &[schema, name, versions] = f;
-
-  // schema_version: an integer from 1 to the newest this build reads.
-  int64_t sv = 0;
-  if (!schema || schema->type() != dom::element_type::INT64 ||
-      schema->get_int64().get(sv) || sv < 1 || sv > kSchemaVersion)
+  if (!schemaVersionOk(schema))
     return std::nullopt;
 
   RegistryIndex idx;
@@ -231,6 +245,54 @@ std::optional<RegistryIndex> parseCleanRegistryIndex(std::string_view text) {
     idx.versions.push_back(std::move(e));
   }
   return idx;
+}
+
+std::optional<RegistrySnapshot>
+parseCleanRegistrySnapshot(std::string_view text) {
+  thread_local dom::parser parser;
+  auto object = parseRoot(parser, text);
+  if (!object)
+    return std::nullopt;
+  static constexpr std::string_view kNames[] = {"schema_version", "version",
+                                                "expires", "index"};
+  std::optional<dom::element> f[std::size(kNames)];
+  if (!fields(*object, kNames, f))
+    return std::nullopt;
+  auto &[schema, version, expires, index] = f;
+  if (!schemaVersionOk(schema))
+    return std::nullopt;
+
+  RegistrySnapshot s;
+  // version: an integer from 1 (larger than int64_t: UINT64, refused).
+  if (!version || version->type() != dom::element_type::INT64 ||
+      version->get_int64().get(s.version) || s.version < 1)
+    return std::nullopt;
+
+  std::string_view expiresText;
+  if (!string(expires, expiresText) || expiresText.empty())
+    return std::nullopt;
+  auto seconds = parseRfc3339(expiresText);
+  if (!seconds)
+    return std::nullopt;
+  s.expires = expiresText;
+  s.expiresUnix = *seconds;
+
+  dom::object entries;
+  if (!index || index->get_object().get(entries))
+    return std::nullopt;
+  for (dom::key_value_pair kv : entries) {
+    std::string_view hash;
+    if (!isValidPackageName(kv.key) ||
+        kv.value.get_string().get(hash) != simdjson::SUCCESS ||
+        !hash.starts_with("sha256:") || !isSha256Hex(hash.substr(7)))
+      return std::nullopt;
+    // Keys come sorted from ireepkg's writers: hint at the end.
+    auto before = s.index.size();
+    s.index.emplace_hint(s.index.end(), std::string(kv.key), hash);
+    if (s.index.size() == before)
+      return std::nullopt; // a repeated key
+  }
+  return s;
 }
 
 } // namespace ireepkg

@@ -1,12 +1,12 @@
-//===- test_fast_index.cpp - The fast path for index files ----------------===//
+//===- test_fast_index.cpp - The fast path for registry files -------------===//
 //
-// parseCleanRegistryIndex (fast_index.h) must give a RegistryIndex exactly
-// when the checking parser (JsonDocument + parseRegistryIndex) reads the
-// text with no diagnostic, and then the same one (compared through the
-// binary form of parsed_cache.h, which holds every field). Checked on the
-// index files of tests/data, on every other fixture there, on edits of a
-// full index that break (or keep) one rule each, and on random byte
-// changes.
+// parseCleanRegistryIndex and parseCleanRegistrySnapshot (fast_index.h)
+// must give a value exactly when the checking parser (JsonDocument, then
+// parseRegistryIndex or parseRegistrySnapshot) reads the text with no
+// diagnostic, and then the same one (an index compared through the binary
+// form of parsed_cache.h, which holds every field). Checked on every
+// fixture under tests/data, on edits of a full file that break (or keep)
+// one rule each, and on random byte changes.
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/manifest_schema/fast_index.h"
@@ -311,4 +311,122 @@ TEST_CASE("fast index parser: random changes of bytes") {
   // Some changes keep the file clean (inside a summary, say): both paths
   // were compared on those too.
   CHECK(clean > 0);
+}
+
+//===----------------------------------------------------------------------===//
+// snapshot.json
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::optional<RegistrySnapshot> checkedSnapshot(std::string_view text) {
+  auto doc = JsonDocument::parse(text, "snapshot.json");
+  if (!doc)
+    return std::nullopt;
+  DiagnosticList diags;
+  RegistrySnapshot s = parseRegistrySnapshot(*doc, ParseOptions{false}, diags);
+  if (!diags.items().empty())
+    return std::nullopt;
+  return s;
+}
+
+/// As agree(), for snapshots.
+bool agreeSnapshot(std::string_view text) {
+  auto fast = parseCleanRegistrySnapshot(text);
+  auto slow = checkedSnapshot(text);
+  if (fast) {
+    CHECK(slow.has_value());
+    if (slow) {
+      CHECK(fast->schemaVersion == slow->schemaVersion);
+      CHECK(fast->version == slow->version);
+      CHECK(fast->expires == slow->expires);
+      CHECK(fast->expiresUnix == slow->expiresUnix);
+      CHECK(fast->index == slow->index);
+    }
+  } else if (slow) {
+    CHECK(leftToCheckingParser(text));
+  }
+  return slow.has_value();
+}
+
+} // namespace
+
+TEST_CASE("fast snapshot parser: agrees with the checking parser") {
+  for (const auto &dir :
+       fs::directory_iterator(fs::path(IREEPKG_SOURCE_DIR) / "tests/data")) {
+    if (!dir.is_directory())
+      continue;
+    for (const auto &f : fs::directory_iterator(dir.path()))
+      if (f.path().extension() == ".json") {
+        CAPTURE(f.path().string());
+        const std::string text = test::readText(f.path().string());
+        bool clean = agreeSnapshot(text);
+        if (dir.path().filename() == "snapshot")
+          CHECK(clean == f.path().filename().string().starts_with("good_"));
+      }
+  }
+  const std::string full = fixture("snapshot/good_full.json");
+  REQUIRE(parseCleanRegistrySnapshot(full));
+  const std::string hash =
+      "sha256:ee30ab907d6f5fc14bb34074d4410b981004222da579b07a77297a194eec348c";
+  struct Case {
+    std::string from, to;
+    bool clean;
+  };
+  const std::vector<Case> cases = {
+      {"\"version\": 42", "\"version\": 1", true},
+      {"\"version\": 42", "\"version\": 9223372036854775807", true},
+      {"\"expires\": \"2027-01-01T00:00:00Z\"",
+       "\"expires\": \"2027-01-01T00:00:00.5-05:30\"", true},
+      {"\"common-ukernels\"", "\"zz-last\"", true}, // out of order
+      {"\"schema_version\": 1", "\"schema_version\": 2", false},
+      {"\"schema_version\": 1,", "", false},
+      {"\"version\": 42", "\"version\": 0", false},
+      {"\"version\": 42", "\"version\": -1", false},
+      {"\"version\": 42", "\"version\": 42.0", false},
+      {"\"version\": 42", "\"version\": \"42\"", false},
+      {"\"version\": 42", "\"version\": 9223372036854775808", false},
+      {"\"version\": 42,", "", false},
+      {"\"version\": 42,", "\"version\": 42, \"version\": 42,", false},
+      {"\"version\": 42,", "\"version\": 42, \"signed\": true,", false},
+      {"\"expires\": \"2027-01-01T00:00:00Z\"", "\"expires\": \"\"", false},
+      {"\"expires\": \"2027-01-01T00:00:00Z\"",
+       "\"expires\": \"2027-02-30T00:00:00Z\"", false},
+      {"\"expires\": \"2027-01-01T00:00:00Z\"", "\"expires\": 1798761600",
+       false},
+      {"\"common-ukernels\"", "\"Common Ukernels\"", false},
+      {"\"common-ukernels\"", "\"simple-mul\"", false}, // repeated
+      {hash, "sha512:ee30", false},
+      {hash, hash.substr(7), false},
+      {hash,
+       "sha256:EE30AB907D6F5FC14BB34074D4410B981004222DA579B07A77297A19"
+       "4EEC348C",
+       false},
+      {"\"" + hash + "\"", "1", false},
+      {"\"index\": {", "\"index\": [], \"x\": {", false},
+  };
+  for (const Case &c : cases) {
+    CAPTURE(c.to);
+    CHECK(agreeSnapshot(edit(full, c.from, c.to)) == c.clean);
+  }
+  for (size_t n = 0; n < full.size(); n += 2)
+    CHECK_FALSE(agreeSnapshot(full.substr(0, n)));
+  std::mt19937 rng(23);
+  const std::string alphabet = "{}[]\":,\\ 0123456789-.:TZabcfnrtux\t\n\x7f";
+  for (int i = 0; i < 2000; ++i) {
+    std::string text = full;
+    size_t at = rng() % text.size();
+    switch (rng() % 3) {
+    case 0:
+      text[at] = alphabet[rng() % alphabet.size()];
+      break;
+    case 1:
+      text.erase(at, 1 + rng() % 4);
+      break;
+    default:
+      text.insert(at, 1, alphabet[rng() % alphabet.size()]);
+    }
+    CAPTURE(text);
+    agreeSnapshot(text);
+  }
 }

@@ -29,6 +29,12 @@ namespace ireepkg {
 /// See the file comment. Thread-safe (one parser per thread).
 std::optional<RegistryIndex> parseCleanRegistryIndex(std::string_view text);
 
+/// The same for a registry's snapshot.json (parseRegistrySnapshot's rules),
+/// which a run parses whenever the registry changed: 10,000 packages make
+/// it about 1 MB.
+std::optional<RegistrySnapshot>
+parseCleanRegistrySnapshot(std::string_view text);
+
 } // namespace ireepkg
 
 #endif // IREEPKG_FAST_INDEX_H
