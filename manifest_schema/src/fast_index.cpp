@@ -64,15 +64,22 @@ bool summaryFits(std::string_view s) {
   return chars <= 200;
 }
 
-/// Constraint texts already parsed in this file (Checker keeps the same).
+/// Valid constraint texts already parsed by this thread, in any file (the
+/// checking parser's Checker keeps those of one file): the ~980 index files
+/// of a large resolution hold ~53,000 constraints, ~12,000 distinct within
+/// their files but only ~700 distinct in all. Constraint::parse depends on
+/// the text alone. Bounded: emptied when it reaches kMaxKept texts.
 class Constraints {
 public:
+  static constexpr size_t kMaxKept = 1u << 14;
   const Constraint *get(std::string_view text) {
     if (auto it = seen_.find(text); it != seen_.end())
       return &it->second;
     auto c = Constraint::parse(text);
     if (!c)
       return nullptr;
+    if (seen_.size() >= kMaxKept)
+      seen_.clear(); // what get() returns is copied at once
     return &seen_.emplace(std::string(text), std::move(*c)).first->second;
   }
 
@@ -237,7 +244,7 @@ std::optional<RegistryIndex> parseCleanRegistryIndex(std::string_view text) {
     return std::nullopt;
   idx.versions.reserve(entries.size());
   std::vector<Version> seen;
-  Constraints constraints;
+  thread_local Constraints constraints;
   for (dom::element value : entries) {
     IndexEntry e;
     if (!readEntry(value, idx.name, seen, constraints, e))
