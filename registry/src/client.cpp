@@ -20,12 +20,12 @@
 // (content-addressed: an unchanged index is never fetched twice, and an
 // index served against a newer snapshot than its own is recognised as
 // mix-and-match): what was parsed of it (parsed_cache.h), so that a warm run
-// parses no JSON, as a frame of index.pack, one file for all of them (a
-// cold run creates one file, not one per index file: creating files was
-// most of its time); or, when parsing it warned (a warm run must warn
-// again), index/<sha256>.json, the verified bytes themselves. snapshot.bin
-// keeps the parsed snapshot the same way. Archives go to
-// <cache>/downloads/<aa>/<sha256>.ireepkg.
+// parses no JSON, as a frame of index.pack, one file for all of them,
+// appended to as the client goes (a cold run creates one file, not one per
+// index file: creating files was most of its time); or, when parsing it
+// warned (a warm run must warn again), index/<sha256>.json, the verified
+// bytes themselves. snapshot.bin keeps the parsed snapshot the same way.
+// Archives go to <cache>/downloads/<aa>/<sha256>.ireepkg.
 //
 // A publish replaces index files before snapshot.json and the snapshot's
 // signature just before the snapshot (publisher.cpp), so a reader can catch
@@ -147,26 +147,25 @@ void writeCheckedCacheFile(const std::string &path, std::string_view content) {
     ::unlink(path.c_str()); // a disk full: not worth keeping
 }
 
-/// Appends frames to index.pack in one write (O_APPEND: concurrent
-/// appenders do not overwrite each other; a torn append is skipped by
+/// Opens index.pack to append frames (O_APPEND: concurrent appenders do
+/// not overwrite each other; a torn append is skipped by
 /// splitParsedIndexPack). A pack that is not this user's own, or that
-/// others may write, is replaced instead, as fsutil::readOwnCacheFile would
-/// not read it.
-void appendToPack(const std::string &path, std::string_view frames) {
-  int fd = ::open(path.c_str(),
-                  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  struct stat st;
-  if (fd >= 0 && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-                  st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)) {
-    ::close(fd);
-    fd = -1;
+/// others may write, or one to be replaced, is removed and made anew, as
+/// fsutil::readOwnCacheFile would not read it.
+fsutil::UniqueFd openPackForAppend(const std::string &path, bool replace) {
+  if (!replace) {
+    fsutil::UniqueFd fd(
+        ::open(path.c_str(),
+               O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
+    struct stat st;
+    if (fd.get() >= 0 && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_uid == ::geteuid() && (st.st_mode & 022) == 0)
+      return fd;
   }
-  if (fd < 0) {
-    writeCheckedCacheFile(path, frames);
-    return;
-  }
-  (void)writeAllTo(fd, frames);
-  ::close(fd);
+  ::unlink(path.c_str());
+  return fsutil::UniqueFd(::open(
+      path.c_str(),
+      O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
 }
 
 } // namespace
@@ -209,14 +208,19 @@ struct RegistryClient::Impl {
   uint64_t packSize = 0;
   std::unordered_map<std::string, PackFrame> packed; ///< by key; last wins
   std::vector<PackFrame> packUsed; ///< the frames this run decoded
-  std::string packNew; ///< frames parsed anew, appended when closing
+  /// Frames parsed anew, appended a megabyte at a time and when closing.
+  std::string packNew;
   std::set<std::string> packNewKeys;
+  uint64_t packNewBytes = 0;
+  fsutil::UniqueFd packOut; ///< open for appending, once there is any
   bool packReplace = false; ///< a pack that could not be read is replaced
 
   ~Impl() { savePack(); }
   std::string packFile() const { return stateDir + "/index.pack"; }
   void loadPack();
   std::optional<std::string> readPackFrame(const PackFrame &frame) const;
+  void keepParsed(const RegistryIndex &index, const std::string &sha);
+  void flushPack();
   void savePack();
 
   std::string shown(const std::string &rel) const {
@@ -599,30 +603,58 @@ RegistryClient::Impl::readPackFrame(const PackFrame &frame) const {
   return out;
 }
 
-void RegistryClient::Impl::savePack() {
+void RegistryClient::Impl::keepParsed(const RegistryIndex &index,
+                                      const std::string &sha) {
+  if (!packNewKeys.insert(sha).second)
+    return;
+  std::string frame = encodeParsedIndex(index, sha);
+  packNewBytes += frame.size();
+  packNew += frame;
+  constexpr size_t kFlushBytes = 1u << 20;
+  if (packNew.size() >= kFlushBytes)
+    flushPack();
+}
+
+void RegistryClient::Impl::flushPack() {
   // A cache: failing to write it, or a crash before this, changes nothing.
   if (packNew.empty())
     return;
-  uint64_t live = packNew.size();
-  for (const PackFrame &f : packUsed)
-    live += f.size;
+  if (packOut.get() < 0 && fsutil::makeDirs(stateDir))
+    packOut = openPackForAppend(packFile(), packReplace);
+  if (packOut.get() >= 0)
+    (void)writeAllTo(packOut.get(), packNew);
+  packNew.clear();
+}
+
+void RegistryClient::Impl::savePack() {
+  flushPack();
+  packOut.reset();
   // Each update of an index file leaves its old frame behind: when most of
   // the pack is frames this run did not use, it is rewritten with only the
-  // ones it used (and its own), atomically, as readers may be reading it.
+  // ones it used and the ones it added, atomically, as readers may be
+  // reading it.
+  uint64_t live = packNewBytes;
+  for (const PackFrame &f : packUsed)
+    live += f.size;
   constexpr uint64_t kCompactFrom = 8u << 20;
-  if (packReplace || (packSize > kCompactFrom && packSize > 4 * live)) {
-    std::string out;
-    out.reserve(live);
-    for (const PackFrame &f : packUsed)
-      if (auto bytes = readPackFrame(f))
-        out.append(*bytes);
-    out.append(packNew);
-    if (fsutil::makeDirs(stateDir))
-      (void)fsutil::writeCacheFile(packFile(), out);
+  if (packNewKeys.empty() || packSize <= kCompactFrom || packSize <= 4 * live)
     return;
-  }
-  if (fsutil::makeDirs(stateDir))
-    appendToPack(packFile(), packNew);
+  std::string out;
+  out.reserve(live);
+  for (const PackFrame &f : packUsed)
+    if (auto bytes = readPackFrame(f))
+      out.append(*bytes);
+  // The frames added are at the end of the pack as it is now.
+  auto now = fsutil::readOwnCacheFile(packFile(), kMaxPackBytes);
+  if (!now)
+    return;
+  std::map<std::string_view, std::string_view> added; // the last of each
+  for (const PackedIndex &p : splitParsedIndexPack(*now))
+    if (packNewKeys.count(std::string(p.key)))
+      added[p.key] = p.file;
+  for (const auto &[key, frame] : added)
+    out.append(frame);
+  (void)fsutil::writeCacheFile(packFile(), out);
 }
 
 Expected<RegistryIndex>
@@ -706,8 +738,7 @@ RegistryClient::Impl::index(const std::string &name) {
     if (!idx || (!clean && !keepBytes))
       return idx;
     if (clean) {
-      if (packNewKeys.insert(expected()).second)
-        packNew += encodeParsedIndex(*idx, expected());
+      keepParsed(*idx, expected());
       return idx;
     }
     if (!indexCacheMade)
