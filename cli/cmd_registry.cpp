@@ -355,6 +355,8 @@ int runRegistryVerify(const Command &, const ParsedArgs &args) {
   registry::RegistrySpec spec = standaloneRegistry(args, args.positional[0]);
   registry::ClientOptions options;
   options.offline = args.flag("offline");
+  // What this machine checked before is checked again.
+  options.recheck = true;
   CliReporter reporter(json);
   auto client = registry::RegistryClient::open(spec, options, reporter);
   if (!client)

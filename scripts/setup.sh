@@ -29,6 +29,8 @@ DEBIAN_PACKAGES=(
   libcmark-dev
   # config.toml (pkg/src/user_config.cpp)
   libtomlplusplus-dev
+  # the fast path for registry index files (manifest_schema/src/fast_index.cpp)
+  libsimdjson-dev
   # peers used by the tests and the demonstration
   python3 python3-venv zstd minisign nginx-light openssl
   # registries in OCI registries: the CNCF distribution registry, and

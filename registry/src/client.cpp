@@ -16,13 +16,16 @@
 //
 // What was verified is kept under <cache>/registries/<id>/: trust.json (the
 // highest snapshot version seen, updated only after a snapshot passed every
-// check) and index/<sha256>.json (index files that matched a signed
-// snapshot, content-addressed: an unchanged index is never fetched twice,
-// and an index served against a newer snapshot than its own is recognised
-// as mix-and-match). Beside them, index/<sha256>.bin and snapshot.bin keep
-// what was parsed of them (parsed_cache.h), keyed by the same hashes, so a
-// warm run parses no JSON. Archives go to
-// <cache>/downloads/<aa>/<sha256>.ireepkg.
+// check), and each index file that matched a signed snapshot, by its SHA-256
+// (content-addressed: an unchanged index is never fetched twice, and an
+// index served against a newer snapshot than its own is recognised as
+// mix-and-match): what was parsed of it (parsed_cache.h), so that a warm run
+// parses no JSON, as a frame of index.pack, one file for all of them,
+// appended to as the client goes (a cold run creates one file, not one per
+// index file: creating files was most of its time); or, when parsing it
+// warned (a warm run must warn again), index/<sha256>.json, the verified
+// bytes themselves. snapshot.bin keeps the parsed snapshot the same way.
+// Archives go to <cache>/downloads/<aa>/<sha256>.ireepkg.
 //
 // A publish replaces index files before snapshot.json and the snapshot's
 // signature just before the snapshot (publisher.cpp), so a reader can catch
@@ -33,6 +36,7 @@
 // unchanged re-reads.
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/manifest_schema/fast_index.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/cache_maintenance.h"
 #include "ireepkg/registry/registry.h"
@@ -48,13 +52,16 @@
 #include "registry_urls.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <fcntl.h>
 #include <mutex>
 #include <set>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
+#include <unordered_map>
 
 namespace ireepkg::registry {
 
@@ -111,6 +118,64 @@ struct PendingIndex {
   std::string parsed; ///< snapshot.bin's bytes, when they were read
   std::string body;   ///< snapshot.json's verified bytes, when they were not
 };
+/// The most of index.pack that is read; a larger one is replaced.
+constexpr size_t kMaxPackBytes = 256u << 20;
+
+bool writeAllTo(int fd, std::string_view content) {
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+/// Writes a cache file as a new file in place, without the temporary file
+/// and rename of fsutil::writeCacheFile (two more directory updates). That
+/// is safe only for files checked whenever they are read, as the ones here
+/// are (a verified copy is hashed against the snapshot, a frame of
+/// index.pack carries the SHA-256 of its payload): a write torn by a crash,
+/// or read while another process writes the same file, is a cache miss,
+/// never trusted. A file already there (one that was not usable) is removed
+/// first, so that the new one is always this user's with fresh permissions.
+/// Failing to write changes nothing (a cache).
+void writeCheckedCacheFile(const std::string &path, std::string_view content) {
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0 && errno == EEXIST && ::unlink(path.c_str()) == 0)
+    fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0)
+    return;
+  bool ok = writeAllTo(fd, content);
+  ::close(fd);
+  if (!ok)
+    ::unlink(path.c_str()); // a disk full: not worth keeping
+}
+
+/// Opens index.pack to append frames (O_APPEND: concurrent appenders do
+/// not overwrite each other; a torn append is skipped by
+/// splitParsedIndexPack). A pack that is not this user's own, or that
+/// others may write, or one to be replaced, is removed and made anew, as
+/// fsutil::readOwnCacheFile would not read it.
+fsutil::UniqueFd openPackForAppend(const std::string &path, bool replace) {
+  if (!replace) {
+    fsutil::UniqueFd fd(
+        ::open(path.c_str(),
+               O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
+    struct stat st;
+    if (fd.get() >= 0 && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_uid == ::geteuid() && (st.st_mode & 022) == 0)
+      return fd;
+  }
+  ::unlink(path.c_str());
+  return fsutil::UniqueFd(::open(
+      path.c_str(),
+      O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+}
 
 } // namespace
 
@@ -149,6 +214,39 @@ struct RegistryClient::Impl {
     std::vector<std::unique_ptr<IndexEntry>> entries;
   };
   std::map<std::string, Candidates> candidates;
+  /// Whether <stateDir>/index existed when first looked at (unset: not yet
+  /// looked). When it did not, nothing can be cached in it but what this
+  /// client writes itself, so a cold run does not look for cached copies of
+  /// every index file it reads.
+  std::optional<bool> indexCacheExisted;
+  bool indexCacheMade = false;
+  /// index.pack (see the file comment), looked at on the first index
+  /// lookup. Its frames are found then, and each is read again (pread)
+  /// when used rather than kept in memory: the pack of a large resolution
+  /// is megabytes the run would otherwise hold to its end.
+  struct PackFrame {
+    uint64_t offset = 0, size = 0;
+  };
+  bool packLoaded = false;
+  fsutil::UniqueFd packFd; ///< the pack as it was when loaded
+  uint64_t packSize = 0;
+  std::unordered_map<std::string, PackFrame> packed; ///< by key; last wins
+  std::vector<PackFrame> packUsed; ///< the frames this run decoded
+  /// Frames parsed anew, appended a megabyte at a time and when closing.
+  std::string packNew;
+  std::set<std::string> packNewKeys;
+  uint64_t packNewBytes = 0;
+  fsutil::UniqueFd packOut; ///< open for appending, once there is any
+  bool packReplace = false; ///< a pack that could not be read is replaced
+  bool packSaved = false;   ///< savePack() has considered compacting
+
+  ~Impl() { savePack(); }
+  std::string packFile() const { return stateDir + "/index.pack"; }
+  void loadPack();
+  std::optional<std::string> readPackFrame(const PackFrame &frame) const;
+  void keepParsed(const RegistryIndex &index, const std::string &sha);
+  void flushPack();
+  void savePack();
 
   std::string shown(const std::string &rel) const {
     return joinUrl(where, rel);
@@ -159,6 +257,12 @@ struct RegistryClient::Impl {
                              : "registry \"" + spec.name + "\" (" + where + ")";
   }
   std::string trustFile() const { return stateDir + "/trust.json"; }
+  /// Whether this client checks everything again (ClientOptions::recheck):
+  /// not when offline from a remote registry, where the cache is all
+  /// there is to check.
+  bool rechecking() const {
+    return options.recheck && !(options.offline && remote);
+  }
 
   struct Loaded {
     RegistrySnapshot snapshot;
@@ -403,8 +507,9 @@ RegistryClient::Impl::fetchSnapshotOnce() {
   // depend on the time and on trust.json, and checkAndRecord checks them
   // on every open.
   std::optional<VerifiedSnapshot> memo;
-  if (auto rec = fsutil::readOwnCacheFile(verifiedSnapshotFile(), 1 << 16))
-    memo = decodeVerifiedSnapshot(*rec, snapSha);
+  if (!rechecking())
+    if (auto rec = fsutil::readOwnCacheFile(verifiedSnapshotFile(), 1 << 16))
+      memo = decodeVerifiedSnapshot(*rec, snapSha);
   if (memo && memo->signatureSha256 == sigSha && memo->publicKey == keyText) {
     loaded.snapshot.schemaVersion = memo->schemaVersion;
     loaded.snapshot.version = memo->version;
@@ -442,15 +547,22 @@ RegistryClient::Impl::fetchSnapshotOnce() {
       loaded.pendingIndex.pending = true;
       loaded.pendingIndex.parsed = std::move(*bin);
     } else {
-      auto doc = JsonDocument::parse(snap->body, snapName);
-      if (!doc)
-        return U(Failure{doc.error()});
-      DiagnosticList diags;
-      loaded.snapshot = parseRegistrySnapshot(*doc, ParseOptions{false}, diags);
-      if (diags.hasErrors())
-        return U(Failure{makeError(ErrorCode::Parse, diags).error()});
-      forwardWarnings(diags, *reporter);
-      clean = diags.items().empty();
+      // A clean snapshot the fast way, anything else by the checking
+      // parser (fast_index.h).
+      if (auto fast = parseCleanRegistrySnapshot(snap->body)) {
+        loaded.snapshot = std::move(*fast);
+      } else {
+        auto doc = JsonDocument::parse(snap->body, snapName);
+        if (!doc)
+          return U(Failure{doc.error()});
+        DiagnosticList diags;
+        loaded.snapshot =
+            parseRegistrySnapshot(*doc, ParseOptions{false}, diags);
+        if (diags.hasErrors())
+          return U(Failure{makeError(ErrorCode::Parse, diags).error()});
+        forwardWarnings(diags, *reporter);
+        clean = diags.items().empty();
+      }
       // A cache: failing to write it changes nothing.
       if (clean && fsutil::makeDirs(stateDir))
         (void)fsutil::writeCacheFile(
@@ -595,20 +707,147 @@ Expected<void> RegistryClient::Impl::checkAndRecord(const Loaded &loaded) {
 // Index files
 //===----------------------------------------------------------------------===//
 
+/// Reads exactly `size` bytes at `offset`.
+static bool preadAll(int fd, char *out, uint64_t size, uint64_t offset) {
+  while (size > 0) {
+    ssize_t n = ::pread(fd, out, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    out += n;
+    size -= static_cast<uint64_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+void RegistryClient::Impl::loadPack() {
+  if (packLoaded)
+    return;
+  packLoaded = true;
+  // Read only when it is this user's own and no one else may write it, as
+  // fsutil::readOwnCacheFile reads; missing is the normal cold start, and
+  // anything else is replaced when this client has frames to keep.
+  fsutil::UniqueFd fd(::open(packFile().c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    packReplace = errno != ENOENT;
+    return;
+  }
+  struct stat st;
+  std::string bytes;
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_uid != ::geteuid() || (st.st_mode & 022) != 0 ||
+      static_cast<uint64_t>(st.st_size) > kMaxPackBytes) {
+    packReplace = true;
+    return;
+  }
+  bytes.resize(static_cast<size_t>(st.st_size));
+  if (!preadAll(fd.get(), bytes.data(), bytes.size(), 0)) {
+    packReplace = true;
+    return;
+  }
+  for (const PackedIndex &p : splitParsedIndexPack(bytes))
+    packed[std::string(p.key)] = {
+        static_cast<uint64_t>(p.file.data() - bytes.data()), p.file.size()};
+  packFd = std::move(fd);
+  packSize = bytes.size();
+}
+
+std::optional<std::string>
+RegistryClient::Impl::readPackFrame(const PackFrame &frame) const {
+  std::string out(frame.size, '\0');
+  if (packFd.get() < 0 ||
+      !preadAll(packFd.get(), out.data(), frame.size, frame.offset))
+    return std::nullopt;
+  return out;
+}
+
+void RegistryClient::Impl::keepParsed(const RegistryIndex &index,
+                                      const std::string &sha) {
+  // Checked again (ClientOptions::recheck), not replaced: the frame the
+  // pack has stays.
+  if (rechecking() && packed.count(sha))
+    return;
+  if (!packNewKeys.insert(sha).second)
+    return;
+  std::string frame = encodeParsedIndex(index, sha);
+  packNewBytes += frame.size();
+  packNew += frame;
+  constexpr size_t kFlushBytes = 1u << 20;
+  if (packNew.size() >= kFlushBytes)
+    flushPack();
+}
+
+void RegistryClient::Impl::flushPack() {
+  // A cache: failing to write it, or a crash before this, changes nothing.
+  if (packNew.empty())
+    return;
+  if (packOut.get() < 0 && fsutil::makeDirs(stateDir))
+    packOut = openPackForAppend(packFile(), packReplace);
+  if (packOut.get() >= 0)
+    (void)writeAllTo(packOut.get(), packNew);
+  packNew.clear();
+}
+
+void RegistryClient::Impl::savePack() {
+  flushPack();
+  packOut.reset();
+  // Once per client, whether saveCache() or the destructor comes first.
+  if (packSaved)
+    return;
+  packSaved = true;
+  // Each update of an index file leaves its old frame behind: when most of
+  // the pack is frames this run did not use, it is rewritten with only the
+  // ones it used and the ones it added, atomically, as readers may be
+  // reading it.
+  uint64_t live = packNewBytes;
+  for (const PackFrame &f : packUsed)
+    live += f.size;
+  constexpr uint64_t kCompactFrom = 8u << 20;
+  if (packNewKeys.empty() || packSize <= kCompactFrom || packSize <= 4 * live)
+    return;
+  std::string out;
+  out.reserve(live);
+  for (const PackFrame &f : packUsed)
+    if (auto bytes = readPackFrame(f))
+      out.append(*bytes);
+  // The frames added are at the end of the pack as it is now.
+  auto now = fsutil::readOwnCacheFile(packFile(), kMaxPackBytes);
+  if (!now)
+    return;
+  std::map<std::string_view, std::string_view> added; // the last of each
+  for (const PackedIndex &p : splitParsedIndexPack(*now))
+    if (packNewKeys.count(std::string(p.key)))
+      added[p.key] = p.file;
+  for (const auto &[key, frame] : added)
+    out.append(frame);
+  (void)fsutil::writeCacheFile(packFile(), out);
+}
+
 Expected<RegistryIndex>
 RegistryClient::Impl::parseIndex(const std::string &name,
                                  const std::string &body, bool *clean) {
   const std::string file = shown("index/" + name + ".json");
-  auto doc = JsonDocument::parse(body, file);
-  if (!doc)
-    return Unexpected(doc.error());
-  DiagnosticList diags;
-  RegistryIndex idx = parseRegistryIndex(*doc, ParseOptions{false}, diags);
-  if (diags.hasErrors())
-    return makeError(ErrorCode::Parse, diags);
-  forwardWarnings(diags, *reporter);
-  if (clean)
-    *clean = diags.items().empty();
+  RegistryIndex idx;
+  // A clean file the fast way; anything else (and the reason it is not
+  // clean, with its place) by the checking parser (fast_index.h).
+  if (auto fast = parseCleanRegistryIndex(body)) {
+    idx = std::move(*fast);
+    if (clean)
+      *clean = true;
+  } else {
+    auto doc = JsonDocument::parse(body, file);
+    if (!doc)
+      return Unexpected(doc.error());
+    DiagnosticList diags;
+    idx = parseRegistryIndex(*doc, ParseOptions{false}, diags);
+    if (diags.hasErrors())
+      return makeError(ErrorCode::Parse, diags);
+    forwardWarnings(diags, *reporter);
+    if (clean)
+      *clean = diags.items().empty();
+  }
   if (idx.name != name)
     return makeError(ErrorCode::Integrity,
                      "index/" + name + ".json of " + where +
@@ -638,27 +877,33 @@ RegistryClient::Impl::pinnedIndexSha(const std::string &name) {
 
 Expected<std::optional<std::vector<CandidateVersion>>>
 RegistryClient::Impl::cachedCandidates(const std::string &name) {
+  using Result = std::optional<std::vector<CandidateVersion>>;
   auto sha = pinnedIndexSha(name);
   if (!sha)
     return Unexpected(sha.error());
-  auto bin = fsutil::readOwnCacheFile(stateDir + "/index/" + *sha + ".bin",
-                                      2 * kMaxIndexBytes);
-  if (!bin)
-    return std::optional<std::vector<CandidateVersion>>();
-  auto got = decodeParsedCandidates(*bin, *sha, name);
+  if (rechecking())
+    return Result();
+  loadPack();
+  auto it = packed.find(*sha);
+  if (it == packed.end())
+    return Result();
+  auto frame = readPackFrame(it->second);
+  auto got = frame ? decodeParsedCandidates(*frame, *sha, name)
+                   : std::optional<ParsedCandidates>();
   if (!got)
-    return std::optional<std::vector<CandidateVersion>>();
+    return Result();
   reporter->detail(2, "index/" + name + ".json of " + where +
                           ": parsed copy in the cache");
+  packUsed.push_back(it->second);
   Candidates &c = candidates[name];
-  c.file = std::move(*bin);
+  c.file = std::move(*frame);
   c.offsets = std::move(got->offsets);
   c.constraints = std::move(got->constraints);
   c.versions.reserve(got->versions.size());
   for (const CandidateVersion &cv : got->versions)
     c.versions.push_back(cv.version);
   c.entries.resize(got->versions.size());
-  return std::optional<std::vector<CandidateVersion>>(std::move(got->versions));
+  return Result(std::move(got->versions));
 }
 
 const IndexEntry *RegistryClient::Impl::candidateEntry(const std::string &name,
@@ -693,38 +938,57 @@ RegistryClient::Impl::index(const std::string &name) {
   // Looked up again each time: a re-read below may change the snapshot.
   auto expected = [&] { return pin(name).value_or("sha256:").substr(7); };
 
-  // Verified before, under this or an earlier snapshot.
+  // Verified before, under this or an earlier snapshot: its parsed form
+  // (a frame of index.pack) or, when parsing it warned, its bytes
+  // (index/<sha256>.json).
   const std::string verifiedDir = stateDir + "/index";
   auto verifiedPath = [&](const std::string &sha) {
     return verifiedDir + "/" + sha + ".json";
   };
-  // Parsed before: the cached form of the file the snapshot pins.
-  const std::string parsedPath = verifiedDir + "/" + expected() + ".bin";
-  if (auto bin = fsutil::readOwnCacheFile(parsedPath, 2 * kMaxIndexBytes)) {
-    if (auto idx = decodeParsedIndex(*bin, expected());
+  loadPack();
+  if (auto it = packed.find(expected()); it != packed.end() && !rechecking()) {
+    auto frame = readPackFrame(it->second);
+    if (auto idx = frame ? decodeParsedIndex(*frame, expected())
+                         : std::optional<RegistryIndex>();
         idx && idx->name == name) {
       reporter->detail(2, rel + " of " + where + ": parsed copy in the cache");
+      packUsed.push_back(it->second);
       return &(indices[name] = std::move(*idx));
     }
   }
-  // Parses a verified index and keeps its parsed form (a cache, checked
-  // when read: failing to write it, or losing it in a crash, changes
-  // nothing).
-  auto parseAndKeep = [&](const std::string &body) -> Expected<RegistryIndex> {
+  // Parses a verified index and keeps it: its parsed form when parsing it
+  // was clean (written with the pack when the client closes), else its
+  // bytes (a cache, checked when read: failing to write it, or losing it
+  // in a crash, changes nothing).
+  auto parseAndKeep = [&](const std::string &body,
+                          bool keepBytes) -> Expected<RegistryIndex> {
     bool clean = false;
     auto idx = parseIndex(name, body, &clean);
-    if (idx && clean && fsutil::makeDirs(verifiedDir))
-      (void)fsutil::writeCacheFile(verifiedDir + "/" + expected() + ".bin",
-                                   encodeParsedIndex(*idx, expected()));
+    if (!idx || (!clean && !keepBytes))
+      return idx;
+    if (clean) {
+      keepParsed(*idx, expected());
+      return idx;
+    }
+    if (!indexCacheMade)
+      indexCacheMade = fsutil::makeDirs(verifiedDir).has_value();
+    if (indexCacheMade)
+      writeCheckedCacheFile(verifiedPath(expected()), body);
     return idx;
   };
-  if (auto cached = fsutil::readFile(verifiedPath(expected()), kMaxIndexBytes);
-      cached && Sha256::hex(*cached) == expected()) {
-    reporter->detail(2, rel + " of " + where + ": verified copy in the cache");
-    auto idx = parseAndKeep(*cached);
-    if (!idx)
-      return Unexpected(idx.error());
-    return &(indices[name] = std::move(*idx));
+  if (!indexCacheExisted)
+    indexCacheExisted = fsutil::isDirectory(verifiedDir);
+  if (*indexCacheExisted && !rechecking()) {
+    if (auto cached =
+            fsutil::readFile(verifiedPath(expected()), kMaxIndexBytes);
+        cached && Sha256::hex(*cached) == expected()) {
+      reporter->detail(2,
+                       rel + " of " + where + ": verified copy in the cache");
+      auto idx = parseAndKeep(*cached, false);
+      if (!idx)
+        return Unexpected(idx.error());
+      return &(indices[name] = std::move(*idx));
+    }
   }
 
   std::string body, sha;
@@ -774,7 +1038,8 @@ RegistryClient::Impl::index(const std::string &name) {
   if (!first)
     return Unexpected(first.error());
   if (sha != expected()) {
-    if (fsutil::exists(verifiedPath(sha)))
+    if (packed.count(sha) || packNewKeys.count(sha) ||
+        fsutil::exists(verifiedPath(sha)))
       return makeError(
           ErrorCode::Integrity,
           "mix-and-match: " + rel + " of " + where +
@@ -796,13 +1061,9 @@ RegistryClient::Impl::index(const std::string &name) {
         "the index was altered, or belongs to another state of the "
         "registry; do not use the registry until it is consistent again");
   }
-  auto idx = parseAndKeep(body);
+  auto idx = parseAndKeep(body, true);
   if (!idx)
     return Unexpected(idx.error());
-  // Remember it (a cache, checked by hash when read: failing to write it,
-  // or losing it in a crash, changes nothing).
-  if (fsutil::makeDirs(verifiedDir))
-    (void)fsutil::writeCacheFile(verifiedPath(sha), body);
   return &(indices[name] = std::move(*idx));
 }
 
@@ -813,6 +1074,8 @@ RegistryClient::Impl::index(const std::string &name) {
 RegistryClient::RegistryClient(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
 RegistryClient::~RegistryClient() = default;
+
+void RegistryClient::saveCache() { impl_->savePack(); }
 
 Expected<std::unique_ptr<RegistryClient>>
 RegistryClient::open(const RegistrySpec &spec, const ClientOptions &options,

@@ -315,6 +315,7 @@ Expected<LockResult> lockProject(const Project &project,
   if (!src)
     return Unexpected(src.error());
   auto out = lockWith(project, **src, request, env, reporter);
+  (*src)->saveCaches();
   discard(std::move(*src));
   return out;
 }

@@ -231,6 +231,14 @@ public:
     return out;
   }
 
+  /// Writes what the registry clients opened so far parsed to the cache
+  /// (before the sources are discarded rather than destroyed).
+  void saveCaches() {
+    for (const auto &c : clients_)
+      if (c)
+        c->saveCache();
+  }
+
   /// An installed package that stays a candidate even if no registry has
   /// it (install by name into a prefix that has packages from files).
   void addInstalled(const std::string &name, CandidateVersion cv) {

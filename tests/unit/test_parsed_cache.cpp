@@ -174,6 +174,53 @@ TEST_CASE("parsed cache: an index and a snapshot round-trip exactly") {
   CHECK(e->versions.empty());
 }
 
+TEST_CASE("parsed cache: a pack of index frames is split into its frames, "
+          "past damage") {
+  const std::string a = encodeParsedIndex(sampleIndex(), kKey);
+  RegistryIndex other;
+  other.name = "other";
+  const std::string b = encodeParsedIndex(other, kOtherKey);
+  auto keys = [](const std::string &pack) {
+    std::vector<std::string> out;
+    for (const PackedIndex &p : splitParsedIndexPack(pack)) {
+      out.emplace_back(p.key);
+      // Each frame is what decodeParsedIndex takes (or a damaged one).
+      CHECK(p.file.starts_with("IREEPKGP"));
+    }
+    return out;
+  };
+  using V = std::vector<std::string>;
+  CHECK(keys("").empty());
+  CHECK(keys(a + b) == V{kKey, kOtherKey});
+  auto frames = splitParsedIndexPack(a + b);
+  REQUIRE(frames.size() == 2);
+  CHECK(decodeParsedIndex(frames[1].file, kOtherKey)->name == "other");
+  // Garbage before, between and after frames is skipped.
+  CHECK(keys("junk" + a + "junk" + b + "junk") == V{kKey, kOtherKey});
+  // A torn append, then another: the second is found, whole (a torn
+  // frame whose size reaches into the next one is returned too, for
+  // decoding to refuse).
+  for (const std::string &torn :
+       {a + b.substr(0, b.size() / 2), a.substr(0, kHeaderSize + 3),
+        a.substr(0, a.size() - 1)}) {
+    auto f = splitParsedIndexPack(torn + b);
+    REQUIRE_FALSE(f.empty());
+    CHECK(f.back().key == kOtherKey);
+    CHECK(decodeParsedIndex(f.back().file, kOtherKey).has_value());
+  }
+  // Of another format version or kind: skipped.
+  std::string old = a;
+  old[8] = static_cast<char>(kParsedCacheFormat + 1);
+  CHECK(keys(old + b) == V{kOtherKey});
+  CHECK(keys(encodeParsedSnapshot(sampleSnapshot(), kKey) + b) == V{kOtherKey});
+  // A damaged payload is still a frame (decoding refuses it).
+  std::string flipped = a;
+  flipped.back() ^= 1;
+  frames = splitParsedIndexPack(flipped + b);
+  REQUIRE(frames.size() == 2);
+  CHECK_FALSE(decodeParsedIndex(frames[0].file, kKey).has_value());
+}
+
 TEST_CASE("parsed cache: another key, kind or format version is refused") {
   std::string file = encodeParsedIndex(sampleIndex(), kKey);
   CHECK_FALSE(decodeParsedIndex(file, kOtherKey).has_value());
@@ -518,12 +565,45 @@ struct ClientFixture {
   std::string pinned(RegistryClient &c, const std::string &name) {
     return c.snapshot().index.at(name).substr(7);
   }
-  std::string parsedIndex(RegistryClient &c, const std::string &name) {
-    return stateDir() + "/index/" + pinned(c, name) + ".bin";
+  std::string packFile() const { return stateDir() + "/index.pack"; }
+  /// The keys of index.pack's frames, in order.
+  std::vector<std::string> packKeys() const {
+    std::vector<std::string> keys;
+    if (!fs::exists(packFile()))
+      return keys;
+    const std::string pack = readText(packFile());
+    for (const PackedIndex &p : splitParsedIndexPack(pack))
+      keys.emplace_back(p.key);
+    return keys;
   }
   std::string verifiedIndex(RegistryClient &c, const std::string &name) {
     return stateDir() + "/index/" + pinned(c, name) + ".json";
   }
+
+  /// Replaces index/<name>.json of the registry by `text` and signs a
+  /// snapshot (one version up) that pins it, as a registry written by a
+  /// newer ireepkg would be.
+  void replaceIndex(const std::string &name, const std::string &text) {
+    writeText(reg + "/index/" + name + ".json", text);
+    nlohmann::json snap =
+        nlohmann::json::parse(readText(reg + "/snapshot.json"));
+    snap["version"] = snap["version"].get<int64_t>() + 1;
+    snap["index"][name] = "sha256:" + Sha256::hex(text);
+    const std::string snapText = snap.dump(2) + "\n";
+    writeText(reg + "/snapshot.json", snapText);
+    signing::SignOptions so;
+    so.trustedComment = "timestamp:0\tfile:snapshot.json\thashed";
+    auto sig = signing::signBuffer(pair.secretKey, snapText, so);
+    REQUIRE(sig.has_value());
+    REQUIRE(signing::writeSignatureFile(*sig, reg + "/snapshot.json.minisig")
+                .has_value());
+  }
+};
+
+/// Counts the warnings it is given.
+struct CountingReporter : Reporter {
+  std::vector<std::string> warnings;
+  void warning(const Diagnostic &d) override { warnings.push_back(d.message); }
 };
 
 void checkAlpha(RegistryClient &c) {
@@ -541,23 +621,44 @@ void checkAlpha(RegistryClient &c) {
 TEST_CASE("parsed cache: the client writes and uses parsed forms, and "
           "ignores damaged ones") {
   ClientFixture f;
-  std::string parsed, verified;
+  std::string verified, alphaKey;
   {
     auto c = f.open();
     checkAlpha(*c);
-    parsed = f.parsedIndex(*c, "alpha");
     verified = f.verifiedIndex(*c, "alpha");
+    alphaKey = f.pinned(*c, "alpha");
   }
-  REQUIRE(fs::exists(parsed));
-  REQUIRE(fs::exists(verified));
+  // One file, index.pack, holds the parsed forms of the index files read
+  // (only alpha's here); none is kept per index file.
+  const std::string pack = f.packFile();
+  REQUIRE(fs::exists(pack));
+  CHECK(f.packKeys() == std::vector<std::string>{alphaKey});
+  CHECK_FALSE(fs::exists(verified));
   REQUIRE(fs::exists(f.stateDir() + "/snapshot.bin"));
-  const std::string good = readText(parsed);
-
-  SUBCASE("a warm client reads neither the index nor its verified copy") {
-    fs::remove(verified);
+  const std::string good = readText(pack);
+  const std::string alphaJson = readText(f.reg + "/index/alpha.json");
+  // Whether a client answers for alpha with the registry's copy gone.
+  auto fromCacheAlone = [&] {
     fs::remove(f.reg + "/index/alpha.json");
     auto c = f.open();
-    // Looked up in snapshot.bin, before the map of packages is built.
+    auto v = c->versions("alpha");
+    writeText(f.reg + "/index/alpha.json", alphaJson);
+    if (!v) {
+      CHECK(v.error().message.find("missing") != std::string::npos);
+      return false;
+    }
+    checkAlpha(*c);
+    return true;
+  };
+
+  SUBCASE("a warm client reads neither the index nor its verified copy, "
+          "and writes nothing") {
+    CHECK(fromCacheAlone());
+    CHECK(readText(pack) == good);
+    // Looked up in snapshot.bin before the map of packages is built, and
+    // the version chosen decoded from the pack alone.
+    fs::remove(f.reg + "/index/alpha.json");
+    auto c = f.open();
     CHECK(c->hasPackage("alpha"));
     CHECK(c->hasPackage("beta"));
     CHECK_FALSE(c->hasPackage("alphb"));
@@ -569,12 +670,12 @@ TEST_CASE("parsed cache: the client writes and uses parsed forms, and "
     REQUIRE_FALSE(missing.has_value());
     CHECK(missing.error().code == ErrorCode::NotFound);
     CHECK(c->packageNames() == std::vector<std::string>{"alpha", "beta"});
+    writeText(f.reg + "/index/alpha.json", alphaJson);
   }
 
-  SUBCASE("a damaged parsed form is not trusted: it is parsed again from "
-          "the verified copy and rewritten") {
+  SUBCASE("a damaged pack is not trusted: the index is read and parsed "
+          "again, and its parsed form kept again") {
     std::vector<std::string> damaged = {"", good.substr(0, good.size() / 2),
-                                        good + "tail",
                                         std::string(good.size(), '\0')};
     std::string flipped = good;
     flipped[good.size() - 3] ^= 1;
@@ -584,60 +685,155 @@ TEST_CASE("parsed cache: the client writes and uses parsed forms, and "
     damaged.push_back(otherVersion);
     for (const std::string &d : damaged) {
       CAPTURE(d.size());
-      writeText(parsed, d);
+      writeText(pack, d);
+      {
+        auto c = f.open();
+        checkAlpha(*c);
+      }
+      // Appended after the damage, and found there.
+      CHECK(readText(pack) == d + good);
+      CHECK(fromCacheAlone());
+    }
+    // Bytes after a good frame change nothing.
+    writeText(pack, good + "tail");
+    CHECK(fromCacheAlone());
+    CHECK(readText(pack) == good + "tail");
+  }
+
+  SUBCASE("a damaged pack with neither copy left is an error, not a wrong "
+          "answer") {
+    writeText(pack, good.substr(0, good.size() - 1));
+    CHECK_FALSE(fromCacheAlone());
+  }
+
+  SUBCASE("a pack that other users may write, or that another user owns, "
+          "is not read, and is replaced by one of the user's own") {
+    // With neither JSON copy left, a pack that is not read leaves nothing
+    // to answer from: the error shows it was passed over.
+    REQUIRE(::chmod(pack.c_str(), 0664) == 0);
+    CHECK_FALSE(fromCacheAlone());
+    REQUIRE(::chmod(pack.c_str(), 0646) == 0);
+    CHECK_FALSE(fromCacheAlone());
+    REQUIRE(::chmod(pack.c_str(), 0644) == 0);
+    if (::geteuid() == 0) {
+      REQUIRE(::chown(pack.c_str(), 65534, 65534) == 0);
+      CHECK_FALSE(fromCacheAlone());
+      REQUIRE(::chown(pack.c_str(), 0, 0) == 0);
+    }
+    CHECK(fromCacheAlone());
+    // A client that parses alpha while the pack is not usable replaces it.
+    REQUIRE(::chmod(pack.c_str(), 0666) == 0);
+    {
       auto c = f.open();
       checkAlpha(*c);
-      CHECK(readText(parsed) == good);
     }
-  }
-
-  SUBCASE("a damaged parsed form with neither copy left is an error, not "
-          "a wrong answer") {
-    fs::remove(verified);
-    fs::remove(f.reg + "/index/alpha.json");
-    writeText(parsed, good.substr(0, good.size() - 1));
-    auto c = f.open();
-    auto v = c->versions("alpha");
-    REQUIRE_FALSE(v.has_value());
-    CHECK(v.error().message.find("missing") != std::string::npos);
-  }
-
-  SUBCASE("a parsed form that other users may write, or that another user "
-          "owns, is not read") {
-    // With neither JSON copy left, a parsed form that is not read leaves
-    // nothing to answer from: the error shows it was passed over.
-    fs::remove(verified);
-    fs::remove(f.reg + "/index/alpha.json");
-    auto missing = [&] {
-      auto c = f.open();
-      auto v = c->versions("alpha");
-      return !v.has_value() &&
-             v.error().message.find("missing") != std::string::npos;
-    };
-    REQUIRE(::chmod(parsed.c_str(), 0664) == 0);
-    CHECK(missing());
-    REQUIRE(::chmod(parsed.c_str(), 0646) == 0);
-    CHECK(missing());
-    REQUIRE(::chmod(parsed.c_str(), 0644) == 0);
-    if (::geteuid() == 0) {
-      REQUIRE(::chown(parsed.c_str(), 65534, 65534) == 0);
-      CHECK(missing());
-      REQUIRE(::chown(parsed.c_str(), 0, 0) == 0);
-    }
-    auto c = f.open();
-    checkAlpha(*c);
+    struct stat st;
+    REQUIRE(::stat(pack.c_str(), &st) == 0);
+    CHECK((st.st_mode & 022) == 0);
+    CHECK(readText(pack) == good);
+    CHECK(fromCacheAlone());
   }
 
   SUBCASE("the parsed form of another package under this hash is refused") {
-    std::string betaParsed;
+    std::string forged;
     {
       auto c = f.open();
-      REQUIRE(c->versions("beta").has_value());
-      betaParsed = f.parsedIndex(*c, "beta");
+      auto beta = c->index("beta");
+      REQUIRE(beta.has_value());
+      forged = encodeParsedIndex(**beta, alphaKey);
     }
-    fs::copy_file(betaParsed, parsed, fs::copy_options::overwrite_existing);
+    writeText(pack, forged);
+    CHECK(f.packKeys() == std::vector<std::string>{alphaKey});
+    {
+      auto c = f.open();
+      checkAlpha(*c);
+    }
+    // alpha's own form, appended, wins over the refused one.
+    CHECK(f.packKeys() == std::vector<std::string>{alphaKey, alphaKey});
+    CHECK(fromCacheAlone());
+  }
+
+  SUBCASE("a pack mostly of frames a run did not use is rewritten with the "
+          "ones it used") {
+    // Frames of other index files (updated since, say): over 8 MiB.
+    std::string junk;
+    RegistryIndex other;
+    other.name = "other";
+    other.versions.resize(20);
+    for (int i = 0; junk.size() < (9u << 20); ++i)
+      junk += encodeParsedIndex(other, Sha256::hex(std::to_string(i)));
+    writeText(pack, good + junk);
+    std::string betaKey;
+    {
+      auto c = f.open();
+      checkAlpha(*c);
+      REQUIRE(c->versions("beta").has_value()); // parsed anew
+      betaKey = f.pinned(*c, "beta");
+    }
+    CHECK(f.packKeys() == std::vector<std::string>{alphaKey, betaKey});
+    CHECK(readText(pack).starts_with(good));
+    CHECK(fromCacheAlone());
+  }
+
+  SUBCASE("an index whose parse warned keeps its verified bytes, not a "
+          "parsed form, so that a warm client warns again") {
+    nlohmann::json idx =
+        nlohmann::json::parse(readText(f.reg + "/index/alpha.json"));
+    idx["futurefield"] = true;
+    f.replaceIndex("alpha", idx.dump(2) + "\n");
+    for (int run = 0; run < 2; ++run) {
+      CAPTURE(run);
+      CountingReporter counting;
+      RegistrySpec s;
+      s.url = f.reg;
+      s.publicKeys = {signing::publicKeyBase64(f.pair.publicKey)};
+      ClientOptions o;
+      o.cacheRoot = f.cache;
+      auto c = RegistryClient::open(s, o, counting);
+      REQUIRE_MESSAGE(c.has_value(), c.error().format());
+      checkAlpha(**c);
+      REQUIRE(counting.warnings.size() == 1);
+      CHECK(counting.warnings[0].find("unknown field \"futurefield\"") !=
+            std::string::npos);
+      CHECK(fs::exists(f.verifiedIndex(**c, "alpha")));
+      const std::string key = f.pinned(**c, "alpha");
+      c->reset();
+      auto keys = f.packKeys();
+      CHECK(std::find(keys.begin(), keys.end(), key) == keys.end());
+      // The second client reads the verified copy, not the registry.
+      fs::remove(f.reg + "/index/alpha.json");
+    }
+  }
+
+  SUBCASE("an invalid index gets the checking parser's precise errors") {
+    // The fast path refuses it (fast_index.h); the error is the one
+    // JsonDocument and parseRegistryIndex give, with line:column.
+    nlohmann::json idx =
+        nlohmann::json::parse(readText(f.reg + "/index/alpha.json"));
+    idx["versions"][0]["dependencies"]["beta"] = "^^2.0";
+    idx["versions"][0]["size"] = -3;
+    const std::string text = idx.dump(2) + "\n";
+    f.replaceIndex("alpha", text);
     auto c = f.open();
-    checkAlpha(*c);
+    auto v = c->versions("alpha");
+    REQUIRE_FALSE(v.has_value());
+    const std::string file = f.reg + "/index/alpha.json";
+    auto doc = JsonDocument::parse(text, file);
+    REQUIRE(doc.has_value());
+    DiagnosticList expected;
+    (void)parseRegistryIndex(*doc, ParseOptions{false}, expected);
+    REQUIRE(expected.items().size() == 2);
+    REQUIRE(v.error().diagnostics.size() == 2);
+    for (size_t i = 0; i < 2; ++i) {
+      CHECK(v.error().diagnostics[i].format() == expected.items()[i].format());
+      CHECK(v.error().diagnostics[i].where.line > 1);
+    }
+    CHECK(v.error().format() ==
+          makeError(ErrorCode::Parse, expected).error().format());
+    const std::string key = f.pinned(*c, "alpha");
+    c.reset();
+    auto keys = f.packKeys();
+    CHECK(std::find(keys.begin(), keys.end(), key) == keys.end());
   }
 
   SUBCASE("a damaged or stale snapshot.bin is ignored") {

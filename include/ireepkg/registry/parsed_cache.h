@@ -36,6 +36,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ireepkg::registry {
 
@@ -85,6 +86,19 @@ decodeParsedSnapshot(std::string_view file, std::string_view sourceSha256,
 /// checked again. Empty when the payload is not laid out as expected.
 std::vector<std::pair<std::string_view, std::string_view>>
 parsedSnapshotPackages(std::string_view file);
+
+/// A pack of parsed index files: encodeParsedIndex's files one after the
+/// other. The registry client keeps one per registry (index.pack), so that
+/// a cold run creates one file rather than one for each index file it
+/// parsed. splitParsedIndexPack returns each frame of this format version
+/// and its key, in order, for decodeParsedIndex (which checks the payload's
+/// hash); a stretch that is not a whole frame (a torn append, corruption)
+/// is skipped up to the next one.
+struct PackedIndex {
+  std::string_view key;  ///< the SHA-256 of the index file parsed
+  std::string_view file; ///< the frame, as decodeParsedIndex takes it
+};
+std::vector<PackedIndex> splitParsedIndexPack(std::string_view pack);
 
 /// A lockfile as parsed, for a no-op `ireepkg lock` (lock.cpp): keyed by
 /// the hash of everything that lock read (lockStampKey), which includes the

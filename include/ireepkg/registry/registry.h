@@ -159,6 +159,12 @@ struct ClientOptions {
   /// hashes, but not against the machine's rollback state nor `expires`
   /// (a vendor bundle is meant to be installed long after it was made).
   bool bundle = false;
+  /// Check everything again, trusting no earlier check this machine
+  /// remembers: the snapshot's signature (snapshot.verified), and every
+  /// index file against the snapshot rather than its parsed or verified
+  /// copy in the cache (`registry verify`). Not when offline from a remote
+  /// registry, where the cache is all there is to check.
+  bool recheck = false;
   net::FetchOptions fetch;
 };
 
@@ -188,6 +194,11 @@ public:
   open(const RegistrySpec &spec, std::unique_ptr<Transport> transport,
        const ClientOptions &options, Reporter &reporter);
   ~RegistryClient() override;
+
+  /// Writes what this client parsed to the metadata cache now, as its
+  /// destructor does: for a client that is discarded rather than destroyed
+  /// (ireepkg/pkg/teardown.h).
+  void saveCache();
 
   const RegistrySpec &spec() const;
   const RegistryConfig &config() const;
