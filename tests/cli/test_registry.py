@@ -363,6 +363,34 @@ def test_registry_verify_refusals(reg, tmp_path):
             "version 3 that this machine has already seen") in r.err
 
 
+def test_registry_verify_checks_again_what_the_cache_remembers(reg, tmp_path):
+    """`registry verify` reads the registry's own files every time: neither
+    the record of a snapshot verified before nor the parsed forms of index
+    files in the cache stand in for them."""
+    ok("publish", reg.archives["base-1.0.0"], reg.archives["app-1.0.0"],
+       "--registry", reg.dir, "--key", reg.key)
+    env = {"IREEPKG_CACHE_DIR": str(tmp_path / "cache")}
+    args = ("registry", "verify", reg.dir, "--registry-key", reg.line)
+    first = ok(*args, "-v", "-v", env=env)
+    assert "index/base.json of %s: read from" % reg.dir in first.err
+    # What a first run leaves, the others use...
+    registry_cache = next((tmp_path / "cache" / "registries").iterdir())
+    assert (registry_cache / "snapshot.verified").is_file()
+    assert (registry_cache / "index.pack").is_file()
+    # ...but not verify: it checks the signature and reads every index file.
+    again = ok(*args, "-v", "-v", env=env)
+    assert "verified before" not in again.err
+    assert "parsed copy in the cache" not in again.err
+    assert "index/app.json of %s: read from" % reg.dir in again.err
+    assert "index/base.json of %s: read from" % reg.dir in again.err
+    # An index file changed in the registry is found, cache or no cache.
+    index = reg.dir / "index" / "base.json"
+    index.write_bytes(index.read_bytes() + b" ")
+    r = ireepkg(*args, env=env)
+    assert r.code == 1
+    assert ("index/base.json of %s does not match snapshot.json" % reg.dir) in r.err
+
+
 # -- minisign, both ways ------------------------------------------------------
 
 @needs_minisign
