@@ -117,16 +117,14 @@ std::string encodeParsedIndex(const RegistryIndex &index,
   // The distinct constraints first: versions mostly repeat their
   // predecessors' (54 constraints per index file, 12 of them distinct, on
   // bench/resolve's registry), and a reader decodes each once.
-  std::vector<std::string> table;
-  std::unordered_map<std::string, uint32_t> numbers;
+  // Keyed by text: a constraint's text determines it (Constraint::parse).
+  std::vector<const Constraint *> table;
+  std::unordered_map<std::string_view, uint32_t> numbers;
   auto number = [&](const Constraint &c) {
-    std::string bytes;
-    ByteWriter cw(bytes);
-    c.encode(cw);
     auto [it, inserted] =
-        numbers.try_emplace(bytes, static_cast<uint32_t>(table.size()));
+        numbers.try_emplace(c.text(), static_cast<uint32_t>(table.size()));
     if (inserted)
-      table.push_back(std::move(bytes));
+      table.push_back(&c);
     return it->second;
   };
   std::vector<uint32_t> refs;
@@ -137,8 +135,8 @@ std::string encodeParsedIndex(const RegistryIndex &index,
       refs.push_back(number(*e.requiresIree));
   }
   w.u32(static_cast<uint32_t>(table.size()));
-  for (const std::string &bytes : table)
-    p.append(bytes);
+  for (const Constraint *c : table)
+    c->encode(w);
   size_t ref = 0;
   w.u32(static_cast<uint32_t>(index.versions.size()));
   for (const IndexEntry &e : index.versions) {
