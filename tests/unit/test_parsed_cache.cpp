@@ -191,7 +191,9 @@ TEST_CASE("parsed cache: a pack of index frames is split into its frames, "
   using V = std::vector<std::string>;
   CHECK(keys("").empty());
   CHECK(keys(a + b) == V{kKey, kOtherKey});
-  auto frames = splitParsedIndexPack(a + b);
+  // The frames are views into the pack: it must outlive them.
+  const std::string ab = a + b;
+  auto frames = splitParsedIndexPack(ab);
   REQUIRE(frames.size() == 2);
   CHECK(decodeParsedIndex(frames[1].file, kOtherKey)->name == "other");
   // Garbage before, between and after frames is skipped.
@@ -202,7 +204,8 @@ TEST_CASE("parsed cache: a pack of index frames is split into its frames, "
   for (const std::string &torn :
        {a + b.substr(0, b.size() / 2), a.substr(0, kHeaderSize + 3),
         a.substr(0, a.size() - 1)}) {
-    auto f = splitParsedIndexPack(torn + b);
+    const std::string pack = torn + b;
+    auto f = splitParsedIndexPack(pack);
     REQUIRE_FALSE(f.empty());
     CHECK(f.back().key == kOtherKey);
     CHECK(decodeParsedIndex(f.back().file, kOtherKey).has_value());
@@ -215,7 +218,8 @@ TEST_CASE("parsed cache: a pack of index frames is split into its frames, "
   // A damaged payload is still a frame (decoding refuses it).
   std::string flipped = a;
   flipped.back() ^= 1;
-  frames = splitParsedIndexPack(flipped + b);
+  const std::string flippedPack = flipped + b;
+  frames = splitParsedIndexPack(flippedPack);
   REQUIRE(frames.size() == 2);
   CHECK_FALSE(decodeParsedIndex(frames[0].file, kKey).has_value());
 }
