@@ -72,8 +72,7 @@ Expected<std::string> readOwnCacheFile(const std::string &path,
   return readRegularFile(path, maxBytes, /*ownOnly=*/true);
 }
 
-static Status writeAll(int fd, std::string_view content,
-                       const std::string &path, bool durable = true) {
+Status writeAllToFd(int fd, std::string_view content, const std::string &path) {
   size_t done = 0;
   while (done < content.size()) {
     ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -83,6 +82,13 @@ static Status writeAll(int fd, std::string_view content,
       return Unexpected(ioError("write failed", path, errno));
     done += static_cast<size_t>(n);
   }
+  return ok();
+}
+
+static Status writeAll(int fd, std::string_view content,
+                       const std::string &path, bool durable = true) {
+  if (Status s = writeAllToFd(fd, content, path); !s)
+    return s;
   if (durable && ::fsync(fd) != 0)
     return Unexpected(ioError("fsync failed", path, errno));
   return ok();

@@ -14,19 +14,6 @@ namespace {
 /// The most of index.pack that is read; a larger one is replaced.
 constexpr size_t kMaxPackBytes = 256u << 20;
 
-bool writeAllTo(int fd, std::string_view content) {
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 /// Writes a cache file as a new file in place, without the temporary file
 /// and rename of fsutil::writeCacheFile (two more directory updates). That
 /// is safe only for files checked whenever they are read, as the ones here
@@ -43,7 +30,7 @@ void writeCheckedCacheFile(const std::string &path, std::string_view content) {
     fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0)
     return;
-  bool ok = writeAllTo(fd, content);
+  bool ok = fsutil::writeAllToFd(fd, content, path).has_value();
   ::close(fd);
   if (!ok)
     ::unlink(path.c_str()); // a disk full: not worth keeping
@@ -155,7 +142,7 @@ void RegistryClient::Impl::flushPack() {
   if (packOut.get() < 0 && fsutil::makeDirs(stateDir))
     packOut = openPackForAppend(packFile(), packReplace);
   if (packOut.get() >= 0)
-    (void)writeAllTo(packOut.get(), packNew);
+    (void)fsutil::writeAllToFd(packOut.get(), packNew, packFile());
   packNew.clear();
 }
 

@@ -62,6 +62,9 @@ Status writeFileAtomic(const std::string &path, std::string_view content,
 /// durably. For files that are checked (by hash) whenever they are read,
 /// so that one lost in a crash is only fetched again.
 Status writeCacheFile(const std::string &path, std::string_view content);
+/// Writes all of `content` to `fd`, through short writes and EINTR;
+/// `path` names the file in the error. No fsync.
+Status writeAllToFd(int fd, std::string_view content, const std::string &path);
 /// Writes `content` to a new file (no rename) and fsyncs it.
 Status writeNewFile(const std::string &path, std::string_view content,
                     mode_t mode = 0644);
