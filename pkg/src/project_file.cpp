@@ -3,9 +3,9 @@
 
 #include "ireepkg/pkg/file_util.h"
 
+#include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/project.h"
-#include "ireepkg/manifest_schema/json_document.h"
 
 #include <cerrno>
 #include <cstring>
@@ -35,12 +35,11 @@ Expected<std::string> projectFileArgument(const std::string &given) {
   if (fs::is_directory(st)) {
     std::string file = (fs::path(given) / project::kProjectFileName).string();
     if (!fs::exists(file, ec))
-      return makeError(ErrorCode::NotFound,
-                       "--project " + given +
-                           ": the directory holds no plugins.json",
-                       {},
-                       "give the project file itself, or run `ireepkg init` "
-                       "in that directory to start a project");
+      return makeError(
+          ErrorCode::NotFound,
+          "--project " + given + ": the directory holds no plugins.json", {},
+          "give the project file itself, or run `ireepkg init` "
+          "in that directory to start a project");
     return file;
   }
   if (!fs::exists(st))
@@ -119,19 +118,37 @@ Expected<Project> loadProject(const std::string &projectFile) {
   return p;
 }
 
+namespace {
+/// A lockfile, checked leniently (fields of a newer ireepkg are warnings).
+Expected<Lockfile> parsedLockfile(const JsonDocument &doc) {
+  DiagnosticList diags;
+  ParseOptions po;
+  po.strict = false;
+  Lockfile lock = parseLockfile(doc, po, diags);
+  if (diags.hasErrors())
+    return makeError(ErrorCode::Invalid, diags);
+  return lock;
+}
+} // namespace
+
 Expected<std::optional<Lockfile>> readLockfile(const std::string &path) {
   if (!fsutil::exists(path))
     return std::optional<Lockfile>();
   auto doc = JsonDocument::load(path);
   if (!doc)
     return Unexpected(doc.error());
-  DiagnosticList diags;
-  ParseOptions po;
-  po.strict = false;
-  Lockfile lock = parseLockfile(*doc, po, diags);
-  if (diags.hasErrors())
-    return makeError(ErrorCode::Invalid, diags);
-  return std::optional<Lockfile>(std::move(lock));
+  auto lock = parsedLockfile(*doc);
+  if (!lock)
+    return Unexpected(lock.error());
+  return std::optional<Lockfile>(std::move(*lock));
+}
+
+Expected<Lockfile> parseLockfileText(std::string_view text,
+                                     const std::string &path) {
+  auto doc = JsonDocument::parse(text, path);
+  if (!doc)
+    return Unexpected(doc.error());
+  return parsedLockfile(*doc);
 }
 
 } // namespace ireepkg

@@ -59,19 +59,13 @@ Expected<std::optional<Lockfile>> readLockfileKept(const std::string &path,
   if (auto bin = fsutil::readOwnCacheFile(kept, 64ull << 20))
     if (auto lock = registry::decodeParsedLock(*bin, key))
       return std::optional<Lockfile>(std::move(*lock));
-  auto doc = JsonDocument::parse(*text, path);
-  if (!doc)
-    return Unexpected(doc.error());
-  DiagnosticList diags;
-  ParseOptions po;
-  po.strict = false;
-  Lockfile lock = parseLockfile(*doc, po, diags);
-  if (diags.hasErrors())
-    return makeError(ErrorCode::Invalid, diags);
+  auto lock = parseLockfileText(*text, path);
+  if (!lock)
+    return Unexpected(lock.error());
   // A cache: failing to write it changes nothing.
   if (fsutil::makeDirs(root + "/locks"))
-    (void)fsutil::writeCacheFile(kept, registry::encodeParsedLock(lock, key));
-  return std::optional<Lockfile>(std::move(lock));
+    (void)fsutil::writeCacheFile(kept, registry::encodeParsedLock(*lock, key));
+  return std::optional<Lockfile>(std::move(*lock));
 }
 
 /// What syncing `prefix` to `lock` would change, by name and version (see

@@ -51,6 +51,10 @@ Expected<Project> loadProject(const std::string &projectFile);
 /// Reads the lockfile at `path` leniently, if there is one (nullopt when
 /// not; a broken one is an error).
 Expected<std::optional<Lockfile>> readLockfile(const std::string &path);
+/// Parses a lockfile's text leniently, as readLockfile does; `path` names
+/// it in errors.
+Expected<Lockfile> parseLockfileText(std::string_view text,
+                                     const std::string &path);
 
 /// Replaces `path` with `text` atomically (temporary file, fsync, rename),
 /// keeping the file's permissions; on failure the old file is untouched.
