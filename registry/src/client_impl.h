@@ -207,12 +207,15 @@ struct RegistryClient::Impl {
     if (pendingIndex.pending) {
       if (!pendingPinsTried) {
         pendingPinsTried = true;
+        // Bytes read when the snapshot was opened were checked then;
+        // read here, they must be keyed by the verified snapshot's hash
+        // and whole.
         if (pendingIndex.parsed.empty())
           if (auto bin = fsutil::readOwnCacheFile(parsedSnapshotFile(),
-                                                  2 * kMaxSnapshotBytes))
+                                                  2 * kMaxSnapshotBytes);
+              bin && decodeParsedSnapshot(*bin, snapshotSha, false))
             pendingIndex.parsed = std::move(*bin);
-        // Keyed by the verified snapshot's hash, checked whole.
-        if (decodeParsedSnapshot(pendingIndex.parsed, snapshotSha, false))
+        if (!pendingIndex.parsed.empty())
           pendingPins = parsedSnapshotPackages(pendingIndex.parsed);
       }
       if (!pendingPins.empty()) {

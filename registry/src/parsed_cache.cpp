@@ -47,6 +47,9 @@ enum : uint32_t {
 };
 constexpr size_t kHexSize = 64;
 constexpr size_t kChecksumSize = 32;
+/// Magic, format version, kind, key, payload size, payload checksum.
+constexpr size_t kHeaderSize =
+    kMagic.size() + 4 + 4 + kHexSize + 8 + kChecksumSize;
 
 /// The payload's checksum: XXH3-128, as 32 hex digits. It only catches
 /// corruption and truncation (a torn write, a bad disk): the files are
@@ -93,11 +96,9 @@ std::optional<std::string_view> unframe(std::string_view file, uint32_t kind,
   std::string_view sum = r.bytes(kChecksumSize);
   if (!r.ok())
     return std::nullopt;
-  constexpr size_t header =
-      kMagic.size() + 4 + 4 + kHexSize + 8 + kChecksumSize;
-  if (file.size() - header != size)
+  if (file.size() - kHeaderSize != size)
     return std::nullopt;
-  std::string_view payload = file.substr(header);
+  std::string_view payload = file.substr(kHeaderSize);
   if (checksum(payload) != sum)
     return std::nullopt;
   return payload;
@@ -343,27 +344,25 @@ decodeParsedIndexEntry(std::string_view file, uint32_t offset,
 }
 
 std::vector<PackedIndex> splitParsedIndexPack(std::string_view pack) {
-  constexpr size_t header =
-      kMagic.size() + 4 + 4 + kHexSize + 8 + kChecksumSize;
   std::vector<PackedIndex> out;
   size_t pos = 0;
   while (pos < pack.size()) {
     std::string_view rest = pack.substr(pos);
-    if (rest.size() >= header && rest.starts_with(kMagic)) {
+    if (rest.size() >= kHeaderSize && rest.starts_with(kMagic)) {
       ByteReader r(rest.substr(kMagic.size()));
       uint32_t format = r.u32();
       uint32_t kind = r.u32();
       std::string_view key = r.bytes(kHexSize);
       uint64_t size = r.u64();
       if (r.ok() && format == kParsedCacheFormat && kind == kIndexKind &&
-          size <= rest.size() - header) {
-        out.push_back({key, rest.substr(0, header + size)});
+          size <= rest.size() - kHeaderSize) {
+        out.push_back({key, rest.substr(0, kHeaderSize + size)});
         // In a sound pack the next frame starts where this one ends; when
         // it does not, this one's size may be damaged and cover the start
         // of the next one (a torn append followed by another): look for it.
-        std::string_view after = rest.substr(header + size);
+        std::string_view after = rest.substr(kHeaderSize + size);
         if (after.empty() || after.starts_with(kMagic)) {
-          pos += header + size;
+          pos += kHeaderSize + size;
           continue;
         }
       }
@@ -421,12 +420,10 @@ decodeParsedSnapshot(std::string_view file, std::string_view sourceSha256,
 
 std::vector<std::pair<std::string_view, std::string_view>>
 parsedSnapshotPackages(std::string_view file) {
-  constexpr size_t header =
-      kMagic.size() + 4 + 4 + kHexSize + 8 + kChecksumSize;
   std::vector<std::pair<std::string_view, std::string_view>> out;
-  if (file.size() < header)
+  if (file.size() < kHeaderSize)
     return out;
-  ByteReader r(file.substr(header));
+  ByteReader r(file.substr(kHeaderSize));
   (void)r.i64(); // schema_version
   (void)r.i64(); // version
   (void)r.str(); // expires
