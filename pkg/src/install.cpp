@@ -217,6 +217,9 @@ installArchives(const std::string &prefix,
                      Location::inFile(prefix),
                      "use a separate prefix for each platform");
   state.platform = platform.str();
+  // The project's option values and choices as the prefix has them, to
+  // tell whether this install changes them.
+  const ProjectSettings recordedSettings = state.project;
   if (options.project)
     state.project = *options.project;
 
@@ -343,7 +346,8 @@ installArchives(const std::string &prefix,
     bool reordered = false;
     for (size_t i = 0; i < order.size(); ++i)
       reordered |= order[i] != i;
-    bool settingsChanged = options.project && *options.project != state.project;
+    bool settingsChanged =
+        options.project && *options.project != recordedSettings;
     if (!flagChange && !reordered && !settingsChanged) {
       report.shadowedImports = shadowedImports(prefix);
       return report;

@@ -197,3 +197,27 @@ def test_add_refuses_an_option_value_of_the_wrong_type(tmp_path, options_reg,
             "--no-sync", cwd=d)
     assert r.code == 0, r
     assert "mul-pipeline" in lock_of(d)
+
+
+def test_sync_applies_a_changed_option_value(tmp_path, options_reg, cache):
+    """An option value changed in plugins.json reaches the prefix at the
+    next sync, though no package changes (the lock's input hash does not
+    cover option values)."""
+    d = project(tmp_path, options_reg, [])
+    r = run("add", "mul-pipeline", "--option",
+            "iree-llvmcpu-distribution-size=64", "--iree-version", "3.13.0",
+            cwd=d)
+    assert r.code == 0, r
+    prefix = d / ".iree-plugins"
+    flags = run("flags", "compiler", "--prefix", str(prefix), cwd=d)
+    assert flags.code == 0, flags
+    assert "--iree-llvmcpu-distribution-size=64" in flags.out, flags.out
+    pj = json.loads((d / "plugins.json").read_text())
+    pj["plugins"][0]["options"]["iree-llvmcpu-distribution-size"] = 128
+    (d / "plugins.json").write_text(json.dumps(pj, indent=2) + "\n")
+    r = run("sync", "--iree-version", "3.13.0", cwd=d)
+    assert r.code == 0, r
+    flags = run("flags", "compiler", "--prefix", str(prefix), cwd=d)
+    assert flags.code == 0, flags
+    assert "--iree-llvmcpu-distribution-size=128" in flags.out, flags.out
+    assert "=64" not in flags.out, flags.out
