@@ -350,6 +350,8 @@ installArchives(const std::string &prefix,
         options.project && *options.project != recordedSettings;
     if (!flagChange && !reordered && !settingsChanged) {
       report.shadowedImports = shadowedImports(prefix);
+      if (!options.dryRun)
+        report.stateFingerprint = installedStateFingerprint(prefix);
       return report;
     }
     if (reordered)
@@ -489,6 +491,7 @@ installArchives(const std::string &prefix,
       !s)
     return Unexpected(s.error());
   report.shadowedImports = shadowedImports(prefix);
+  report.stateFingerprint = installedStateFingerprint(prefix); // still locked
   return report;
 }
 

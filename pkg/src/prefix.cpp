@@ -3,6 +3,7 @@
 #include "ireepkg/manifest_schema/environment.h"
 
 #include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/state.h"
 #include "transaction.h"
 
@@ -83,11 +84,25 @@ std::string packageDir(const std::string &prefix, const std::string &name,
   return prefix + "/packages/" + name + "/" + version.str();
 }
 
+/// A change is under way in `prefix`, or one was interrupted.
+static bool changeUnderWay(const std::string &prefix) {
+  return fsutil::exists(prefix + "/state/journal.json") ||
+         fsutil::exists(prefix + "/.staging") ||
+         fsutil::exists(prefix + "/.trash");
+}
+
+std::string installedStateFingerprint(const std::string &prefix) {
+  if (changeUnderWay(prefix))
+    return "";
+  auto text = fsutil::readFile(prefix + "/state/" + kInstalledFile, 64u << 20);
+  if (!text)
+    return "";
+  return Sha256::hex(*text);
+}
+
 Expected<InstalledState> readInstalledState(const std::string &prefix,
                                             Reporter &reporter) {
-  if (fsutil::exists(prefix + "/state/journal.json") ||
-      fsutil::exists(prefix + "/.staging") ||
-      fsutil::exists(prefix + "/.trash")) {
+  if (changeUnderWay(prefix)) {
     // An interrupted (or running) change: wait for the lock, then finish or
     // roll back whatever is still there.
     auto lock = PrefixLock::acquire(prefix, {}, reporter);

@@ -35,6 +35,14 @@ using namespace detail;
 
 namespace {
 
+/// Names a lockfile's exact bytes, as read by this ireepkg version.
+std::string lockBytesKeyOf(std::string_view text) {
+  Sha256 h;
+  h.update("ireepkg parsed lockfile " IREEPKG_VERSION "\n");
+  h.update(text);
+  return h.hexDigest();
+}
+
 /// The lockfile, as readLockfile parses it; a sync of a project whose
 /// lockfile did not change parses no JSON (a lockfile of 1,000 packages
 /// takes tens of milliseconds to parse). The parsed form is kept in
@@ -44,17 +52,20 @@ namespace {
 /// to the same lock. It is a cache of the user's own, trusted as far as
 /// the rest of it (readOwnCacheFile: owned by the current user, writable
 /// by no one else).
+///
+/// `bytesKey` receives that key (empty when the lockfile was not read
+/// through the cache): the same key means the same lockfile bytes.
 Expected<std::optional<Lockfile>> readLockfileKept(const std::string &path,
-                                                   const std::string &root) {
+                                                   const std::string &root,
+                                                   std::string &bytesKey) {
+  bytesKey.clear();
   if (root.empty() || !fsutil::exists(path))
     return readLockfile(path);
   auto text = fsutil::readFile(path, JsonParseOptions{}.maxBytes);
   if (!text)
     return readLockfile(path); // its error
-  Sha256 h;
-  h.update("ireepkg parsed lockfile " IREEPKG_VERSION "\n");
-  h.update(*text);
-  const std::string key = h.hexDigest();
+  const std::string key = lockBytesKeyOf(*text);
+  bytesKey = key;
   const std::string kept = root + "/locks/" + Sha256::hex(path) + ".parsed";
   if (auto bin = fsutil::readOwnCacheFile(kept, 64ull << 20))
     if (auto lock = registry::decodeParsedLock(*bin, key))
@@ -67,6 +78,121 @@ Expected<std::optional<Lockfile>> readLockfileKept(const std::string &path,
     (void)fsutil::writeCacheFile(kept, registry::encodeParsedLock(*lock, key));
   return std::optional<Lockfile>(std::move(*lock));
 }
+
+//===----------------------------------------------------------------------===//
+// The record of a prefix a sync left exactly as its lockfile says
+//===----------------------------------------------------------------------===//
+//
+// A sync whose lockfile and project did not change, into a prefix nothing
+// else changed since, has nothing to do; finding that out the long way
+// means hashing every locked archive in the download cache and reading its
+// manifest and RECORD (seconds for large runtime libraries, and a download
+// when the cache was cleaned). So a sync that ends with the prefix exactly
+// as the lock says writes a record, <cache>/syncs/<hash of the prefix's
+// path>, holding a digest of everything its outcome depended on:
+//  - the lockfile's exact bytes (which pin every archive by SHA-256),
+//  - what plugins.json gives besides the lock: the explicitly requested
+//    names, option values and hook choices,
+//  - the platform asked for, the IREE in use as requires.iree is checked
+//    against it (version, where it came from, or why none was found unless
+//    that was said already, and whether mismatches are only warnings),
+//  - installed.json as the sync left it, taken under the prefix lock
+//    (InstallReport::stateFingerprint), and this ireepkg's version.
+// The next sync computes the same digest from the files as they are; when
+// it matches and every locked package's directory is there, the prefix is
+// what a full sync would leave, and it reports every package unchanged
+// without opening an archive. Any install, removal or interrupted change
+// rewrites installed.json (or leaves a journal), so it ends the record's
+// use. Only a sync that reported no warnings writes one, so that a skipped
+// check never hides a warning the full one would give again. Packages from
+// a local path are packed again at every sync, so a lock with any of them
+// is always checked in full. The record is a cache of the user's own
+// (readOwnCacheFile): deleting it only makes the next sync check again.
+
+std::string syncRecordPath(const std::string &root, const std::string &prefix) {
+  return root + "/syncs/" + Sha256::hex(prefix);
+}
+
+std::string syncRecordKey(const std::string &lockBytesKey,
+                          const Project &project, const SyncRequest &request,
+                          const IreeRequirementCheck &iree,
+                          const std::string &prefix,
+                          const std::string &stateFingerprint) {
+  nlohmann::json explicitNames = nlohmann::json::array(),
+                 values = nlohmann::json::object();
+  for (const ProjectPlugin &p : project.parsed.plugins) {
+    explicitNames.push_back(p.name);
+    for (const auto &[flag, value] : p.options)
+      values[p.name][flag] = value;
+  }
+  nlohmann::json inputs = {
+      {"prefix", prefix},
+      {"lockfile", lockBytesKey},
+      {"explicit", explicitNames},
+      {"options", values},
+      {"choose", project.parsed.choose},
+      // Unset: the prefix's own platform (in installed.json), else the
+      // host's.
+      {"platform", request.platform ? request.platform->str()
+                                    : "default, host " + hostPlatform().str()},
+      {"iree",
+       {{"version", iree.version ? iree.version->str() : ""},
+        {"source", iree.source},
+        {"problem", iree.problem},
+        {"ignore", iree.ignore}}},
+      {"installed", stateFingerprint}};
+  Sha256 h;
+  h.update("ireepkg sync record " IREEPKG_VERSION "\n");
+  h.update(
+      inputs.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return h.hexDigest();
+}
+
+/// Every package's requires.iree against the IREE in use (a lock may have
+/// been resolved for another IREE, or on another machine). That no IREE
+/// was found is said once: relocking has said it, or the caller has.
+IreeRequirementCheck effectiveIreeCheck(const Environment &env,
+                                        const SyncResult &result,
+                                        const SyncRequest &request) {
+  IreeRequirementCheck check = ireeCheckFor(env);
+  check.nameArchives = false;
+  if (result.relocked || request.noIreeReported)
+    check.problem.clear();
+  return check;
+}
+
+/// Counts the warnings an operation reports, passing everything on.
+class CountingReporter : public Reporter {
+public:
+  explicit CountingReporter(Reporter &inner) : inner(inner) {}
+  size_t warnings = 0;
+  void waitingForLock(const std::string &prefix,
+                      const std::string &holder) override {
+    inner.waitingForLock(prefix, holder);
+  }
+  void recovered(const std::string &prefix, const std::string &what) override {
+    inner.recovered(prefix, what);
+  }
+  void warning(const Diagnostic &diagnostic) override {
+    ++warnings;
+    inner.warning(diagnostic);
+  }
+  void progress(const std::string &label, uint64_t done,
+                uint64_t total) override {
+    inner.progress(label, done, total);
+  }
+  void itemProgress(const std::string &label, uint64_t done,
+                    uint64_t total) override {
+    inner.itemProgress(label, done, total);
+  }
+  bool interrupted() override { return inner.interrupted(); }
+  void detail(int level, const std::string &message) override {
+    inner.detail(level, message);
+  }
+
+private:
+  Reporter &inner;
+};
 
 /// What syncing `prefix` to `lock` would change, by name and version (see
 /// SyncRequest::dryRun), in the order installArchives reports it: removals
@@ -109,8 +235,10 @@ Expected<SyncResult> syncProject(const Project &project,
     return Unexpected(src.error());
 
   std::optional<Lockfile> lock = request.plannedLock;
+  std::string lockBytesKey; // of the lockfile read, when it was
   if (!lock) {
-    auto lockRead = readLockfileKept(project.lockPath, src->get()->cacheRoot());
+    auto lockRead = readLockfileKept(project.lockPath, src->get()->cacheRoot(),
+                                     lockBytesKey);
     if (!lockRead)
       return Unexpected(lockRead.error());
     lock = std::move(*lockRead);
@@ -139,7 +267,47 @@ Expected<SyncResult> syncProject(const Project &project,
     if (!relocked)
       return Unexpected(relocked.error());
     lock = relocked->lock;
+    if (!request.dryRun) // the bytes it wrote (or found already there)
+      lockBytesKey = lockBytesKeyOf(relocked->text);
     result.relocked = std::move(*relocked);
+  }
+
+  // The record of the last sync (above): with the same inputs and the
+  // prefix as that sync left it, there is nothing to do.
+  const std::string &cacheRoot = src->get()->cacheRoot();
+  std::optional<IreeRequirementCheck> iree;
+  bool recordable =
+      !request.dryRun && !request.plannedLock && !cacheRoot.empty() &&
+      !lockBytesKey.empty() &&
+      std::none_of(lock->packages.begin(), lock->packages.end(),
+                   [](const LockedPackage &lp) {
+                     return lp.sourceKind == LockedPackage::SourceKind::Path;
+                   });
+  if (recordable) {
+    iree = effectiveIreeCheck(env, result, request);
+    std::string fingerprint = installedStateFingerprint(request.prefix);
+    auto recorded = fingerprint.empty()
+                        ? Expected<std::string>(std::string())
+                        : fsutil::readOwnCacheFile(
+                              syncRecordPath(cacheRoot, request.prefix), 256);
+    if (recorded && !recorded->empty() &&
+        *recorded == syncRecordKey(lockBytesKey, project, request, *iree,
+                                   request.prefix, fingerprint) &&
+        std::all_of(lock->packages.begin(), lock->packages.end(),
+                    [&](const LockedPackage &lp) {
+                      return fsutil::isDirectory(
+                          packageDir(request.prefix, lp.name, lp.version));
+                    })) {
+      reporter.detail(1, "the prefix is as the last sync with this lockfile "
+                         "and project left it: nothing to check");
+      InstallReport &report = result.install;
+      report.prefix = request.prefix;
+      for (const LockedPackage &lp : lock->packages)
+        report.unchanged.push_back(lp.name + " " + lp.version.str());
+      report.shadowedImports = shadowedImports(request.prefix);
+      report.stateFingerprint = fingerprint;
+      return result;
+    }
   }
 
   Platform platform = request.platform.value_or(hostPlatform());
@@ -303,13 +471,7 @@ Expected<SyncResult> syncProject(const Project &project,
   // Install exactly the lock, in its activation order, in one transaction.
   InstallOptions io;
   io.lock = request.lock;
-  // Every package's requires.iree against the IREE in use (a lock may have
-  // been resolved for another IREE, or on another machine). Relocking has
-  // already said when no IREE is found.
-  io.iree = ireeCheckFor(env);
-  io.iree->nameArchives = false;
-  if (result.relocked || request.noIreeReported)
-    io.iree->problem.clear();
+  io.iree = iree ? *iree : effectiveIreeCheck(env, result, request);
   io.platform = platform;
   io.exact = true;
   io.preferredOrder = lock->activation;
@@ -325,11 +487,22 @@ Expected<SyncResult> syncProject(const Project &project,
       settings.values[p.name] = p.options;
   settings.choose = project.parsed.choose;
   io.project = settings;
-  auto report = installArchives(request.prefix, archives, io, reporter);
+  CountingReporter counting(reporter);
+  auto report = installArchives(request.prefix, archives, io, counting);
   cleanup();
   if (!report)
     return Unexpected(report.error());
   result.install = std::move(*report);
+  // The prefix is now exactly the lock: recorded, unless a warning was
+  // given that the next sync must give again. A cache: failing to write it
+  // changes nothing.
+  if (recordable && counting.warnings == 0 &&
+      !result.install.stateFingerprint.empty() &&
+      fsutil::makeDirs(cacheRoot + "/syncs"))
+    (void)fsutil::writeCacheFile(
+        syncRecordPath(cacheRoot, request.prefix),
+        syncRecordKey(lockBytesKey, project, request, *iree, request.prefix,
+                      result.install.stateFingerprint));
   return result;
 }
 

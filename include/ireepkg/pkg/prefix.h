@@ -142,6 +142,14 @@ std::string packageDir(const std::string &prefix, const std::string &name,
 Expected<InstalledState> readInstalledState(const std::string &prefix,
                                             Reporter &reporter);
 
+/// The SHA-256 (hex) of the prefix's state/installed.json as it is now: a
+/// fingerprint of what is recorded as installed, for a caller that keeps
+/// what it concluded about the prefix (sync's record of a prefix it left
+/// exactly as its lockfile says). Empty when there is no installed.json,
+/// it cannot be read, or a change is under way or was interrupted (a
+/// journal, .staging or .trash): no conclusion holds then.
+std::string installedStateFingerprint(const std::string &prefix);
+
 /// Reads an installed package's manifest (leniently).
 Expected<Manifest> readInstalledManifest(const std::string &prefix,
                                          const InstalledPackage &package,
@@ -230,6 +238,10 @@ struct InstallReport {
   MlirCheckReport pipelineCheck;
   /// Imports more than one package provides, after the change.
   std::vector<ShadowedImport> shadowedImports;
+  /// installedStateFingerprint of the prefix as the operation left it,
+  /// taken while it still held the prefix lock (empty for a dry run): the
+  /// state this report describes, whatever another process did after.
+  std::string stateFingerprint;
 };
 
 Expected<InstallReport> installArchives(const std::string &prefix,
