@@ -58,6 +58,11 @@ Usage: run.py [--packages 10000] [--versions 20] [--roots 30] [--runs 7]
               [--quick] [--seed 1] [--json] [--work DIR] [--regenerate]
               [--generate-only] [--uv-only]
 Environment: IREEPKG_BIN, the ireepkg to measure (default build/bin/ireepkg).
+
+Why one file of this size: it is one self-contained script, run by path with
+any Python 3 and nothing installed; the generator, the writers of each data
+set and the measurements share the graph's types and the checks of its
+solutions.
 """
 import argparse
 import base64
