@@ -26,13 +26,29 @@ uv run is `uv pip compile` with its cache kept, over --find-links wheels/
 and, for reference, over the index simple/. The solutions are checked
 against the graph (every requirement satisfied, nothing yanked) and against
 each other (same name -> version). Then a no-op `ireepkg lock`: the lockfile
-in place and nothing changed, and `ireepkg sync --dry-run` of the unchanged
-project into an empty prefix (the registry has no archives, so no prefix can
-be filled: this measures what a no-op sync does up to the installed
-packages) (targets: warm <= 0.5x and cold <= 1.0x uv over the local index,
-no-op lock and sync under 10 ms). Prints a table (median and min wall
-time, CPU time, peak RSS, the ratios) and writes results.json beside this
-script.
+in place and nothing changed, and, for reference, `ireepkg sync --dry-run`
+of the unchanged project into an empty prefix (a plan to install every
+locked package).
+
+Then the real no-op sync, for the main case. The registry above has no
+archives, so after the main case is measured its solution (about 1,000
+packages) is written out as real packages: per version, a package
+directory with an ireeplugin.json (name, version, the dependencies the
+graph gives it) and one small data file, packed with `ireepkg pack` and
+published with one `ireepkg publish` into a registry made by `ireepkg
+registry init` (cached in <data>/installed-<hash of the solution>/, beside a
+project/plugins.json asking for the same roots). Its project is locked (not
+measured; the solution must be the main case's), synced once into an empty
+prefix (measured: the first sync, installing every package), then synced
+again with nothing changed: the no-op sync, and the same with
+<cache>/syncs deleted before each run (the full check), alternating. After
+every sync the prefix must hold exactly the locked packages and
+`sync --json` must report no change.
+
+Targets: warm <= 0.5x and cold <= 1.0x uv over the local index, no-op lock
+and no-op sync under 10 ms. Prints a table (median and min wall time, CPU
+time, peak RSS, the ratios) and the no-op lines, and writes results.json
+beside this script.
 
 Yanked versions: an ireepkg registry marks them `"yanked": true` and the
 resolver never chooses them; --find-links has no notion of yanking, so their
@@ -42,6 +58,11 @@ Usage: run.py [--packages 10000] [--versions 20] [--roots 30] [--runs 7]
               [--quick] [--seed 1] [--json] [--work DIR] [--regenerate]
               [--generate-only] [--uv-only]
 Environment: IREEPKG_BIN, the ireepkg to measure (default build/bin/ireepkg).
+
+Why one file of this size: it is one self-contained script, run by path with
+any Python 3 and nothing installed; the generator, the writers of each data
+set and the measurements share the graph's types and the checks of its
+solutions.
 """
 import argparse
 import base64
@@ -51,6 +72,7 @@ import hashlib
 import io
 import json
 import multiprocessing
+import multiprocessing.pool
 import os
 import pathlib
 import platform
@@ -479,6 +501,109 @@ def prepare(args, graph, roots, hard_roots, log):
 
 
 #===----------------------------------------------------------------------===#
+# The installed case: the main solution as real packages
+#===----------------------------------------------------------------------===#
+
+INSTALLED_VERSION = 1  # bump whenever the installed case's data changes
+
+
+def _run_tool(cmd):
+    """Runs an ireepkg command that writes the data; its output is shown
+    only when it fails (`pack`, `publish` and `registry init` print a line
+    per package even with --quiet)."""
+    proc = subprocess.run(list(map(str, cmd)), capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(map(str, cmd))} failed with exit code {proc.returncode}:\n"
+                 f"{proc.stdout}{proc.stderr}")
+    return proc.stdout
+
+
+def _pack(args):
+    src, dist = args
+    _run_tool([IREEPKG, "pack", "--quiet", src, "-o", dist])
+
+
+def prepare_installed(base, graph, roots, solution, jobs, log):
+    """A registry that publishes exactly the versions of `solution` (the
+    main case's, {name: version tuple}), with real archives, and a project
+    over it asking for `roots`; cached in base/installed-<hash>/.
+
+    Each package is written as an author writes one: a directory with an
+    ireeplugin.json (name, version, and the dependencies the graph gives
+    that version) and one small data file, packed by `ireepkg pack` and
+    published by `ireepkg publish` into a registry made by `ireepkg registry
+    init`, signed with the bench's key. Returns the directory, holding
+    registry/ and project/plugins.json."""
+    key = hashlib.sha256(json.dumps([
+        GENERATOR_VERSION, INSTALLED_VERSION,
+        sorted((n, vstr(v)) for n, v in solution.items()),
+        sorted((n, c.text) for n, c in roots.items())]).encode()).hexdigest()[:12]
+    out = base / f"installed-{key}"
+    if (out / "complete").exists():
+        log(f"using the installed case's registry in {out}")
+        return out
+    tmp = out.with_name(out.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    by_version = {name: {r.version: r for r in rels} for name, rels in graph.items()}
+    t0 = time.perf_counter()
+    work = []
+    for name, v in sorted(solution.items()):
+        rel = by_version[name][v]
+        d = tmp / "packages" / f"{name}-{vstr(v)}"
+        (d / "data").mkdir(parents=True)
+        manifest = {"schema_version": 1, "name": name, "version": vstr(v),
+                    "summary": "a generated package of bench/resolve", "license": "Apache-2.0"}
+        if rel.deps:
+            manifest["dependencies"] = {dep: c.text for dep, c in rel.deps.items()}
+        (d / "ireeplugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        (d / "data" / "README.txt").write_text(f"{name} {vstr(v)}: generated by bench/resolve\n")
+        work.append((d, tmp / "dist"))
+    (tmp / "dist").mkdir()
+    if jobs > 1:
+        with multiprocessing.pool.ThreadPool(jobs) as pool:
+            pool.map(_pack, work)
+    else:
+        list(map(_pack, work))
+    t_pack = time.perf_counter() - t0
+    log(f"installed case: wrote and packed {len(work)} packages in {t_pack:.1f} s")
+    t0 = time.perf_counter()
+    reg = tmp / "registry"
+    signing = base / "signing.key"
+    _run_tool([IREEPKG, "registry", "init", "--quiet", reg, "--key", signing,
+               "--name", "bench-installed", "--expires-days", "3650"])
+    archives = sorted((tmp / "dist").glob("*.ireepkg"))
+    if len(archives) != len(solution):
+        sys.exit(f"installed case: {len(archives)} archives packed for {len(solution)} packages")
+    _run_tool([IREEPKG, "publish", "--quiet", *archives, "--registry", reg, "--key", signing,
+               "--expires-days", "3650"])
+    t_publish = time.perf_counter() - t0
+    log(f"installed case: published {len(archives)} archives in one `ireepkg publish` "
+        f"in {t_publish:.1f} s")
+    shutil.rmtree(tmp / "packages")
+    shutil.rmtree(tmp / "dist")
+    proj = tmp / "project"
+    proj.mkdir()
+    plugins = []
+    for name, c in roots.items():
+        p = {"name": name}
+        if c.text != "*":
+            p["version"] = c.text
+        plugins.append(p)
+    (proj / "plugins.json").write_text(json.dumps({
+        "schema_version": 1,
+        "registries": [{"name": "bench-installed", "url": str(out / "registry"),
+                        "public_key": public_key_line(base / "signing")}],
+        "plugins": plugins}, indent=2) + "\n")
+    (tmp / "generation.json").write_text(json.dumps(
+        {"packages": len(solution), "pack_s": t_pack, "publish_s": t_publish}, indent=2) + "\n")
+    (tmp / "complete").write_text("")
+    tmp.rename(out)
+    return out
+
+
+#===----------------------------------------------------------------------===#
 # Running the resolvers
 #===----------------------------------------------------------------------===#
 
@@ -608,6 +733,105 @@ class Uv:
         return sol
 
 
+class InstalledSync:
+    """`ireepkg sync` of the installed case's project (prepare_installed())
+    into work/sync-prefix, with its own metadata and download cache
+    work/sync-cache."""
+
+    def __init__(self, data, work):
+        self.project = data / "project"
+        self.cache, self.prefix = work / "sync-cache", work / "sync-prefix"
+        self.env = dict(os.environ, IREEPKG_CACHE_DIR=str(self.cache))
+        self.env.pop("IREEPKG_OFFLINE", None)
+
+    def lock(self):
+        """A fresh lock (cache emptied, no lockfile): {name: version}."""
+        for d in (self.cache, self.prefix):
+            if d.exists():
+                shutil.rmtree(d)
+        lock = self.project / "plugins.lock.json"
+        if lock.exists():
+            lock.unlink()
+        run_one([IREEPKG, "lock", "--quiet", "--iree-version", IREE_VERSION,
+                 "--project", self.project / "plugins.json"], cwd=self.project, env=self.env)
+        locked = json.loads(lock.read_text())
+        return {p["name"]: parse_version(p["version"]) for p in locked["packages"]}
+
+    def sync(self, full_check=False):
+        """One sync; returns (wall, cpu, rss, its --json report). With
+        full_check, <cache>/syncs is deleted first: sync keeps there what
+        lets it skip re-checking the prefix when nothing changed since it
+        last synced it."""
+        if full_check:
+            shutil.rmtree(self.cache / "syncs", ignore_errors=True)
+        cmd = [IREEPKG, "sync", "--quiet", "--json", "--iree-version", IREE_VERSION,
+               "--project", self.project / "plugins.json", "--prefix", self.prefix]
+        wall, cpu, rss, out, err = run_one(cmd, cwd=self.project, env=self.env)
+        try:
+            report = json.loads(out)
+        except ValueError:
+            sys.exit(f"ireepkg sync --json printed no JSON report:\n{out}{err}")
+        return wall, cpu, rss, report
+
+    def installed(self):
+        state = json.loads((self.prefix / "state" / "installed.json").read_text())
+        return {p["name"]: parse_version(p["version"]) for p in state["packages"]}
+
+
+def measure_installed(data, work, solution, runs, log):
+    """The real no-op sync: every package of the main solution installed.
+
+    Locks the installed case's project (not measured; its solution must be
+    the main case's), syncs it into an empty prefix (measured once: the
+    first sync, installing every package), then measures no-op syncs (the
+    project, lock and prefix unchanged), after two warm-up runs, and the
+    same with <cache>/syncs deleted before each run (the full check), the
+    two alternating."""
+    t = InstalledSync(data, work)
+    if t.lock() != solution:
+        sys.exit("installed case: `ireepkg lock` did not give the main case's solution")
+    lock_bytes = (t.project / "plugins.lock.json").read_bytes()
+    n = len(solution)
+    res = {"installed_packages": n}
+    wall, cpu, rss, report = t.sync()
+    installs = [c for c in report.get("changes", []) if c.get("from") is None]
+    if (not report.get("ok") or len(installs) != n or len(report["changes"]) != n
+            or t.installed() != solution):
+        sys.exit(f"installed case: the first sync did not install the {n} locked packages: "
+                 f"{json.dumps(report)[:2000]}")
+    res["first_sync_s"], res["first_sync_cpu_s"], res["first_sync_rss_mib"] = wall, cpu, rss
+    log(f"  main: first ireepkg sync (installs {n} packages) {wall * 1000:.0f} ms")
+
+    def noop(full_check):
+        wall, cpu, rss, report = t.sync(full_check)
+        if (not report.get("ok") or report.get("changes") != [] or report.get("relocked")
+                or report.get("reordered") or len(report.get("unchanged", [])) != n):
+            sys.exit(f"installed case: a no-op sync reported a change: {json.dumps(report)[:2000]}")
+        if t.installed() != solution:
+            sys.exit("installed case: the prefix no longer holds the locked packages after a no-op sync")
+        if (t.project / "plugins.lock.json").read_bytes() != lock_bytes:
+            sys.exit("installed case: a no-op sync rewrote the lockfile")
+        return wall, cpu, rss
+
+    for full_check in (False, False, True, True):
+        noop(full_check)
+    walls = {False: [], True: []}
+    cpus = {False: [], True: []}
+    rsss = {False: [], True: []}
+    for i in range(max(runs, 5)):
+        for full_check in ((False, True) if i % 2 == 0 else (True, False)):
+            wall, cpu, rss = noop(full_check)
+            walls[full_check].append(wall)
+            cpus[full_check].append(cpu)
+            rsss[full_check].append(rss)
+    for full_check, key in ((False, "noop_sync"), (True, "noop_sync_full_check")):
+        res[key + "_s"] = statistics.median(walls[full_check])
+        res[key + "_min_s"] = min(walls[full_check])
+        res[key + "_cpu_s"] = statistics.median(cpus[full_check])
+        res[key + "_rss_mib"] = max(rsss[full_check])
+    return res
+
+
 def measure(case, tools, graph, roots, runs, expected, log):
     res = {"case": case, "tools": {}}
     for t in tools:
@@ -673,14 +897,14 @@ def measure(case, tools, graph, roots, runs, expected, log):
         res["noop_lock_s"] = statistics.median(walls)
         res["noop_lock_min_s"] = min(walls)
         res["noop_lock_cpu_s"] = statistics.median(cpus)
-        # A sync of the unchanged project. The bench registry has no
-        # archives, so no prefix can be filled from it and a real no-op
-        # sync (every locked package installed) cannot be measured here:
-        # this is `sync --dry-run` into an empty prefix, which does what a
-        # no-op sync does before it looks at the installed packages (the
+        # `sync --dry-run` of the unchanged project into an empty prefix:
+        # what a sync does before it looks at the installed packages (the
         # project, the lockfile checked against plugins.json, the prefix's
-        # state) and then plans to install every locked package. It opens
-        # no registry, as a sync of an up-to-date lockfile does not.
+        # state), then a plan to install every locked package. It opens no
+        # registry, as a sync of an up-to-date lockfile does not. (The
+        # bench registry has no archives; the real no-op sync, every locked
+        # package installed, is measured on the installed case: see
+        # measure_installed().)
         for _ in range(2):
             t.run_sync_plan()
         walls, cpus = [], []
@@ -688,9 +912,9 @@ def measure(case, tools, graph, roots, runs, expected, log):
             wall, cpu, _ = t.run_sync_plan()
             walls.append(wall)
             cpus.append(cpu)
-        res["noop_sync_plan_s"] = statistics.median(walls)
-        res["noop_sync_plan_min_s"] = min(walls)
-        res["noop_sync_plan_cpu_s"] = statistics.median(cpus)
+        res["empty_sync_plan_s"] = statistics.median(walls)
+        res["empty_sync_plan_min_s"] = min(walls)
+        res["empty_sync_plan_cpu_s"] = statistics.median(cpus)
     return res
 
 
@@ -755,7 +979,18 @@ def main():
                  Uv(uv, python, proj, base, index=True)]
         if args.uv_only:
             tools = tools[1:]
-        results["cases"].append(measure(case, tools, graph, rs, args.runs, expected, log))
+        res = measure(case, tools, graph, rs, args.runs, expected, log)
+        results["cases"].append(res)
+        if case == "main" and not args.uv_only:
+            # The real no-op sync, on a registry of the main solution's
+            # versions with real archives (see prepare_installed()).
+            solution = tools[0].solution()
+            data = prepare_installed(base, graph, rs, solution, args.jobs, log)
+            # When it was generated: packing and publishing times.
+            gen = json.loads((data / "generation.json").read_text())
+            res["installed_data"] = {"path": str(data), "pack_s": gen["pack_s"],
+                                     "publish_s": gen["publish_s"]}
+            res.update(measure_installed(data, base, solution, args.runs, log))
 
     (HERE / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     if args.json:
@@ -787,12 +1022,23 @@ def main():
                   f"{c['noop_lock_s'] * 1000:.1f} ms median, "
                   f"{c['noop_lock_min_s'] * 1000:.1f} ms min, "
                   f"{c['noop_lock_cpu_s'] * 1000:.1f} ms CPU (target < 10 ms)")
-        if "noop_sync_plan_s" in c:
-            print(f"  ireepkg sync --dry-run of the unchanged project (empty prefix; "
-                  f"the bench registry has no archives): "
-                  f"{c['noop_sync_plan_s'] * 1000:.1f} ms median, "
-                  f"{c['noop_sync_plan_min_s'] * 1000:.1f} ms min, "
-                  f"{c['noop_sync_plan_cpu_s'] * 1000:.1f} ms CPU (target < 10 ms)")
+        if "empty_sync_plan_s" in c:
+            print(f"  ireepkg sync --dry-run into an empty prefix (a plan only): "
+                  f"{c['empty_sync_plan_s'] * 1000:.1f} ms median, "
+                  f"{c['empty_sync_plan_min_s'] * 1000:.1f} ms min, "
+                  f"{c['empty_sync_plan_cpu_s'] * 1000:.1f} ms CPU")
+        if "noop_sync_s" in c:
+            n = c["installed_packages"]
+            print(f"  first ireepkg sync (installs {n} packages): "
+                  f"{c['first_sync_s'] * 1000:.0f} ms, {c['first_sync_cpu_s'] * 1000:.0f} ms CPU")
+            print(f"  no-op ireepkg sync ({n} packages installed): "
+                  f"{c['noop_sync_s'] * 1000:.1f} ms median, "
+                  f"{c['noop_sync_min_s'] * 1000:.1f} ms min, "
+                  f"{c['noop_sync_cpu_s'] * 1000:.1f} ms CPU (target < 10 ms)")
+            print(f"  no-op ireepkg sync, full check (<cache>/syncs deleted): "
+                  f"{c['noop_sync_full_check_s'] * 1000:.1f} ms median, "
+                  f"{c['noop_sync_full_check_min_s'] * 1000:.1f} ms min, "
+                  f"{c['noop_sync_full_check_cpu_s'] * 1000:.1f} ms CPU")
 
 if __name__ == "__main__":
     main()
