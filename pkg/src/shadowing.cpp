@@ -8,14 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/prefix.h"
-#include "ireepkg/manifest_schema/json_document.h"
 
 #include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/state.h"
 
 #include <map>
 
-#include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 namespace ireepkg {
 
@@ -27,24 +26,34 @@ std::vector<ShadowedImport> shadowedImports(const std::string &prefix) {
   auto text = fsutil::readFile(file, 64ull << 20);
   if (!text)
     return out;
-  nlohmann::json j = parseJsonOrDiscarded(*text);
-  if (!j.is_object() || !j.contains("runtime") || !j["runtime"].is_array())
+  // Only "runtime" matters, in a file that lists every package too (a
+  // prefix of 1,000 packages has 200 KB of them, which a DOM parse with
+  // nlohmann takes ~2 ms over, at every install and sync): simdjson parses
+  // it in a tenth of that. A file that does not parse has nothing to say.
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(text->data(), text->size()).get(root))
+    return out;
+  simdjson::dom::array runtime;
+  if (root["runtime"].get_array().get(runtime))
     return out;
   // import -> the packages declaring it, in registration order, each with
   // its last plugin declaring it.
   std::map<std::string, std::vector<RuntimePluginRef>> providers;
-  for (const nlohmann::json &r : j["runtime"]) {
-    if (!r.is_object() || !r.contains("imports") || !r["imports"].is_array())
+  for (simdjson::dom::element r : runtime) {
+    simdjson::dom::array imports;
+    if (r["imports"].get_array().get(imports))
       continue;
     auto text = [&](const char *key) {
-      auto it = r.find(key);
-      return it != r.end() && it->is_string() ? it->get<std::string>() : "";
+      std::string_view v;
+      return r[key].get_string().get(v) ? std::string() : std::string(v);
     };
     RuntimePluginRef ref{text("package"), text("name")};
-    for (const nlohmann::json &i : r["imports"]) {
-      if (!i.is_string())
+    for (simdjson::dom::element i : imports) {
+      std::string_view name;
+      if (i.get_string().get(name))
         continue;
-      auto &list = providers[i.get<std::string>()];
+      auto &list = providers[std::string(name)];
       std::erase_if(list, [&](const RuntimePluginRef &p) {
         return p.package == ref.package;
       });

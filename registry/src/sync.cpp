@@ -20,9 +20,11 @@
 #include "registry_cache.h"
 
 #include <algorithm>
+#include <fcntl.h>
 #include <filesystem>
 #include <functional>
 #include <regex>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -146,6 +148,29 @@ std::string syncRecordKey(const std::string &lockBytesKey,
   h.update(
       inputs.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return h.hexDigest();
+}
+
+/// Whether every locked package's directory is in `prefix`. Each is looked
+/// up from a handle on the prefix, not by its absolute path: a path walk
+/// costs per component, and this is a thousand lookups for a thousand
+/// packages.
+bool allPackageDirsExist(const std::string &prefix,
+                         const std::vector<LockedPackage> &packages) {
+  int fd = ::open(prefix.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  bool all = true;
+  for (const LockedPackage &lp : packages) {
+    struct stat st;
+    if (::fstatat(fd, packageDir(".", lp.name, lp.version).c_str(), &st, 0) !=
+            0 ||
+        !S_ISDIR(st.st_mode)) {
+      all = false;
+      break;
+    }
+  }
+  ::close(fd);
+  return all;
 }
 
 /// Every package's requires.iree against the IREE in use (a lock may have
@@ -293,11 +318,7 @@ Expected<SyncResult> syncProject(const Project &project,
     if (recorded && !recorded->empty() &&
         *recorded == syncRecordKey(lockBytesKey, project, request, *iree,
                                    request.prefix, fingerprint) &&
-        std::all_of(lock->packages.begin(), lock->packages.end(),
-                    [&](const LockedPackage &lp) {
-                      return fsutil::isDirectory(
-                          packageDir(request.prefix, lp.name, lp.version));
-                    })) {
+        allPackageDirsExist(request.prefix, lock->packages)) {
       reporter.detail(1, "the prefix is as the last sync with this lockfile "
                          "and project left it: nothing to check");
       InstallReport &report = result.install;
