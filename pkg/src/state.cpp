@@ -8,8 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <queue>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace ireepkg {
 
@@ -153,51 +157,66 @@ Expected<InstalledState> parseInstalled(std::string_view text,
 std::vector<size_t>
 activationOrder(const std::vector<InstalledPackage> &packages,
                 const std::vector<std::string> &preferred) {
+  const size_t n = packages.size();
   std::map<std::string, size_t> byName;
-  for (size_t i = 0; i < packages.size(); ++i)
+  for (size_t i = 0; i < n; ++i)
     byName[packages[i].name] = i;
-  // Primary order: the project's, then the current order.
-  std::vector<size_t> primary(packages.size());
-  for (size_t i = 0; i < primary.size(); ++i)
+  // Primary order: the project's (a name's first place in `preferred`),
+  // then the current order.
+  std::unordered_map<std::string_view, size_t> preferredAt;
+  for (size_t k = 0; k < preferred.size(); ++k)
+    preferredAt.emplace(preferred[k], k);
+  std::vector<size_t> rank(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto it = preferredAt.find(packages[i].name);
+    rank[i] = it == preferredAt.end() ? preferred.size() + i : it->second;
+  }
+  std::vector<size_t> primary(n);
+  for (size_t i = 0; i < n; ++i)
     primary[i] = i;
-  auto rank = [&](size_t i) {
-    auto it = std::find(preferred.begin(), preferred.end(), packages[i].name);
-    return it == preferred.end()
-               ? preferred.size() + i
-               : static_cast<size_t>(it - preferred.begin());
-  };
   std::stable_sort(primary.begin(), primary.end(),
-                   [&](size_t a, size_t b) { return rank(a) < rank(b); });
-  // Stable topological sort: repeatedly place the first package whose
-  // dependencies are all placed. Cycles (impossible after resolution) fall
-  // back to primary order.
+                   [&](size_t a, size_t b) { return rank[a] < rank[b]; });
+  std::vector<size_t> position(n);
+  for (size_t p = 0; p < n; ++p)
+    position[primary[p]] = p;
+  // Stable topological sort: repeatedly place the first package, in
+  // primary order, whose installed dependencies are all placed (Kahn's
+  // algorithm with the ready packages in a heap by primary position:
+  // linear-logarithmic, for prefixes of thousands). A cycle (impossible
+  // after resolution) is broken by placing the first package not placed.
+  std::vector<size_t> waitingFor(n);
+  std::vector<std::vector<size_t>> dependents(n);
+  for (size_t i = 0; i < n; ++i)
+    for (const std::string &d : packages[i].dependencies)
+      if (auto it = byName.find(d); it != byName.end()) {
+        ++waitingFor[i];
+        dependents[it->second].push_back(i);
+      }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (waitingFor[i] == 0)
+      ready.push(position[i]);
   std::vector<size_t> out;
-  std::vector<bool> placed(packages.size());
-  while (out.size() < packages.size()) {
-    bool progress = false;
-    for (size_t i : primary) {
-      if (placed[i])
+  out.reserve(n);
+  std::vector<bool> placed(n);
+  size_t firstUnplaced = 0; // in primary order
+  while (out.size() < n) {
+    size_t next;
+    if (!ready.empty()) {
+      next = primary[ready.top()];
+      ready.pop();
+      if (placed[next])
         continue;
-      bool ready = true;
-      for (const std::string &d : packages[i].dependencies) {
-        auto it = byName.find(d);
-        if (it != byName.end() && !placed[it->second])
-          ready = false;
-      }
-      if (ready) {
-        placed[i] = true;
-        out.push_back(i);
-        progress = true;
-        break;
-      }
+    } else {
+      while (placed[primary[firstUnplaced]])
+        ++firstUnplaced;
+      next = primary[firstUnplaced];
     }
-    if (!progress)
-      for (size_t i : primary)
-        if (!placed[i]) {
-          placed[i] = true;
-          out.push_back(i);
-          break;
-        }
+    placed[next] = true;
+    out.push_back(next);
+    for (size_t j : dependents[next])
+      if (--waitingFor[j] == 0 && !placed[j])
+        ready.push(position[j]);
   }
   return out;
 }

@@ -19,6 +19,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <random>
+
 using namespace ireepkg;
 using namespace ireepkg::test;
 
@@ -153,6 +158,85 @@ TEST_CASE("state: activation order puts dependencies first") {
   CHECK(ordered({pkg("b", {"gone"}), pkg("a")}, {}) ==
         std::vector<std::string>{"b", "a"});
   CHECK(activationOrder({}, {"a"}).empty());
+}
+
+/// activationOrder's rule, written the plain (quadratic) way: repeatedly
+/// the first package in primary order whose installed dependencies are all
+/// placed, else the first not placed.
+static std::vector<size_t>
+plainActivationOrder(const std::vector<InstalledPackage> &ps,
+                     const std::vector<std::string> &pref) {
+  std::map<std::string, size_t> byName;
+  for (size_t i = 0; i < ps.size(); ++i)
+    byName[ps[i].name] = i;
+  auto rank = [&](size_t i) {
+    auto it = std::find(pref.begin(), pref.end(), ps[i].name);
+    return it == pref.end() ? pref.size() + i : size_t(it - pref.begin());
+  };
+  std::vector<size_t> primary(ps.size());
+  for (size_t i = 0; i < primary.size(); ++i)
+    primary[i] = i;
+  std::stable_sort(primary.begin(), primary.end(),
+                   [&](size_t a, size_t b) { return rank(a) < rank(b); });
+  std::vector<size_t> out;
+  std::vector<bool> placed(ps.size());
+  while (out.size() < ps.size()) {
+    std::optional<size_t> next;
+    for (size_t i : primary) {
+      if (placed[i])
+        continue;
+      bool ready = true;
+      for (const std::string &d : ps[i].dependencies)
+        if (auto it = byName.find(d); it != byName.end() && !placed[it->second])
+          ready = false;
+      if (ready) {
+        next = i;
+        break;
+      }
+    }
+    if (!next)
+      for (size_t i : primary)
+        if (!placed[i]) {
+          next = i;
+          break;
+        }
+    placed[*next] = true;
+    out.push_back(*next);
+  }
+  return out;
+}
+
+TEST_CASE("state: activation order follows its rule on random prefixes") {
+  // Random graphs with what a hand-edited installed.json may hold too:
+  // cycles, self-dependencies, repeated and missing dependencies, names
+  // repeated in the preferred order.
+  std::mt19937 rng(7);
+  for (int round = 0; round < 300; ++round) {
+    size_t n = rng() % 40;
+    std::vector<InstalledPackage> ps;
+    for (size_t i = 0; i < n; ++i)
+      ps.push_back(pkg("p" + std::to_string(i)));
+    for (size_t i = 0; i < n; ++i) {
+      size_t deps = rng() % 4;
+      for (size_t k = 0; k < deps; ++k) {
+        // Mostly earlier packages (a DAG), sometimes any, or one not there.
+        size_t pick = rng() % 10;
+        if (pick == 0)
+          ps[i].dependencies.push_back("gone" + std::to_string(rng() % 3));
+        else if (pick == 1 || i == 0)
+          ps[i].dependencies.push_back("p" + std::to_string(rng() % n));
+        else
+          ps[i].dependencies.push_back("p" + std::to_string(rng() % i));
+      }
+    }
+    std::vector<std::string> pref;
+    size_t prefs = n ? rng() % (n + 3) : 0;
+    for (size_t k = 0; k < prefs; ++k)
+      pref.push_back("p" + std::to_string(rng() % (n + 2)));
+    std::shuffle(ps.begin(), ps.end(), rng);
+    INFO("round " << round);
+    CHECK(activationOrder(ps, pref) == plainActivationOrder(ps, pref));
+  }
 }
 
 TEST_CASE("state: the integrations' writers are registered once, in order") {
