@@ -390,21 +390,26 @@ def public_key_line(key_base):
     return next(line for line in lines if line.startswith("RW"))
 
 
+def write_plugins_json(d, registry_name, reg, pub, roots):
+    """plugins.json asking for `roots` (name -> constraint) from one registry."""
+    plugins = []
+    for name, c in roots.items():
+        p = {"name": name}
+        if c.text != "*":
+            p["version"] = c.text
+        plugins.append(p)
+    (d / "plugins.json").write_text(json.dumps({
+        "schema_version": 1,
+        "registries": [{"name": registry_name, "url": str(reg), "public_key": pub}],
+        "plugins": plugins}, indent=2) + "\n")
+
+
 def write_projects(base, reg, key_base, roots, hard_roots):
     pub = public_key_line(key_base)
     for sub, rs in (("project", roots), ("hard", hard_roots)):
         d = base / sub
         d.mkdir()
-        plugins = []
-        for name, c in rs.items():
-            p = {"name": name}
-            if c.text != "*":
-                p["version"] = c.text
-            plugins.append(p)
-        (d / "plugins.json").write_text(json.dumps({
-            "schema_version": 1,
-            "registries": [{"name": "bench", "url": str(reg), "public_key": pub}],
-            "plugins": plugins}, indent=2) + "\n")
+        write_plugins_json(d, "bench", reg, pub, rs)
         (d / "requirements.in").write_text("".join(f"{n}{c.pep}\n" for n, c in rs.items()))
 
 
@@ -585,17 +590,8 @@ def prepare_installed(base, graph, roots, solution, jobs, log):
     shutil.rmtree(tmp / "dist")
     proj = tmp / "project"
     proj.mkdir()
-    plugins = []
-    for name, c in roots.items():
-        p = {"name": name}
-        if c.text != "*":
-            p["version"] = c.text
-        plugins.append(p)
-    (proj / "plugins.json").write_text(json.dumps({
-        "schema_version": 1,
-        "registries": [{"name": "bench-installed", "url": str(out / "registry"),
-                        "public_key": public_key_line(base / "signing")}],
-        "plugins": plugins}, indent=2) + "\n")
+    write_plugins_json(proj, "bench-installed", out / "registry",
+                       public_key_line(base / "signing"), roots)
     (tmp / "generation.json").write_text(json.dumps(
         {"packages": len(solution), "pack_s": t_pack, "publish_s": t_publish}, indent=2) + "\n")
     (tmp / "complete").write_text("")

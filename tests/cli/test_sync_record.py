@@ -6,29 +6,11 @@ full again."""
 import json
 import shutil
 
-import pytest
-
 from conftest import EXAMPLES, pack, run
+from test_cli_global import reg  # noqa: F401
+from test_project_coherence import cache  # noqa: F401
 from test_registry_workflow import (IREE_SOURCE, WITH_IREE, Registry,
                                     installed, project)
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(d))
-    monkeypatch.delenv("IREEPKG_PREFIX", raising=False)
-    return d
-
-
-@pytest.fixture
-def reg(tmp_path):
-    r = Registry(tmp_path)
-    r.publish("base-kernels", "1.0.0")
-    r.publish("base-kernels", "1.1.0")
-    r.publish("fft-kit", "1.0.0", {"base-kernels": "^1.0"})
-    r.publish("extra", "2.0.0")
-    return r
 
 
 def records(cache):
@@ -82,7 +64,7 @@ def test_a_changed_prefix_is_checked_in_full(tmp_path, reg, cache):
     prefix = d / ".iree-plugins"
     assert run("sync", cwd=d).code == 0
     # Something else installed into the prefix: sync removes it.
-    extra = pack(reg.src / "extra-2.0.0", tmp_path / "loose")
+    extra = reg.publish("extra", "2.0.0")
     assert run("install", extra, "--prefix", prefix).code == 0
     r = run("sync", cwd=d)
     assert r.code == 0, r
