@@ -475,6 +475,16 @@ def write_simple_index(graph, out):
                                       + "</body></html>\n")
 
 
+def empty_sibling(out):
+    """An empty <out>.tmp to generate into (renamed to `out` once complete,
+    so that an interrupted generation is never taken for data)."""
+    tmp = out.with_name(out.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    return tmp
+
+
 def prepare(args, graph, roots, hard_roots, log):
     key = hashlib.sha256(json.dumps([GENERATOR_VERSION, args.packages, args.versions,
                                      args.roots, args.seed]).encode()).hexdigest()[:12]
@@ -484,10 +494,7 @@ def prepare(args, graph, roots, hard_roots, log):
     if (base / "complete").exists():
         log(f"using generated data in {base}")
         return base
-    tmp = base.with_name(base.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
+    tmp = empty_sibling(base)
     t0 = time.perf_counter()
     key_base = tmp / "signing"
     subprocess.run([IREEPKG, "key", "generate", "-o", key_base], check=True,
@@ -547,10 +554,7 @@ def prepare_installed(base, graph, roots, solution, jobs, log):
     if (out / "complete").exists():
         log(f"using the installed case's registry in {out}")
         return out
-    tmp = out.with_name(out.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
+    tmp = empty_sibling(out)
     by_version = {name: {r.version: r for r in rels} for name, rels in graph.items()}
     t0 = time.perf_counter()
     work = []
