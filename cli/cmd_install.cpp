@@ -20,6 +20,11 @@ static bool fsExists(const std::string &p) {
 
 namespace ireepkg::cli {
 
+void printSettingsChanged(const InstallReport &report) {
+  if (report.settingsChanged)
+    std::printf("option values and hook choices updated from plugins.json\n");
+}
+
 /// Prints an install/remove report (shared with cmd_remove.cpp).
 void printChangeReport(const InstallReport &report, bool json, bool quiet) {
   if (json) {
@@ -27,6 +32,7 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
                           {"prefix", report.prefix},
                           {"changes", installChangesJson(report)},
                           {"reordered", report.reordered},
+                          {"options_changed", report.settingsChanged},
                           {"unchanged", report.unchanged}};
     if (!report.pipelineCheck.pipelines.empty() ||
         !report.pipelineCheck.plugins.empty())
@@ -43,6 +49,7 @@ void printChangeReport(const InstallReport &report, bool json, bool quiet) {
     std::printf("%s is already installed\n", u.c_str());
   if (report.reordered)
     std::printf("activation order updated from plugins.json\n");
+  printSettingsChanged(report);
   if (report.changes.empty() && report.unchanged.empty())
     std::printf("nothing to do\n");
   else if (!report.changes.empty())

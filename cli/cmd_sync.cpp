@@ -12,6 +12,8 @@ namespace ireepkg::cli {
 int printFailure(const Error &e, bool json);
 int printInterrupted(const Error &e, const std::string &prefix, bool json);
 void printChangeReport(const InstallReport &report, bool json, bool quiet);
+/// "option values and hook choices updated …" when they were (cmd_install).
+void printSettingsChanged(const InstallReport &report);
 
 int runSync(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);
@@ -66,6 +68,7 @@ int runSync(const Command &, const ParsedArgs &args) {
                         {"changes", installChangesJson(result->install)},
                         {"unchanged", result->install.unchanged},
                         {"reordered", result->install.reordered},
+                        {"options_changed", result->install.settingsChanged},
                         {"relocked", result->relocked.has_value()}};
     if (result->relocked)
       j["lock_changes"] = lockChangesToJson(result->relocked->changes);
@@ -90,12 +93,13 @@ int runSync(const Command &, const ParsedArgs &args) {
     std::printf("plugins.json changed: updated %s\n", project.lockPath.c_str());
     printLockChanges(result->relocked->changes);
   }
-  if (result->install.changes.empty() && !result->install.reordered)
+  if (result->install.changes.empty() && !result->install.reordered) {
     std::printf("%s is up to date with the lock (%zu package%s)\n",
                 result->install.prefix.c_str(),
                 result->install.unchanged.size(),
                 result->install.unchanged.size() == 1 ? "" : "s");
-  else
+    printSettingsChanged(result->install);
+  } else
     printChangeReport(result->install, false, false);
   reporter.printSummary(result->install);
   return done();

@@ -16,6 +16,8 @@ namespace ireepkg::cli {
 int printFailure(const Error &e, bool json);
 int printInterrupted(const Error &e, const std::string &prefix, bool json);
 void printChangeReport(const InstallReport &report, bool json, bool quiet);
+/// "option values and hook choices updated …" when they were (cmd_install).
+void printSettingsChanged(const InstallReport &report);
 
 std::optional<FollowUp> followUpFrom(const ParsedArgs &args) {
   if (args.flag("no-sync") && args.flag("frozen")) {
@@ -224,14 +226,16 @@ int applyProjectEdit(const ParsedArgs &args, const ProjectEdit &edit,
     }
     report["sync"] = {{"prefix", result->install.prefix},
                       {"changes", installChangesJson(result->install)},
-                      {"unchanged", result->install.unchanged}};
+                      {"unchanged", result->install.unchanged},
+                      {"options_changed", result->install.settingsChanged}};
     if (!json && !quiet) {
       if (dryRun)
         printSyncPlan(result->install);
-      else if (result->install.changes.empty() && !result->install.reordered)
+      else if (result->install.changes.empty() && !result->install.reordered) {
         std::printf("%s is up to date with the lock\n",
                     result->install.prefix.c_str());
-      else
+        printSettingsChanged(result->install);
+      } else
         printChangeReport(result->install, false, false);
     }
     if (!dryRun)

@@ -219,7 +219,8 @@ installArchives(const std::string &prefix,
   state.platform = platform.str();
   // The project's option values and choices as the prefix has them, to
   // tell whether this install changes them.
-  const ProjectSettings recordedSettings = state.project;
+  const bool settingsChanged =
+      options.project && *options.project != state.project;
   if (options.project)
     state.project = *options.project;
 
@@ -315,6 +316,7 @@ installArchives(const std::string &prefix,
 
   InstallReport report;
   report.prefix = prefix;
+  report.settingsChanged = settingsChanged;
   for (Incoming &in : incoming) {
     const InstalledPackage *old = state.find(in.head.manifest.name);
     if (old && old->version.identical(in.head.manifest.version) &&
@@ -346,8 +348,6 @@ installArchives(const std::string &prefix,
     bool reordered = false;
     for (size_t i = 0; i < order.size(); ++i)
       reordered |= order[i] != i;
-    bool settingsChanged =
-        options.project && *options.project != recordedSettings;
     if (!flagChange && !reordered && !settingsChanged) {
       report.shadowedImports = shadowedImports(prefix);
       if (!options.dryRun)

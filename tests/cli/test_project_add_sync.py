@@ -217,7 +217,14 @@ def test_sync_applies_a_changed_option_value(tmp_path, options_reg, cache):
     (d / "plugins.json").write_text(json.dumps(pj, indent=2) + "\n")
     r = run("sync", "--iree-version", "3.13.0", cwd=d)
     assert r.code == 0, r
+    assert r.out.splitlines() == [
+        f"{prefix} is up to date with the lock (2 packages)",
+        "option values and hook choices updated from plugins.json"], r
     flags = run("flags", "compiler", "--prefix", str(prefix), cwd=d)
     assert flags.code == 0, flags
     assert "--iree-llvmcpu-distribution-size=128" in flags.out, flags.out
+    # Nothing changed since: nothing said about options.
+    r = run("sync", "--iree-version", "3.13.0", "--json", cwd=d)
+    assert r.code == 0, r
+    assert json.loads(r.out)["options_changed"] is False, r
     assert "=64" not in flags.out, flags.out
