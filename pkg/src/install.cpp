@@ -316,7 +316,6 @@ installArchives(const std::string &prefix,
 
   InstallReport report;
   report.prefix = prefix;
-  report.settingsChanged = settingsChanged;
   for (Incoming &in : incoming) {
     const InstalledPackage *old = state.find(in.head.manifest.name);
     if (old && old->version.identical(in.head.manifest.version) &&
@@ -356,6 +355,7 @@ installArchives(const std::string &prefix,
     }
     if (reordered)
       report.reordered = true;
+    report.settingsChanged = settingsChanged;
   }
 
   if (options.dryRun) {

@@ -233,8 +233,8 @@ struct InstallReport {
   std::vector<Change> changes;
   std::vector<std::string> unchanged; ///< already installed, same bytes
   bool reordered = false; ///< the activation order changed (project order)
-  /// The project's option values or hook choices (plugins.json) changed:
-  /// the prefix's flags were written again.
+  /// No package changed, but the project's option values or hook choices
+  /// (plugins.json) did: the prefix's flags were written again.
   bool settingsChanged = false;
   std::string prefix;
   /// How the incoming packages' pass pipelines were checked with MLIR.
