@@ -38,12 +38,12 @@ static int report(const std::string &root, const CacheRemoval &r, bool json) {
     return kExitOk;
   }
   for (const std::string &a : r.archives)
-    std::printf("removed the downloaded archive of %s\n", a.c_str());
-  std::printf("removed %s, %s from %s\n", filesText(r.files).c_str(),
-              formatBytes(r.bytes).c_str(), root.c_str());
+    printSummary("removed the downloaded archive of %s\n", a.c_str());
+  printSummary("removed %s, %s from %s\n", filesText(r.files).c_str(),
+               formatBytes(r.bytes).c_str(), root.c_str());
   for (const CacheRemoval::Part &p : r.parts)
-    std::printf("  %-10s %s, %s\n", p.kind.c_str(), filesText(p.files).c_str(),
-                formatBytes(p.bytes).c_str());
+    printSummary("  %-10s %s, %s\n", p.kind.c_str(), filesText(p.files).c_str(),
+                 formatBytes(p.bytes).c_str());
   return kExitOk;
 }
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "command.h"
+#include "messages.h"
 
 #include "ireepkg/pkg/fatelf.h"
 #include "ireepkg/manifest_schema/suggest.h"
@@ -181,7 +182,7 @@ int runFatelfJoin(const Command &self, const ParsedArgs &args) {
     archs += (archs.empty() ? "" : ", ") +
              (a ? std::string(archName(*a)) : "machine " + hex(r.machine));
   }
-  std::printf("wrote %s (%s)\n", out->c_str(), archs.c_str());
+  printSummary("wrote %s (%s)\n", out->c_str(), archs.c_str());
   if (!out->ends_with(".sos"))
     printWarning("'" + *out +
                  "' does not end in .sos: IREE's runtime loads it as a "
@@ -224,7 +225,7 @@ int runFatelfSplit(const Command &, const ParsedArgs &args) {
     std::string_view image = std::string_view(data).substr(r.offset, r.size);
     if (Status s = writeFileAtomic(target, image); !s)
       return fail(s.error());
-    std::printf("wrote %s\n", target.string().c_str());
+    printSummary("wrote %s\n", target.string().c_str());
   }
   return kExitOk;
 }
@@ -268,8 +269,8 @@ int runFatelfSelect(const Command &self, const ParsedArgs &args) {
           *out, std::string_view(data).substr(r->offset, r->size));
       !s)
     return fail(s.error());
-  std::printf("wrote %s (%s, record %zu)\n", out->c_str(),
-              std::string(archName(arch)).c_str(), index);
+  printSummary("wrote %s (%s, record %zu)\n", out->c_str(),
+               std::string(archName(arch)).c_str(), index);
   return kExitOk;
 }
 

@@ -116,7 +116,7 @@ int runInit(const Command &, const ParsedArgs &args) {
                             .c_str());
     return kExitOk;
   }
-  std::printf("wrote %s:\n%s", path.c_str(), text.c_str());
+  printSummary("wrote %s:\n%s", path.c_str(), text.c_str());
   return kExitOk;
 }
 

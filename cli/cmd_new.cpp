@@ -47,7 +47,7 @@ int runNew(const Command &, const ParsedArgs &args) {
           "  cmake -S . -B build\n"
           "  cmake --build build\n"
           "  ctest --test-dir build --output-on-failure\n";
-  std::fputs(text.c_str(), stdout);
+  printSummary("%s", text.c_str());
   return kExitOk;
 }
 

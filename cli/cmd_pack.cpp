@@ -86,13 +86,13 @@ int runPack(const Command &, const ParsedArgs &args) {
                             .c_str());
     return kExitOk;
   }
-  if (tests)
+  if (tests && !globalOptions().quiet)
     printPackageTestResults(*tests);
-  std::printf("packed %s %s -> %s (%s, %zu files, sha256 %s)\n",
-              result->manifest.name.c_str(),
-              result->manifest.version.str().c_str(),
-              result->archivePath.c_str(), formatBytes(result->size).c_str(),
-              result->record.files.size(), result->sha256.c_str());
+  printSummary("packed %s %s -> %s (%s, %zu files, sha256 %s)\n",
+               result->manifest.name.c_str(),
+               result->manifest.version.str().c_str(),
+               result->archivePath.c_str(), formatBytes(result->size).c_str(),
+               result->record.files.size(), result->sha256.c_str());
   return kExitOk;
 }
 

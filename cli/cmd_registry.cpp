@@ -191,13 +191,13 @@ int runRegistryInit(const Command &self, const ParsedArgs &args) {
                {"expires", expires}});
     return kExitOk;
   }
-  std::printf("created registry \"%s\" in %s\n", name.c_str(), dir.c_str());
-  std::printf("signing key: %s (%s)\n", keyId.c_str(), pub.c_str());
-  std::printf("snapshot version %lld, expires %s\n",
-              static_cast<long long>(version), expires.c_str());
-  std::printf("clients trust it with --registry-key %s, or \"public_key\": "
-              "\"%s\" in plugins.json\n",
-              pub.c_str(), pub.c_str());
+  printSummary("created registry \"%s\" in %s\n", name.c_str(), dir.c_str());
+  printSummary("signing key: %s (%s)\n", keyId.c_str(), pub.c_str());
+  printSummary("snapshot version %lld, expires %s\n",
+               static_cast<long long>(version), expires.c_str());
+  printSummary("clients trust it with --registry-key %s, or \"public_key\": "
+               "\"%s\" in plugins.json\n",
+               pub.c_str(), pub.c_str());
   return kExitOk;
 }
 
@@ -228,9 +228,9 @@ int runRegistryResign(const Command &self, const ParsedArgs &args) {
                {"key_id", keyId}});
     return kExitOk;
   }
-  std::printf("re-signed %s: snapshot version %lld, expires %s (key %s)\n",
-              dir.c_str(), static_cast<long long>(*version), expires.c_str(),
-              keyId.c_str());
+  printSummary("re-signed %s: snapshot version %lld, expires %s (key %s)\n",
+               dir.c_str(), static_cast<long long>(*version), expires.c_str(),
+               keyId.c_str());
   return kExitOk;
 }
 
@@ -273,16 +273,16 @@ int runPublish(const Command &self, const ParsedArgs &args) {
     if (json)
       continue;
     if (r->alreadyPublished)
-      std::printf("%s %s is already published with the same contents; "
-                  "nothing changed\n",
-                  r->name.c_str(), r->version.str().c_str());
+      printSummary("%s %s is already published with the same contents; "
+                   "nothing changed\n",
+                   r->name.c_str(), r->version.str().c_str());
     else
-      std::printf("published %s %s: %s (%s, sha256 %s...), snapshot version "
-                  "%lld\n",
-                  r->name.c_str(), r->version.str().c_str(),
-                  r->archivePath.c_str(), formatBytes(r->size).c_str(),
-                  shortSha(r->sha256).c_str(),
-                  static_cast<long long>(r->snapshotVersion));
+      printSummary("published %s %s: %s (%s, sha256 %s...), snapshot version "
+                   "%lld\n",
+                   r->name.c_str(), r->version.str().c_str(),
+                   r->archivePath.c_str(), formatBytes(r->size).c_str(),
+                   shortSha(r->sha256).c_str(),
+                   static_cast<long long>(r->snapshotVersion));
   }
   if (!updateSiteAfterWrite(args, *dir, json))
     failed = true;
@@ -337,12 +337,12 @@ int runYank(const Command &self, const ParsedArgs &args) {
     return kExitOk;
   }
   if (!changed)
-    std::printf("%s %s is already %s; nothing changed\n", name.c_str(),
-                version->str().c_str(), yank ? "yanked" : "not yanked");
+    printSummary("%s %s is already %s; nothing changed\n", name.c_str(),
+                 version->str().c_str(), yank ? "yanked" : "not yanked");
   else
-    std::printf("%s %s %s, snapshot version %lld\n",
-                yank ? "yanked" : "restored", name.c_str(),
-                version->str().c_str(), static_cast<long long>(*after));
+    printSummary("%s %s %s, snapshot version %lld\n",
+                 yank ? "yanked" : "restored", name.c_str(),
+                 version->str().c_str(), static_cast<long long>(*after));
   return kExitOk;
 }
 
@@ -410,18 +410,18 @@ int runRegistryVerify(const Command &, const ParsedArgs &args) {
                {"archives_verified", archives}});
     return kExitOk;
   }
-  std::printf("registry \"%s\" (%s): snapshot version %lld signed by %s, "
-              "expires %s\n",
-              c.config().name.c_str(), spec.url.c_str(),
-              static_cast<long long>(s.version), c.signedBy().c_str(),
-              s.expires.c_str());
-  std::printf("%s", text.c_str());
-  std::printf("%zu package%s, %zu version%s: every index file matches the "
-              "signed snapshot\n",
-              packages.size(), packages.size() == 1 ? "" : "s", versionCount,
-              versionCount == 1 ? "" : "s");
+  printSummary("registry \"%s\" (%s): snapshot version %lld signed by %s, "
+               "expires %s\n",
+               c.config().name.c_str(), spec.url.c_str(),
+               static_cast<long long>(s.version), c.signedBy().c_str(),
+               s.expires.c_str());
+  printSummary("%s", text.c_str());
+  printSummary("%zu package%s, %zu version%s: every index file matches the "
+               "signed snapshot\n",
+               packages.size(), packages.size() == 1 ? "" : "s", versionCount,
+               versionCount == 1 ? "" : "s");
   if (archives)
-    std::printf("every archive has the size and SHA-256 of its index entry\n");
+    printSummary("every archive has the size and SHA-256 of its index entry\n");
   return kExitOk;
 }
 
@@ -474,14 +474,14 @@ int runRegistryAddExisting(const Command &self, const ParsedArgs &args) {
     return kExitOk;
   }
   if (r->alreadyPublished)
-    std::printf("%s %s is already in the registry's metadata with the same "
-                "contents; nothing changed\n",
-                r->name.c_str(), r->version.str().c_str());
+    printSummary("%s %s is already in the registry's metadata with the same "
+                 "contents; nothing changed\n",
+                 r->name.c_str(), r->version.str().c_str());
   else
-    std::printf("added %s %s (sha256 %s...), snapshot version %lld\n",
-                r->name.c_str(), r->version.str().c_str(),
-                shortSha(r->sha256).c_str(),
-                static_cast<long long>(r->snapshotVersion));
+    printSummary("added %s %s (sha256 %s...), snapshot version %lld\n",
+                 r->name.c_str(), r->version.str().c_str(),
+                 shortSha(r->sha256).c_str(),
+                 static_cast<long long>(r->snapshotVersion));
   return kExitOk;
 }
 

@@ -45,17 +45,17 @@ int runRegistryMirror(const Command &, const ParsedArgs &args) {
     return kExitOk;
   }
   if (r->previousVersion == r->snapshotVersion && r->archivesCopied == 0)
-    std::printf("%s is up to date: snapshot version %lld\n", r->dir.c_str(),
-                static_cast<long long>(r->snapshotVersion));
+    printSummary("%s is up to date: snapshot version %lld\n", r->dir.c_str(),
+                 static_cast<long long>(r->snapshotVersion));
   else
-    std::printf("%s %s: snapshot version %lld signed by %s, %zu package%s, "
-                "%zu version%s; %zu archive%s copied (%s)\n",
-                r->previousVersion ? "updated" : "copied into", r->dir.c_str(),
-                static_cast<long long>(r->snapshotVersion), r->signedBy.c_str(),
-                r->packages, r->packages == 1 ? "" : "s", r->versions,
-                r->versions == 1 ? "" : "s", r->archivesCopied,
-                r->archivesCopied == 1 ? "" : "s",
-                formatBytes(r->bytesCopied).c_str());
+    printSummary("%s %s: snapshot version %lld signed by %s, %zu package%s, "
+                 "%zu version%s; %zu archive%s copied (%s)\n",
+                 r->previousVersion ? "updated" : "copied into", r->dir.c_str(),
+                 static_cast<long long>(r->snapshotVersion),
+                 r->signedBy.c_str(), r->packages, r->packages == 1 ? "" : "s",
+                 r->versions, r->versions == 1 ? "" : "s", r->archivesCopied,
+                 r->archivesCopied == 1 ? "" : "s",
+                 formatBytes(r->bytesCopied).c_str());
   return kExitOk;
 }
 

@@ -89,11 +89,10 @@ int runRegistryAdd(const Command &, const ParsedArgs &args) {
                             .c_str());
     return kExitOk;
   }
-  std::printf("%s registry %s (%s)%s\nwrote %s\n",
-              paint(Style::Added, "added").c_str(), ref.name.c_str(),
-              ref.url.c_str(),
-              ref.publicKey.empty() ? ", with no trusted key" : "",
-              file->path.c_str());
+  printSummary(
+      "%s registry %s (%s)%s\nwrote %s\n", paint(Style::Added, "added").c_str(),
+      ref.name.c_str(), ref.url.c_str(),
+      ref.publicKey.empty() ? ", with no trusted key" : "", file->path.c_str());
   if (ref.publicKey.empty() && !globalOptions().quiet)
     printWarning("registry " + ref.name +
                  " has no public key: ireepkg will refuse it until one is "
@@ -125,9 +124,9 @@ int runRegistryRemove(const Command &, const ParsedArgs &args) {
     return kExitOk;
   }
   for (const std::string &name : args.positional)
-    std::printf("%s registry %s\n", paint(Style::Removed, "removed").c_str(),
-                name.c_str());
-  std::printf("wrote %s\n", file->path.c_str());
+    printSummary("%s registry %s\n", paint(Style::Removed, "removed").c_str(),
+                 name.c_str());
+  printSummary("wrote %s\n", file->path.c_str());
   return kExitOk;
 }
 

@@ -38,14 +38,15 @@ nlohmann::json siteJson(const registry::SiteResult &r) {
 }
 
 void printSite(const registry::SiteResult &r) {
-  std::printf("wrote the site of registry \"%s\" to %s: %zu package%s, %zu "
-              "version%s, %zu files, %s, %zu new or changed (snapshot "
-              "version %lld, signed by %s, expires %s)\n",
-              r.registryName.c_str(), r.outputDir.c_str(), r.packages,
-              r.packages == 1 ? "" : "s", r.versions,
-              r.versions == 1 ? "" : "s", r.files, formatBytes(r.bytes).c_str(),
-              r.written, static_cast<long long>(r.snapshotVersion),
-              r.signedBy.c_str(), r.expires.c_str());
+  printSummary("wrote the site of registry \"%s\" to %s: %zu package%s, %zu "
+               "version%s, %zu files, %s, %zu new or changed (snapshot "
+               "version %lld, signed by %s, expires %s)\n",
+               r.registryName.c_str(), r.outputDir.c_str(), r.packages,
+               r.packages == 1 ? "" : "s", r.versions,
+               r.versions == 1 ? "" : "s", r.files,
+               formatBytes(r.bytes).c_str(), r.written,
+               static_cast<long long>(r.snapshotVersion), r.signedBy.c_str(),
+               r.expires.c_str());
 }
 
 } // namespace

@@ -86,12 +86,13 @@ int runKeyGenerate(const Command &self, const ParsedArgs &args) {
     printError(paths.error());
     return kExitFailure;
   }
-  std::printf("wrote %s: public key %s (key id %s)\n", paths->publicKey.c_str(),
-              publicKeyBase64(pair.publicKey).c_str(),
-              keyIdHex(pair.publicKey).c_str());
-  std::printf("wrote %s: secret key, %s\n", paths->secretKey.c_str(),
-              options.password ? "encrypted with the password"
-                               : "unencrypted (keep it secret)");
+  printSummary("wrote %s: public key %s (key id %s)\n",
+               paths->publicKey.c_str(),
+               publicKeyBase64(pair.publicKey).c_str(),
+               keyIdHex(pair.publicKey).c_str());
+  printSummary("wrote %s: secret key, %s\n", paths->secretKey.c_str(),
+               options.password ? "encrypted with the password"
+                                : "unencrypted (keep it secret)");
   return kExitOk;
 }
 
@@ -147,8 +148,8 @@ int runSign(const Command &self, const ParsedArgs &args) {
       failed = true;
       continue;
     }
-    std::printf("signed %s -> %s (key id %s)\n", file.c_str(), sigPath.c_str(),
-                keyIdHex(key->keyId).c_str());
+    printSummary("signed %s -> %s (key id %s)\n", file.c_str(), sigPath.c_str(),
+                 keyIdHex(key->keyId).c_str());
   }
   return failed ? kExitFailure : kExitOk;
 }
@@ -182,10 +183,10 @@ int runSignatureVerify(const Command &self, const ParsedArgs &args) {
                     .c_str());
     return kExitOk;
   }
-  std::printf("signature ok: %s (key id %s%s)\n", file.c_str(),
-              keyIdHex(verified->keyId).c_str(),
-              verified->prehashed ? "" : ", legacy format");
-  std::printf("trusted comment: %s\n", verified->trustedComment.c_str());
+  printSummary("signature ok: %s (key id %s%s)\n", file.c_str(),
+               keyIdHex(verified->keyId).c_str(),
+               verified->prehashed ? "" : ", legacy format");
+  printSummary("trusted comment: %s\n", verified->trustedComment.c_str());
   return kExitOk;
 }
 

@@ -44,13 +44,13 @@ int runVerify(const Command &, const ParsedArgs &args) {
                     p.package.empty() ? "" : p.package.c_str(),
                     p.package.empty() || p.path.empty() ? "" : "/",
                     p.path.c_str(), p.detail.c_str());
-    std::printf("verified %zu package(s), %llu file(s): %s\n",
-                report->checkedPackages.size(),
-                static_cast<unsigned long long>(report->checkedFiles),
-                report->problems.empty()
-                    ? "ok"
-                    : (std::to_string(report->problems.size()) + " problem(s)")
-                          .c_str());
+    printSummary("verified %zu package(s), %llu file(s): %s\n",
+                 report->checkedPackages.size(),
+                 static_cast<unsigned long long>(report->checkedFiles),
+                 report->problems.empty()
+                     ? "ok"
+                     : (std::to_string(report->problems.size()) + " problem(s)")
+                           .c_str());
   }
   return report->problems.empty() ? kExitOk : kExitFailure;
 }

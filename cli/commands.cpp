@@ -63,8 +63,9 @@ static const OptionSpec kSiteUrl{
 const std::vector<OptionSpec> &globalOptionTable() {
   static const std::vector<OptionSpec> table = {
       {"quiet", 'q', "",
-       "print only errors: no warnings, notes or progress (also the reports "
-       "of the commands that have a --quiet of their own)"},
+       "print only errors: no warnings, notes, progress or lines saying what "
+       "was done (packed, published, wrote...); what a command is asked for "
+       "(a listing, a value, the problems a check finds) still prints"},
       {"verbose", 'v', "",
        "also print on stderr what is being done: where each registry's "
        "snapshot came from, its version and key, each archive taken from the "

@@ -4,6 +4,7 @@
 #include "color.h"
 #include "global_options.h"
 
+#include <cstdarg>
 #include <cstdio>
 
 namespace ireepkg::cli {
@@ -15,6 +16,15 @@ void verboseLine(int level, const std::string &message) {
   std::fprintf(stderr, "%s %s\n",
                paint(Style::Note, "ireepkg:", OutStream::Err).c_str(),
                message.c_str());
+}
+
+void printSummary(const char *format, ...) {
+  if (globalOptions().quiet)
+    return;
+  va_list args;
+  va_start(args, format);
+  std::vfprintf(stdout, format, args);
+  va_end(args);
 }
 
 std::string errorLabel() {

@@ -22,6 +22,11 @@ namespace ireepkg::cli {
 /// (and not --quiet).
 void verboseLine(int level, const std::string &message);
 
+/// printf to stdout of what a command did ("packed …", "published …",
+/// "wrote …"), unless --quiet. Errors, and what a command was asked for (a
+/// listing, a value, the problems a check found), print regardless.
+[[gnu::format(printf, 1, 2)]] void printSummary(const char *format, ...);
+
 /// Prints an Error: `ireepkg: error: <where>: message` (one line per
 /// diagnostic) and hints.
 void printError(const Error &error);

@@ -325,3 +325,25 @@ def test_fatelf_checks_what_it_joined(tmp_path):
     assert ('"runtime/simple_mul.sos" image 1 (x86_64) has ELF OS ABI 9, which '
             "IREE's loader never selects") in r.err
     assert not (tmp_path / "fat").exists() or not any((tmp_path / "fat").iterdir())
+
+
+def test_quiet_prints_nothing_on_stdout(tmp_path):
+    """--quiet (before or after the command) drops the `packed ...` line;
+    the archive is the same, and without it the line is there."""
+    from conftest import data_package
+    pkg = data_package(tmp_path / "src", "quiet-pkg")
+    loud = run("pack", pkg, "-o", tmp_path / "loud")
+    assert loud.code == 0, loud.err
+    assert loud.out.startswith("packed quiet-pkg 1.0.0 -> ")
+    for i, args in enumerate((["pack", pkg, "-o", tmp_path / "q0", "--quiet"],
+                              ["-q", "pack", pkg, "-o", tmp_path / "q1"])):
+        r = run(*args)
+        assert r.code == 0, r.err
+        assert r.out == "" and r.err == ""
+        assert (tmp_path / f"q{i}" / "quiet-pkg-1.0.0.ireepkg").read_bytes() == \
+            (tmp_path / "loud" / "quiet-pkg-1.0.0.ireepkg").read_bytes()
+    # Errors still print on stderr; --json is unaffected.
+    r = run("pack", tmp_path / "missing", "-o", tmp_path / "x", "--quiet")
+    assert r.code != 0 and r.out == "" and "error:" in r.err
+    r = run("pack", pkg, "-o", tmp_path / "j", "--quiet", "--json")
+    assert r.code == 0 and json.loads(r.out)["name"] == "quiet-pkg"

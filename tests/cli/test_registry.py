@@ -266,6 +266,45 @@ def test_publish_needs_a_registry_directory(reg):
     assert f"{reg.tmp} is not a registry: it has no config.json" in r.err
 
 
+def test_quiet_prints_only_errors(reg):
+    """--quiet: init, publish (new and already published), yank, resign,
+    `registry verify` and `key generate` print nothing on stdout, errors
+    still go to stderr, and --json is unchanged."""
+    q = reg.tmp / "quiet"
+    q.mkdir()
+    r = ok("key", "generate", "-o", q / "k", "--quiet")
+    assert r.out == "" and r.err == "" and (q / "k.key").is_file()
+    d = q / "registry"
+    r = ok("registry", "init", d, "--key", reg.key, "--name", "quiet-reg",
+           "--quiet")
+    assert r.out == "" and r.err == ""
+    assert snapshot_json(d)["version"] == 1
+    a = reg.archives["base-1.0.0"]
+    for _ in range(2):  # published, then already published
+        r = ok("publish", a, "--registry", d, "--key", reg.key, "--quiet")
+        assert r.out == "" and r.err == ""
+    assert snapshot_json(d)["version"] == 2
+    r = ok("-q", "yank", "base@1.0.0", "--registry", d, "--key", reg.key)
+    assert r.out == "" and r.err == ""
+    r = ok("registry", "resign", d, "--key", reg.key, "-q")
+    assert r.out == "" and r.err == ""
+    r = ok("registry", "verify", d, "--registry-key", reg.line, "-q")
+    assert r.out == "" and r.err == ""
+    # An error still goes to stderr.
+    other = pack(data_package(q / "src", "base", "1.0.0",
+                              files={"data/x.txt": "other\n"}), q / "dist")
+    r = ireepkg("publish", other, "--registry", d, "--key", reg.key, "--quiet")
+    assert r.code == 1 and r.out == ""
+    assert "base 1.0.0 is already published" in r.err
+    # --json is not affected by --quiet.
+    r = ok("publish", reg.archives["app-1.0.0"], "--registry", d, "--key",
+           reg.key, "--quiet", "--json")
+    assert json.loads(r.out)["published"][0]["name"] == "app"
+    # Without --quiet, the lines are there.
+    r = ok("yank", "app@1.0.0", "--registry", d, "--key", reg.key)
+    assert r.out.startswith("yanked app 1.0.0, snapshot version ")
+
+
 # -- yank and resign ----------------------------------------------------------
 
 def test_yank_undo_and_resign(reg):
