@@ -247,45 +247,40 @@ int runPublish(const Command &self, const ParsedArgs &args) {
   if (int rc = signingOptions(self, args, options); rc != kExitOk)
     return rc;
   CliReporter reporter(json);
+  // One transaction: every archive is checked, then all are published
+  // with one new snapshot, or none is.
+  auto published = registry::publishArchives(*dir, args.positional, options);
+  if (!published)
+    return printFailure(published.error(), json);
   nlohmann::json results = nlohmann::json::array();
-  bool failed = false;
-  for (const std::string &archive : args.positional) {
-    auto r = registry::publishArchive(*dir, archive, options);
-    if (!r) {
-      failed = true;
-      printError(r.error());
-      results.push_back({{"archive", archive},
-                         {"ok", false},
-                         {"error", errorToJson(r.error())}});
-      continue;
-    }
-    for (const Diagnostic &d : r->warnings)
+  for (size_t i = 0; i < published->size(); ++i) {
+    const registry::PublishResult &r = (*published)[i];
+    for (const Diagnostic &d : r.warnings)
       reporter.warning(d);
-    results.push_back({{"archive", archive},
+    results.push_back({{"archive", args.positional[i]},
                        {"ok", true},
-                       {"name", r->name},
-                       {"version", r->version.str()},
-                       {"path", r->archivePath},
-                       {"sha256", r->sha256},
-                       {"size", r->size},
-                       {"snapshot_version", r->snapshotVersion},
-                       {"already_published", r->alreadyPublished}});
+                       {"name", r.name},
+                       {"version", r.version.str()},
+                       {"path", r.archivePath},
+                       {"sha256", r.sha256},
+                       {"size", r.size},
+                       {"snapshot_version", r.snapshotVersion},
+                       {"already_published", r.alreadyPublished}});
     if (json)
       continue;
-    if (r->alreadyPublished)
+    if (r.alreadyPublished)
       printSummary("%s %s is already published with the same contents; "
                    "nothing changed\n",
-                   r->name.c_str(), r->version.str().c_str());
+                   r.name.c_str(), r.version.str().c_str());
     else
-      printSummary("published %s %s: %s (%s, sha256 %s...), snapshot version "
-                   "%lld\n",
-                   r->name.c_str(), r->version.str().c_str(),
-                   r->archivePath.c_str(), formatBytes(r->size).c_str(),
-                   shortSha(r->sha256).c_str(),
-                   static_cast<long long>(r->snapshotVersion));
+      printSummary("published %s %s: %s (%s, sha256 %s...), snapshot "
+                   "version %lld\n",
+                   r.name.c_str(), r.version.str().c_str(),
+                   r.archivePath.c_str(), formatBytes(r.size).c_str(),
+                   shortSha(r.sha256).c_str(),
+                   static_cast<long long>(r.snapshotVersion));
   }
-  if (!updateSiteAfterWrite(args, *dir, json))
-    failed = true;
+  bool failed = !updateSiteAfterWrite(args, *dir, json);
   if (json)
     printJson({{"ok", !failed}, {"registry", *dir}, {"published", results}});
   return failed ? kExitFailure : kExitOk;

@@ -1040,7 +1040,12 @@ const std::vector<Command> &commandTable() {
           "--key, which must be one of config.json's keys.\n\n"
           "A published version never changes: publishing a name and version "
           "that is there with other contents is refused; with the same "
-          "contents nothing changes. Every file is replaced atomically, under "
+          "contents nothing changes.\n\n"
+          "Several archives are published in one transaction: each is "
+          "checked first (two of the same name and version must have the "
+          "same contents), and if any is refused none is published; "
+          "otherwise they all go in with one new snapshot, and --site "
+          "writes the site once. Every file is replaced atomically, under "
           "a lock, in an order that lets clients read the registry while it "
           "is being updated.",
           {kRegistryDir, kSigningKey, kPasswordFile, kExpiresDays, kSite,

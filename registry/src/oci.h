@@ -222,9 +222,10 @@ private:
 /// The publisher's operations (registry.h) on an oci:// registry, through
 /// a staging directory (oci_publish.cpp).
 Status initRegistry(const std::string &url, const InitOptions &options);
-Expected<PublishResult> publishArchive(const std::string &url,
-                                       const std::string &archive,
-                                       const SigningOptions &options);
+Expected<std::vector<PublishResult>>
+publishArchives(const std::string &url,
+                const std::vector<std::string> &archives,
+                const SigningOptions &options);
 Expected<int64_t> yankVersion(const std::string &url, const std::string &name,
                               const Version &version, bool yanked,
                               const SigningOptions &options);

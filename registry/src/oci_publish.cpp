@@ -433,13 +433,14 @@ Status initRegistry(const std::string &url, const InitOptions &options) {
   return ok();
 }
 
-Expected<PublishResult> publishArchive(const std::string &url,
-                                       const std::string &archive,
-                                       const SigningOptions &options) {
+Expected<std::vector<PublishResult>>
+publishArchives(const std::string &url,
+                const std::vector<std::string> &archives,
+                const SigningOptions &options) {
   auto s = openSession(url, true);
   if (!s)
     return Unexpected(s.error());
-  auto r = registry::publishArchive((*s)->dir, archive, options);
+  auto r = registry::publishArchives((*s)->dir, archives, options);
   if (!r)
     return Unexpected(renamed(r.error(), **s, url));
   if (Status st = push(*(*s)->client, (*s)->dir, (*s)->pulled); !st)

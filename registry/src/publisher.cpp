@@ -7,15 +7,22 @@
 // rewrites), and writes every file atomically (temp file, fsync, rename,
 // fsync of the directory).
 //
+// Why one file of this size: init, publish, yank and resign share the
+// session, the write order of commit() and the recovery from an
+// interrupted commit, which are one protocol and are read together.
+//
+// A publish of several archives is one operation: every archive is checked
+// before anything is written, and one snapshot covers them all.
+//
 // The order of the writes, and why. Readers take no lock: a client reads
 // snapshot.json, its signature, then index files, then archives. So:
 //
-//   1. the archive and its .minisig go into place first: nothing refers to
-//      them yet;
+//   1. the archives and their .minisig go into place first: nothing refers
+//      to them yet;
 //   2. the new snapshot and its signature are written, complete and synced,
 //      as .snapshot.json.new and .snapshot.json.minisig.new: this is the
 //      intent, from which an interrupted operation is finished (below);
-//   3. index/<name>.json is replaced;
+//   3. the index/<name>.json files are replaced;
 //   4. the signature is renamed over snapshot.json.minisig, and
 //   5. .snapshot.json.new is renamed over snapshot.json: the commit point.
 //
@@ -55,6 +62,7 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <set>
 #include <sys/stat.h>
@@ -722,32 +730,40 @@ Status initRegistry(const std::string &registryDir,
 // publish
 //===----------------------------------------------------------------------===//
 
-Expected<PublishResult> publishArchive(const std::string &registryDir,
-                                       const std::string &archive,
-                                       const SigningOptions &options) {
-  if (oci::isOciUrl(registryDir))
-    return oci::publishArchive(registryDir, archive, options);
+namespace {
 
-  auto session = openSession(registryDir, options);
-  if (!session)
-    return Unexpected(session.error());
-  Session &s = *session;
-
-  // Copy first, then check the copy: what is checked is what is published.
-  const std::string suffix = randomSuffix();
-  const std::string incoming = s.dir + "/" + kIncomingPrefix + suffix;
-  Cleanup dropIncoming(incoming);
+/// One archive of a publish, checked and copied into the registry
+/// directory (as .incoming-*), not yet in place.
+struct Candidate {
+  std::string archive;  ///< the user's path
+  std::string incoming; ///< the checked copy; empty once moved
   PublishResult result;
-  if (Status st = copyHashing(archive, incoming, result.sha256, result.size);
+  Manifest manifest;
+  std::vector<Platform> platforms;
+  /// Already in the registry, or given earlier in this publish, with the
+  /// same bytes: nothing to add.
+  bool same = false;
+};
+
+/// Copies `archive` into the registry directory and checks the copy as
+/// `install` would (what is checked is what is published).
+Expected<Candidate> checkArchive(const Session &s, const std::string &archive) {
+  Candidate c;
+  c.archive = archive;
+  const std::string suffix = randomSuffix();
+  c.incoming = s.dir + "/" + kIncomingPrefix + suffix;
+  Cleanup dropIncoming(c.incoming);
+  PublishResult &result = c.result;
+  if (Status st = copyHashing(archive, c.incoming, result.sha256, result.size);
       !st)
     return Unexpected(st.error());
   const std::string verifyDir = s.dir + "/" + kVerifyPrefix + suffix;
   Cleanup dropVerify(verifyDir);
-  auto extracted = extractArchive(incoming, verifyDir);
+  auto extracted = extractArchive(c.incoming, verifyDir);
   // Name the user's file, not the copy that was checked.
   auto rename = [&](std::string &text) {
-    for (size_t pos; (pos = text.find(incoming)) != std::string::npos;)
-      text.replace(pos, incoming.size(), archive);
+    for (size_t pos; (pos = text.find(c.incoming)) != std::string::npos;)
+      text.replace(pos, c.incoming.size(), archive);
   };
   if (!extracted) {
     Error e = extracted.error();
@@ -760,7 +776,8 @@ Expected<PublishResult> publishArchive(const std::string &registryDir,
     e.message = "cannot publish " + archive + ": " + e.message;
     return Unexpected(e);
   }
-  const Manifest &m = extracted->head.manifest;
+  c.manifest = extracted->head.manifest;
+  const Manifest &m = c.manifest;
   result.name = m.name;
   result.version = m.version;
   result.warnings = extracted->head.warnings;
@@ -768,99 +785,231 @@ Expected<PublishResult> publishArchive(const std::string &registryDir,
     rename(d.message);
     rename(d.where.file);
   }
-  std::vector<Platform> platforms = manifestPlatforms(m, verifyDir);
-  (void)fsutil::removeTree(verifyDir);
-
-  const std::string vstr = m.version.str();
+  c.platforms = manifestPlatforms(m, verifyDir);
   result.archivePath =
-      "archives/" + m.name + "/" + m.name + "-" + vstr + ".ireepkg";
-  const std::string dest = s.dir + "/" + result.archivePath;
+      "archives/" + m.name + "/" + m.name + "-" + m.version.str() + ".ireepkg";
+  dropIncoming.release();
+  return c;
+}
 
-  RegistryIndex idx;
-  idx.name = m.name;
-  if (auto it = s.snapshot.index.find(m.name); it != s.snapshot.index.end()) {
-    auto current = readVerifiedIndex(s.dir, m.name, it->second);
-    if (!current)
-      return Unexpected(current.error());
-    idx = std::move(*current);
+/// One Error for several refused archives: each one's problems, in order.
+Error refusedArchives(std::vector<Error> errors, size_t total) {
+  if (errors.size() == 1)
+    return std::move(errors[0]);
+  Error all(errors[0].code, std::to_string(errors.size()) + " of the " +
+                                std::to_string(total) +
+                                " archives cannot be published");
+  for (Error &e : errors) {
+    if (e.diagnostics.empty())
+      all.diagnostics.push_back({Severity::Error, e.where, e.message, e.hint});
+    for (Diagnostic &d : e.diagnostics)
+      all.diagnostics.push_back(std::move(d));
   }
-  for (const IndexEntry &e : idx.versions) {
-    if (e.version != m.version)
+  all.hint = "nothing was published: fix or leave out those archives and "
+             "publish again";
+  return all;
+}
+
+} // namespace
+
+Expected<PublishResult> publishArchive(const std::string &registryDir,
+                                       const std::string &archive,
+                                       const SigningOptions &options) {
+  auto r = publishArchives(registryDir, {archive}, options);
+  if (!r)
+    return Unexpected(r.error());
+  return std::move(r->front());
+}
+
+Expected<std::vector<PublishResult>>
+publishArchives(const std::string &registryDir,
+                const std::vector<std::string> &archives,
+                const SigningOptions &options) {
+  if (oci::isOciUrl(registryDir))
+    return oci::publishArchives(registryDir, archives, options);
+  if (archives.empty())
+    return std::vector<PublishResult>{};
+
+  auto session = openSession(registryDir, options);
+  if (!session)
+    return Unexpected(session.error());
+  Session &s = *session;
+
+  // 0. Check every archive; any refusal and nothing is written. The checked
+  // copies lie in the registry directory until they are moved into place
+  // (rename needs the same file system); the rest go when this returns.
+  std::vector<Candidate> candidates;
+  candidates.reserve(archives.size());
+  struct DropIncoming {
+    std::vector<Candidate> &list;
+    ~DropIncoming() {
+      for (const Candidate &c : list)
+        if (!c.incoming.empty())
+          ::unlink(c.incoming.c_str());
+    }
+  } dropIncoming{candidates};
+  std::map<std::string, RegistryIndex> indexes; // read once, then updated
+  // The candidates to add, by name (versions compare as the index does:
+  // 1.0.0+a and 1.0.0+b are one version).
+  std::map<std::string, std::vector<size_t>> given;
+  std::vector<Error> refused;
+  for (const std::string &archive : archives) {
+    auto c = checkArchive(s, archive);
+    if (!c) {
+      refused.push_back(c.error());
       continue;
-    if (e.sha256 != result.sha256 || !e.version.identical(m.version))
-      return makeError(
-          ErrorCode::Conflict,
-          m.name + " " + e.version.str() + " is already published in " + s.dir +
-              " with other contents (sha256 " + e.sha256 +
-              "; this archive's is " + result.sha256 + ")",
-          Location{archive, 0, 0, "", m.name, ""},
-          "a published version never changes: raise the version in "
-          "ireeplugin.json, pack and publish that; to withdraw the "
-          "published one, `ireepkg yank " +
-              m.name + "@" + e.version.str() + "`");
-    // The same bytes: nothing to change, but put back a missing archive or
-    // signature (the bytes are the ones the index pins).
-    result.alreadyPublished = true;
-    result.archivePath = e.archive;
-    result.snapshotVersion = s.snapshot.version;
-    const std::string have = s.dir + "/" + e.archive;
-    if (!fsutil::exists(have)) {
-      if (Status st = fsutil::makeDirs(fs::path(have).parent_path().string());
+    }
+    Cleanup dropThis(c->incoming); // unless it joins `candidates`
+    const Manifest &m = c->manifest;
+    auto [it, fresh] = indexes.try_emplace(m.name);
+    RegistryIndex &idx = it->second;
+    if (fresh) {
+      idx.name = m.name;
+      if (auto pinned = s.snapshot.index.find(m.name);
+          pinned != s.snapshot.index.end()) {
+        auto current = readVerifiedIndex(s.dir, m.name, pinned->second);
+        if (!current)
+          return Unexpected(current.error());
+        idx = std::move(*current);
+      }
+    }
+    const Location where{archive, 0, 0, "", m.name, ""};
+    const Candidate *earlier = nullptr;
+    for (size_t i : given[m.name])
+      if (candidates[i].manifest.version == m.version)
+        earlier = &candidates[i];
+    if (earlier) {
+      const Candidate &first = *earlier;
+      if (first.result.sha256 != c->result.sha256 ||
+          !first.manifest.version.identical(m.version)) {
+        refused.push_back(
+            Error(ErrorCode::Conflict,
+                  m.name + " " + m.version.str() +
+                      " is given twice with other contents: " + first.archive +
+                      " (sha256 " + first.result.sha256 +
+                      ") and this archive (" + c->result.sha256 + ")",
+                  where, "publish one of them"));
+        continue;
+      }
+      c->same = true;
+      c->result.alreadyPublished = true;
+      c->result.archivePath = first.result.archivePath;
+      dropThis.release();
+      candidates.push_back(std::move(*c));
+      continue;
+    }
+    bool conflict = false;
+    for (const IndexEntry &e : idx.versions) {
+      if (e.version != m.version)
+        continue;
+      if (e.sha256 != c->result.sha256 || !e.version.identical(m.version)) {
+        refused.push_back(
+            Error(ErrorCode::Conflict,
+                  m.name + " " + e.version.str() + " is already published in " +
+                      s.dir + " with other contents (sha256 " + e.sha256 +
+                      "; this archive's is " + c->result.sha256 + ")",
+                  where,
+                  "a published version never changes: raise the version in "
+                  "ireeplugin.json, pack and publish that; to withdraw the "
+                  "published one, `ireepkg yank " +
+                      m.name + "@" + e.version.str() + "`"));
+        conflict = true;
+      } else {
+        c->same = true;
+        c->result.alreadyPublished = true;
+        c->result.archivePath = e.archive;
+      }
+      break;
+    }
+    if (conflict)
+      continue;
+    given[m.name].push_back(candidates.size());
+    dropThis.release();
+    candidates.push_back(std::move(*c));
+  }
+  if (!refused.empty())
+    return Unexpected(refusedArchives(std::move(refused), archives.size()));
+
+  // A dependency neither the registry nor this publish has is allowed (it
+  // may come next), but clients cannot install the package until it is
+  // there.
+  for (Candidate &c : candidates) {
+    if (c.same)
+      continue;
+    const Manifest &m = c.manifest;
+    for (const auto &[dep, constraint] : m.dependencies)
+      if (!s.snapshot.index.count(dep) && !indexes.count(dep))
+        c.result.warnings.push_back(
+            {Severity::Warning, Location{c.archive, 0, 0, "", m.name, ""},
+             m.name + " " + m.version.str() + " depends on " + dep + " " +
+                 constraint.text() + ", which this registry does not have",
+             "publish " + dep + " too: until then, installing " + m.name +
+                 " from this registry fails"});
+  }
+
+  // 1. The archives and their signatures. A version already published with
+  // the same bytes changes nothing, but a missing archive or signature is
+  // put back (the bytes are the ones the index pins).
+  std::set<std::string> changed; // index files to rewrite
+  for (Candidate &c : candidates) {
+    const std::string dest = s.dir + "/" + c.result.archivePath;
+    const bool exists = fsutil::exists(dest);
+    if (c.same && exists && fsutil::exists(dest + ".minisig"))
+      continue;
+    if (!exists) {
+      if (Status st = fsutil::makeDirs(fs::path(dest).parent_path().string());
           !st)
         return Unexpected(st.error());
-      if (Status st = fsutil::renameDurable(incoming, have); !st)
-        return Unexpected(st.error());
-      dropIncoming.release();
     }
-    if (!fsutil::exists(have + ".minisig"))
-      if (Status st = signArchive(s, have, result.sha256); !st)
+    if (!c.same || !exists) {
+      if (Status st = fsutil::renameDurable(c.incoming, dest); !st)
         return Unexpected(st.error());
-    return result;
+      c.incoming.clear();
+    }
+    if (!c.same || !fsutil::exists(dest + ".minisig"))
+      if (Status st = signArchive(s, dest, c.result.sha256); !st)
+        return Unexpected(st.error());
+    if (c.same)
+      continue;
+    IndexEntry entry;
+    entry.version = c.manifest.version;
+    entry.summary = c.manifest.summary;
+    entry.dependencies = c.manifest.dependencies;
+    entry.requiresIree = c.manifest.requiresIree;
+    entry.platforms = c.platforms;
+    entry.archive = c.result.archivePath;
+    entry.sha256 = c.result.sha256;
+    entry.size = c.result.size;
+    indexes[c.manifest.name].versions.push_back(std::move(entry));
+    changed.insert(c.manifest.name);
   }
 
-  // A dependency this registry does not have is allowed (it may come
-  // next), but clients cannot install the package until it is there.
-  for (const auto &[dep, constraint] : m.dependencies)
-    if (!s.snapshot.index.count(dep))
-      result.warnings.push_back(
-          {Severity::Warning, Location{archive, 0, 0, "", m.name, ""},
-           m.name + " " + vstr + " depends on " + dep + " " +
-               constraint.text() + ", which this registry does not have",
-           "publish " + dep + " too: until then, installing " + m.name +
-               " from this registry fails"});
-
-  // 1. The archive and its signature.
-  if (Status st = fsutil::makeDirs(s.dir + "/archives/" + m.name); !st)
-    return Unexpected(st.error());
-  if (Status st = fsutil::renameDurable(incoming, dest); !st)
-    return Unexpected(st.error());
-  dropIncoming.release();
-  if (Status st = signArchive(s, dest, result.sha256); !st)
-    return Unexpected(st.error());
-
-  // 2-5. The index and the snapshot.
-  IndexEntry entry;
-  entry.version = m.version;
-  entry.summary = m.summary;
-  entry.dependencies = m.dependencies;
-  entry.requiresIree = m.requiresIree;
-  entry.platforms = platforms;
-  entry.archive = result.archivePath;
-  entry.sha256 = result.sha256;
-  entry.size = result.size;
-  idx.versions.push_back(entry);
-  std::stable_sort(idx.versions.begin(), idx.versions.end(),
-                   [](const IndexEntry &a, const IndexEntry &b) {
-                     return a.version < b.version;
-                   });
-  const std::string indexText = canonicalJson(indexToJson(idx));
-  RegistrySnapshot next = nextSnapshot(s, options.expiresDays);
-  next.index[m.name] = "sha256:" + Sha256::hex(indexText);
-  if (Status st = commit(s, next, {{"index/" + m.name + ".json", indexText}});
-      !st)
-    return Unexpected(st.error());
-  result.snapshotVersion = next.version;
-  return result;
+  // 2-5. The index files and one new snapshot for all of them.
+  int64_t version = s.snapshot.version;
+  if (!changed.empty()) {
+    RegistrySnapshot next = nextSnapshot(s, options.expiresDays);
+    std::vector<std::pair<std::string, std::string>> indexFiles;
+    for (const std::string &name : changed) {
+      RegistryIndex &idx = indexes[name];
+      std::stable_sort(idx.versions.begin(), idx.versions.end(),
+                       [](const IndexEntry &a, const IndexEntry &b) {
+                         return a.version < b.version;
+                       });
+      std::string text = canonicalJson(indexToJson(idx));
+      next.index[name] = "sha256:" + Sha256::hex(text);
+      indexFiles.emplace_back("index/" + name + ".json", std::move(text));
+    }
+    if (Status st = commit(s, next, indexFiles); !st)
+      return Unexpected(st.error());
+    version = next.version;
+  }
+  std::vector<PublishResult> results;
+  results.reserve(candidates.size());
+  for (Candidate &c : candidates) {
+    c.result.snapshotVersion = version;
+    results.push_back(std::move(c.result));
+  }
+  return results;
 }
 
 //===----------------------------------------------------------------------===//

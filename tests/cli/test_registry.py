@@ -222,22 +222,102 @@ def test_publish_output_files_and_twice(reg):
     assert index["versions"][0]["dependencies"] == {"base": "^1.0"}
 
 
-def test_publish_conflict_and_keep_going(reg):
+def files_of(d):
+    return {p.relative_to(d): p.read_bytes() for p in d.rglob("*") if p.is_file()}
+
+
+def test_publish_conflict_publishes_nothing(reg):
+    """One refused archive among good ones: nothing is published, every
+    file of the registry is as it was, and the error names the archive."""
     ok("publish", reg.archives["base-1.0.0"], "--registry", reg.dir, "--key", reg.key)
     other = pack(data_package(reg.tmp / "other", "base", "1.0.0",
                               files={"data/x.txt": "other bytes\n"}),
                  reg.tmp / "other-dist")
-    r = ireepkg("publish", other, reg.archives["app-1.0.0"], "--registry",
+    extra = pack(data_package(reg.tmp / "src2", "extra", "1.0.0"), reg.tmp / "dist2")
+    before = files_of(reg.dir)
+    r = ireepkg("publish", reg.archives["app-1.0.0"], other, extra, "--registry",
                 reg.dir, "--key", reg.key)
     assert r.code == 1
+    assert r.out == ""
     assert (f"ireepkg: error: {other}: package 'base': base 1.0.0 is already published in "
             f"{reg.dir} with other contents") in r.err
     assert "hint: a published version never changes: raise the version" in r.err
     assert "`ireepkg yank base@1.0.0`" in r.err
-    # The other archive was still published.
-    assert r.out.startswith("published app 1.0.0:")
-    assert (reg.dir / "archives" / "base" / "base-1.0.0.ireepkg").read_bytes() == \
-        reg.archives["base-1.0.0"].read_bytes()
+    assert files_of(reg.dir) == before
+    assert not [p for p in reg.dir.iterdir() if p.name.startswith(".incoming")]
+
+    # Two refused archives: both are named, nothing is published.
+    broken = reg.tmp / "broken.ireepkg"
+    broken.write_bytes(b"not an archive")
+    r = ireepkg("publish", other, extra, broken, "--registry", reg.dir,
+                "--key", reg.key, "--json")
+    assert r.code == 1
+    j = json.loads(r.out)
+    assert j["ok"] is False
+    files = [d.get("file") for d in j["error"]["diagnostics"]]
+    assert str(other) in files and str(broken) in files, j
+    assert "2 of the 3 archives cannot be published" == j["error"]["message"]
+    assert "nothing was published" in r.err
+    assert files_of(reg.dir) == before
+
+
+def test_publish_many_in_one_snapshot(reg, tmp_path, monkeypatch):
+    """Three archives in one call: one new snapshot holding all three, which
+    `registry verify` accepts and a client installs from; the same archive
+    given twice is published once; two archives of one name and version
+    with other contents are refused."""
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
+    lib = pack(data_package(reg.src, "lib", "2.0.0"), reg.dist)
+    a, b = reg.archives["base-1.0.0"], reg.archives["app-1.0.0"]
+    v = snapshot_json(reg.dir)["version"]
+    r = ok("publish", b, a, lib, a, "--registry", reg.dir, "--key", reg.key)
+    assert r.err == ""  # app's dependency base comes in the same publish
+    lines = r.out.splitlines()
+    assert len(lines) == 4
+    for line, name, version in zip(lines, ["app", "base", "lib"],
+                                   ["1.0.0", "1.0.0", "2.0.0"]):
+        assert line.startswith(f"published {name} {version}: "), line
+        assert line.endswith(f", snapshot version {v + 1}"), line
+    assert lines[3] == ("base 1.0.0 is already published with the same "
+                        "contents; nothing changed")
+    snap = snapshot_json(reg.dir)
+    assert snap["version"] == v + 1
+    assert sorted(snap["index"]) == ["app", "base", "lib"]
+    for name, archive in [("app", b), ("base", a), ("lib", lib)]:
+        index = json.loads((reg.dir / "index" / f"{name}.json").read_text())
+        assert [e["version"] for e in index["versions"]] == [
+            "2.0.0" if name == "lib" else "1.0.0"]
+        dest = reg.dir / index["versions"][0]["archive"]
+        assert dest.read_bytes() == archive.read_bytes()
+        assert (dest.parent / (dest.name + ".minisig")).is_file()
+    schema_check(reg.dir)
+    r = ok("registry", "verify", reg.dir, "--registry-key", reg.line, "--archives")
+    assert "3 packages, 3 versions: every index file matches" in r.out
+    assert not [p for p in reg.dir.iterdir() if p.name.startswith(".")
+                and p.name != ".lock"]
+
+    # A client installs from the result (app and its dependency base).
+    prefix = tmp_path / "prefix"
+    r = ok("install", "app", "--registry", reg.dir, "--registry-key",
+           reg.line, "--prefix", prefix, "--json")
+    assert {(c["name"], c["to"]) for c in json.loads(r.out)["changes"]} == {
+        ("app", "1.0.0"), ("base", "1.0.0")}
+
+    # Everything already there: no new snapshot.
+    r = ok("publish", a, lib, "--registry", reg.dir, "--key", reg.key, "--json")
+    assert [p["already_published"] for p in json.loads(r.out)["published"]] == [True, True]
+    assert snapshot_json(reg.dir)["version"] == v + 1
+
+    # Two archives of one name and version with other contents.
+    one = pack(data_package(tmp_path / "x1", "twin", "1.0.0"), tmp_path / "d1")
+    two = pack(data_package(tmp_path / "x2", "twin", "1.0.0",
+                            files={"data/y.txt": "y\n"}), tmp_path / "d2")
+    before = files_of(reg.dir)
+    r = ireepkg("publish", one, two, "--registry", reg.dir, "--key", reg.key)
+    assert r.code == 1 and r.out == ""
+    assert (f"ireepkg: error: {two}: package 'twin': twin 1.0.0 is given twice "
+            f"with other contents: {one}") in r.err
+    assert files_of(reg.dir) == before
 
 
 def test_publish_with_a_key_the_registry_does_not_list(reg):
@@ -339,13 +419,14 @@ def test_yank_undo_and_resign(reg):
 # -- the verifying client -----------------------------------------------------
 
 def test_registry_verify(reg):
+    # Both archives in one snapshot (version 2), then the yank (3).
     ok("publish", reg.archives["base-1.0.0"], reg.archives["app-1.0.0"],
        "--registry", reg.dir, "--key", reg.key)
     ok("yank", "app@1.0.0", "--registry", reg.dir, "--key", reg.key)
     r = ok("registry", "verify", reg.dir, "--registry-key", reg.line, "--archives")
     lines = r.out.splitlines()
     assert re.fullmatch(rf'registry "test-reg" \({re.escape(str(reg.dir))}\): snapshot '
-                        rf"version 4 signed by {key_id(reg.pub)}, expires \S+", lines[0])
+                        rf"version 3 signed by {key_id(reg.pub)}, expires \S+", lines[0])
     assert lines[1:] == [
         "  app: 1.0.0 (yanked)",
         "  base: 1.0.0",
@@ -354,7 +435,7 @@ def test_registry_verify(reg):
     # The key as a .pub file, and --json.
     j = json.loads(ok("registry", "verify", f"file://{reg.dir}", "--registry-key",
                       reg.pub, "--json").out)
-    assert j["signed_by"] == key_id(reg.pub) and j["snapshot_version"] == 4
+    assert j["signed_by"] == key_id(reg.pub) and j["snapshot_version"] == 3
     assert [p["name"] for p in j["packages"]] == ["app", "base"]
     assert j["packages"][0]["versions"][0]["yanked"] is True
 

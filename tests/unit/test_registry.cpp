@@ -9,6 +9,9 @@
 // index, mix-and-match, unsigned snapshot, wrong key, bad signature,
 // rollback, freeze, oversized metadata.
 //
+// Why one file of this size: the publisher's and the client's tests share
+// one fixture (a registry with its key) and one archive builder.
+//
 //===----------------------------------------------------------------------===//
 #include "ireepkg/registry/registry.h"
 
@@ -358,6 +361,69 @@ TEST_CASE("registry: publishing the same bytes again changes nothing; other "
         std::string::npos);
   CHECK(readText(f.reg + "/snapshot.json") == snap);
   CHECK(readText(f.reg + "/archives/tool/tool-1.0.0.ireepkg") == readText(a));
+}
+
+TEST_CASE("registry: several archives go in with one snapshot, or none "
+          "does") {
+  Fixture f;
+  f.publish("tool", "1.0.0");
+  std::string snap = readText(f.reg + "/snapshot.json");
+  std::string lib = makeArchive(f.dist, "lib", "1.0.0");
+  std::string app = makeArchive(f.dist, "app", "1.0.0",
+                                {{"dependencies", {{"lib", "^1.0"}}}});
+  std::string tool2 = makeArchive(f.dist, "tool", "2.0.0");
+  fs::create_directories(f.tmp.path + "/other");
+  std::string clash = makeArchive(f.tmp.path + "/other", "tool", "1.0.0",
+                                  {{"summary", "different bytes"}});
+
+  SUBCASE("one refused archive: nothing is written") {
+    auto r = publishArchives(f.reg, {lib, clash, app}, f.signing);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == ErrorCode::Conflict);
+    CHECK(r.error().where.file == clash);
+    CHECK(readText(f.reg + "/snapshot.json") == snap);
+    CHECK_FALSE(fs::exists(f.reg + "/archives/lib"));
+    CHECK_FALSE(fs::exists(f.reg + "/index/lib.json"));
+    for (const auto &entry : fs::directory_iterator(f.reg)) {
+      std::string n = entry.path().filename().string();
+      CHECK_MESSAGE((n == ".lock" || n[0] != '.'), n);
+    }
+  }
+
+  SUBCASE("all good: one new snapshot") {
+    auto r = publishArchives(f.reg, {app, lib, tool2, lib}, f.signing);
+    REQUIRE_MESSAGE(r.has_value(), r.error().format());
+    REQUIRE(r->size() == 4);
+    for (const PublishResult &p : *r)
+      CHECK(p.snapshotVersion == 3);
+    CHECK_FALSE((*r)[0].alreadyPublished);
+    CHECK((*r)[0].warnings.empty()); // lib comes in the same publish
+    CHECK((*r)[3].alreadyPublished);
+    nlohmann::json s = f.json("snapshot.json");
+    CHECK(s["version"] == 3);
+    for (const char *name : {"app", "lib", "tool"})
+      CHECK(s["index"][name] ==
+            "sha256:" +
+                Sha256::hex(readText(f.reg + "/index/" + name + ".json")));
+    CHECK(f.json("index/tool.json")["versions"].size() == 2);
+    CHECK(signing::verifyFile(f.pair.publicKey, f.reg + "/snapshot.json"));
+  }
+
+  SUBCASE("one name and version twice with other contents") {
+    auto r = publishArchives(f.reg, {tool2, tool2, lib}, f.signing);
+    REQUIRE(r.has_value());
+    std::string tool3 = makeArchive(f.dist, "tool", "3.0.0");
+    fs::create_directories(f.tmp.path + "/third");
+    std::string tool3b = makeArchive(f.tmp.path + "/third", "tool", "3.0.0",
+                                     {{"summary", "other"}});
+    snap = readText(f.reg + "/snapshot.json");
+    auto twice = publishArchives(f.reg, {tool3, tool3b}, f.signing);
+    REQUIRE_FALSE(twice.has_value());
+    CHECK(twice.error().where.file == tool3b);
+    CHECK(twice.error().message.find("is given twice with other contents") !=
+          std::string::npos);
+    CHECK(readText(f.reg + "/snapshot.json") == snap);
+  }
 }
 
 TEST_CASE("registry: the publisher refuses what it must not build on") {

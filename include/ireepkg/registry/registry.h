@@ -8,7 +8,7 @@
 //   index/<name>.json             every version of one package
 //   archives/<name>/<name>-<version>.ireepkg (+ .minisig)
 //
-// The publisher (initRegistry, publishArchive, yankVersion) writes that
+// The publisher (initRegistry, publishArchives, yankVersion) writes that
 // layout into a directory, every file atomically, under a lock, and re-signs
 // the snapshot after each change.
 //
@@ -97,6 +97,20 @@ struct PublishResult {
 Expected<PublishResult> publishArchive(const std::string &registryDir,
                                        const std::string &archive,
                                        const SigningOptions &options);
+
+/// Publishes several archives in one transaction: every archive is checked
+/// first, as publishArchive checks one (and the same name and version given
+/// twice must be the same bytes); if any is refused, nothing is written and
+/// the error names each refused archive and why. Then the archives, the
+/// index files they change and one new snapshot (version + 1, signed once)
+/// are written, in the order of publisher.cpp. One result per archive, in
+/// order; a version already published (or given earlier) with the same
+/// bytes is alreadyPublished. No new snapshot when nothing is new.
+/// publishArchive is this with one archive.
+Expected<std::vector<PublishResult>>
+publishArchives(const std::string &registryDir,
+                const std::vector<std::string> &archives,
+                const SigningOptions &options);
 
 /// Marks (or with `yanked` false, unmarks) one version as yanked, and
 /// re-signs the snapshot. Returns the new snapshot version.
