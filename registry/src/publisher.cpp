@@ -17,12 +17,14 @@
 // The order of the writes, and why. Readers take no lock: a client reads
 // snapshot.json, its signature, then index files, then archives. So:
 //
-//   1. the archives and their .minisig go into place first: nothing refers
-//      to them yet;
-//   2. the new snapshot and its signature are written, complete and synced,
-//      as .snapshot.json.new and .snapshot.json.minisig.new: this is the
+//   1. the archives and their .minisig go into place first (each renamed,
+//      then each directory synced once): nothing refers to them yet;
+//   2. the new index files are written, complete and synced, as
+//      .index-<name>.json.new; then the new snapshot and its signature, as
+//      .snapshot.json.new and .snapshot.json.minisig.new: this is the
 //      intent, from which an interrupted operation is finished (below);
-//   3. the index/<name>.json files are replaced;
+//   3. the staged index files are renamed over index/<name>.json (a publish
+//      of several packages has several), and index/ is synced;
 //   4. the signature is renamed over snapshot.json.minisig, and
 //   5. .snapshot.json.new is renamed over snapshot.json: the commit point.
 //
@@ -37,11 +39,14 @@
 // new consistent state.
 //
 // Recovery: every operation starts, under the lock, by finishing what an
-// interrupted one left. If .snapshot.json.new is there, it is renamed into
-// place when its signature verifies and every index file has the hash it
-// pins (the crash came after step 3); otherwise the index files are still
-// the old ones and the intent is deleted. Leftover incoming archives and
-// extraction directories are removed.
+// interrupted one left. If .snapshot.json.new is there and its signature
+// verifies, each index file it pins that lacks its hash is renamed in from
+// its staged copy (the crash came during step 3: every staged file was
+// complete before the intent was written), and the intent is renamed into
+// place when every index file then has the hash it pins; otherwise the
+// crash came before step 3, the index files are still the old ones, and
+// the intent is deleted. Staged index files, incoming archives and
+// signatures and extraction directories left over are removed.
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/registry/registry.h"
@@ -84,7 +89,7 @@ constexpr const char *kSnapshotSigNew = ".snapshot.json.minisig.new";
 constexpr const char *kLock = ".lock";
 constexpr const char *kIncomingPrefix = ".incoming-";
 constexpr const char *kVerifyPrefix = ".verify-";
-
+constexpr const char *kStagedIndexPrefix = ".index-";
 
 std::string randomSuffix() {
   std::random_device rd;
@@ -231,6 +236,13 @@ Expected<RegistrySnapshot> parseSnapshotText(const std::string &text,
   return s;
 }
 
+/// Where commit() stages index/<name>.json's new content until it renames
+/// it into place: in the registry's top directory, which recover() reads
+/// anyway (index/ may hold thousands of files).
+std::string stagedIndexPath(const std::string &dir, const std::string &name) {
+  return dir + "/" + kStagedIndexPrefix + name + ".json.new";
+}
+
 /// Does every index file the snapshot pins have that hash on disk?
 bool indexFilesMatch(const std::string &dir, const RegistrySnapshot &s) {
   for (const auto &[name, hash] : s.index) {
@@ -239,6 +251,19 @@ bool indexFilesMatch(const std::string &dir, const RegistrySnapshot &s) {
       return false;
   }
   return true;
+}
+
+/// Removes index files staged by a commit that did not get as far as its
+/// intent (or that recover() has finished).
+Status dropStagedIndexFiles(const std::string &dir) {
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind(kStagedIndexPrefix, 0) == 0)
+      if (::unlink(e.path().c_str()) != 0 && errno != ENOENT)
+        return Unexpected(fsutil::ioError("cannot remove", e.path(), errno));
+  }
+  return ok();
 }
 
 /// Finishes or undoes what an interrupted operation left (see the file
@@ -256,7 +281,7 @@ Status recover(const std::string &dir,
   const std::string intentSig = dir + "/" + kSnapshotSigNew;
   if (!fsutil::exists(intent)) {
     ::unlink(intentSig.c_str());
-    return ok();
+    return dropStagedIndexFiles(dir);
   }
   bool sigPending = fsutil::exists(intentSig);
   std::string sigPath = sigPending ? intentSig : dir + "/" + kSnapshotSig;
@@ -266,8 +291,29 @@ Status recover(const std::string &dir,
   if (text && sigText &&
       verifySnapshotSignature(*text, *sigText, keys, intent, sigPath)) {
     auto s = parseSnapshotText(*text, intent);
-    complete = s && indexFilesMatch(dir, *s);
+    if (s) {
+      // The commit stopped while renaming its staged index files: the
+      // ones not renamed yet are staged, with the hash the intent pins.
+      bool renamed = false;
+      for (const auto &[name, hash] : s->index) {
+        const std::string dest = dir + "/index/" + name + ".json";
+        const std::string staged = stagedIndexPath(dir, name);
+        auto have = sha256File(dest);
+        if (have && "sha256:" + *have == hash)
+          continue;
+        auto next = sha256File(staged);
+        if (next && "sha256:" + *next == hash &&
+            ::rename(staged.c_str(), dest.c_str()) == 0)
+          renamed = true;
+      }
+      if (renamed)
+        if (Status st = fsutil::fsyncPath(dir + "/index"); !st)
+          return st;
+      complete = indexFilesMatch(dir, *s);
+    }
   }
+  if (Status st = dropStagedIndexFiles(dir); !st)
+    return st;
   if (complete) {
     if (sigPending)
       if (Status s = fsutil::renameDurable(intentSig, dir + "/" + kSnapshotSig);
@@ -432,7 +478,8 @@ Expected<Session> openSession(const std::string &registryDir,
 }
 
 /// Signs and commits `next` (version and expires already set) with the
-/// new index files, in the order of the file comment.
+/// new index files (package name, content), in the order of the file
+/// comment.
 Status
 commit(const Session &s, const RegistrySnapshot &next,
        const std::vector<std::pair<std::string, std::string>> &indexFiles) {
@@ -445,26 +492,52 @@ commit(const Session &s, const RegistrySnapshot &next,
   auto sig = signing::signBuffer(s.key, text, so);
   if (!sig)
     return Unexpected(sig.error());
-  const std::string intent = s.dir + "/" + kSnapshotNew;
-  const std::string intentSig = s.dir + "/" + kSnapshotSigNew;
-  if (Status st = fsutil::writeFileAtomic(intent, text); !st)
-    return st;
-  if (Status st = signing::writeSignatureFile(*sig, intentSig); !st) {
-    ::unlink(intent.c_str());
-    return st;
-  }
-  for (const auto &[rel, content] : indexFiles) {
-    if (Status st = fsutil::makeDirs(s.dir + "/index"); !st)
+  const std::string indexDir = s.dir + "/index";
+  auto dropStaged = [&] {
+    for (const auto &[name, content] : indexFiles)
+      ::unlink(stagedIndexPath(s.dir, name).c_str());
+  };
+  // The new index files, in full and synced, under their staged names.
+  if (!indexFiles.empty()) {
+    if (Status st = fsutil::makeDirs(indexDir); !st)
       return st;
-    if (Status st = fsutil::writeFileAtomic(s.dir + "/" + rel, content); !st) {
-      // Nothing visible changed yet: drop the intent.
-      (void)recover(s.dir, s.keys);
+    for (const auto &[name, content] : indexFiles) {
+      const std::string staged = stagedIndexPath(s.dir, name);
+      ::unlink(staged.c_str());
+      if (Status st = fsutil::writeNewFile(staged, content); !st) {
+        dropStaged();
+        return st;
+      }
+    }
+    if (Status st = fsutil::fsyncPath(s.dir); !st) {
+      dropStaged();
       return st;
     }
   }
+  const std::string intent = s.dir + "/" + kSnapshotNew;
+  const std::string intentSig = s.dir + "/" + kSnapshotSigNew;
+  if (Status st = fsutil::writeFileAtomic(intent, text); !st) {
+    dropStaged();
+    return st;
+  }
+  if (Status st = signing::writeSignatureFile(*sig, intentSig); !st) {
+    ::unlink(intent.c_str());
+    dropStaged();
+    return st;
+  }
+  // From here on, an interrupted commit is finished by the next operation
+  // (recover): the intent and every staged index file are in place.
+  for (const auto &[name, content] : indexFiles) {
+    const std::string dest = indexDir + "/" + name + ".json";
+    if (::rename(stagedIndexPath(s.dir, name).c_str(), dest.c_str()) != 0)
+      return Unexpected(fsutil::ioError("cannot rename into", dest, errno));
+  }
+  if (!indexFiles.empty())
+    if (Status st = fsutil::fsyncPath(indexDir); !st)
+      return st;
   if (Status st = fsutil::renameDurable(intentSig, s.dir + "/" + kSnapshotSig);
       !st)
-    return st; // the next operation finishes it (recover)
+    return st;
   return fsutil::renameDurable(intent, s.dir + "/" + kSnapshot);
 }
 
@@ -575,6 +648,9 @@ Status copyHashing(const std::string &src, const std::string &dest,
   return result;
 }
 
+/// Signs the archive at `path` and puts the signature beside it: written in
+/// full and synced under the incoming prefix (which recover() removes if
+/// left over), then renamed. The caller syncs the two directories.
 Status signArchive(const Session &s, const std::string &path,
                    const std::string &sha256) {
   signing::SignOptions so;
@@ -584,7 +660,20 @@ Status signArchive(const Session &s, const std::string &path,
   auto sig = signing::signFile(s.key, path, so);
   if (!sig)
     return Unexpected(sig.error());
-  return signing::writeSignatureFile(*sig, path + ".minisig");
+  const std::string tmp =
+      s.dir + "/" + kIncomingPrefix + randomSuffix() + ".minisig";
+  if (Status st = fsutil::writeNewFile(tmp, signing::serializeSignature(*sig));
+      !st) {
+    ::unlink(tmp.c_str());
+    return st;
+  }
+  const std::string dest = path + ".minisig";
+  if (::rename(tmp.c_str(), dest.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    return Unexpected(fsutil::ioError("cannot rename into", dest, e));
+  }
+  return ok();
 }
 
 std::string publishedList(const RegistryIndex &idx) {
@@ -949,26 +1038,33 @@ publishArchives(const std::string &registryDir,
 
   // 1. The archives and their signatures. A version already published with
   // the same bytes changes nothing, but a missing archive or signature is
-  // put back (the bytes are the ones the index pins).
+  // put back (the bytes are the ones the index pins). Each file is renamed
+  // into place, and each directory that changed is synced once, before
+  // anything refers to them.
   std::set<std::string> changed; // index files to rewrite
+  std::set<std::string> toSync;  // directories
   for (Candidate &c : candidates) {
     const std::string dest = s.dir + "/" + c.result.archivePath;
+    const std::string parent = fs::path(dest).parent_path().string();
     const bool exists = fsutil::exists(dest);
-    if (c.same && exists && fsutil::exists(dest + ".minisig"))
+    const bool signedAlready = fsutil::exists(dest + ".minisig");
+    if (c.same && exists && signedAlready)
       continue;
-    if (!exists) {
-      if (Status st = fsutil::makeDirs(fs::path(dest).parent_path().string());
-          !st)
+    if (!fsutil::isDirectory(parent)) {
+      if (Status st = fsutil::makeDirs(parent); !st)
         return Unexpected(st.error());
+      toSync.insert(fs::path(parent).parent_path().string());
     }
     if (!c.same || !exists) {
-      if (Status st = fsutil::renameDurable(c.incoming, dest); !st)
-        return Unexpected(st.error());
+      if (::rename(c.incoming.c_str(), dest.c_str()) != 0)
+        return Unexpected(fsutil::ioError("cannot rename into", dest, errno));
       c.incoming.clear();
     }
-    if (!c.same || !fsutil::exists(dest + ".minisig"))
+    if (!c.same || !signedAlready)
       if (Status st = signArchive(s, dest, c.result.sha256); !st)
         return Unexpected(st.error());
+    toSync.insert(s.dir);
+    toSync.insert(parent);
     if (c.same)
       continue;
     IndexEntry entry;
@@ -983,6 +1079,9 @@ publishArchives(const std::string &registryDir,
     indexes[c.manifest.name].versions.push_back(std::move(entry));
     changed.insert(c.manifest.name);
   }
+  for (const std::string &dir : toSync)
+    if (Status st = fsutil::fsyncPath(dir); !st)
+      return Unexpected(st.error());
 
   // 2-5. The index files and one new snapshot for all of them.
   int64_t version = s.snapshot.version;
@@ -997,7 +1096,7 @@ publishArchives(const std::string &registryDir,
                        });
       std::string text = canonicalJson(indexToJson(idx));
       next.index[name] = "sha256:" + Sha256::hex(text);
-      indexFiles.emplace_back("index/" + name + ".json", std::move(text));
+      indexFiles.emplace_back(name, std::move(text));
     }
     if (Status st = commit(s, next, indexFiles); !st)
       return Unexpected(st.error());
@@ -1053,8 +1152,7 @@ Expected<int64_t> yankVersion(const std::string &registryDir,
   const std::string indexText = canonicalJson(indexToJson(*idx));
   RegistrySnapshot next = nextSnapshot(s, options.expiresDays);
   next.index[name] = "sha256:" + Sha256::hex(indexText);
-  if (Status st = commit(s, next, {{"index/" + name + ".json", indexText}});
-      !st)
+  if (Status st = commit(s, next, {{name, indexText}}); !st)
     return Unexpected(st.error());
   return next.version;
 }

@@ -614,6 +614,48 @@ TEST_CASE("registry: an interrupted commit is finished or undone by the "
   CHECK(signing::verifyFile(f.pair.publicKey, before + "/snapshot.json"));
 }
 
+TEST_CASE("registry: a commit of several index files interrupted between "
+          "their renames is finished from the staged copies") {
+  Fixture f;
+  f.publish("tool", "1.0.0");
+  f.publish("lib", "1.0.0");
+  std::string before = f.tmp.path + "/before";
+  fs::copy(f.reg, before, fs::copy_options::recursive);
+  auto r = publishArchives(f.reg,
+                           {makeArchive(f.dist, "tool", "2.0.0"),
+                            makeArchive(f.dist, "lib", "2.0.0")},
+                           f.signing);
+  REQUIRE_MESSAGE(r.has_value(), r.error().format());
+  // The state after step 3's first rename: archives in place, the intent
+  // complete, index/lib.json renamed, index/tool.json still staged.
+  for (const char *name : {"tool", "lib"})
+    fs::copy(f.reg + "/archives/" + name, before + "/archives/" + name,
+             fs::copy_options::recursive |
+                 fs::copy_options::overwrite_existing);
+  fs::copy_file(f.reg + "/index/lib.json", before + "/index/lib.json",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(f.reg + "/index/tool.json", before + "/.index-tool.json.new");
+  fs::copy_file(f.reg + "/snapshot.json", before + "/.snapshot.json.new");
+  fs::copy_file(f.reg + "/snapshot.json.minisig",
+                before + "/.snapshot.json.minisig.new");
+  auto v = resignRegistry(before, f.signing);
+  REQUIRE_MESSAGE(v.has_value(), v.error().format());
+  CHECK(*v == 5); // 4 was rolled forward, the resign made 5
+  for (const char *name : {"tool", "lib"})
+    CHECK(readText(before + "/index/" + name + ".json") ==
+          readText(f.reg + "/index/" + name + ".json"));
+  CHECK_FALSE(fs::exists(before + "/.index-tool.json.new"));
+  CHECK_FALSE(fs::exists(before + "/.snapshot.json.new"));
+
+  // Staged files without a complete intent (the crash came before it) are
+  // dropped, and the index files stay as they were.
+  std::string old = readText(before + "/index/tool.json");
+  fs::copy_file(f.reg + "/index/lib.json", before + "/.index-tool.json.new");
+  REQUIRE(resignRegistry(before, f.signing).has_value());
+  CHECK_FALSE(fs::exists(before + "/.index-tool.json.new"));
+  CHECK(readText(before + "/index/tool.json") == old);
+}
+
 //===----------------------------------------------------------------------===//
 // The client
 //===----------------------------------------------------------------------===//
