@@ -520,9 +520,8 @@ INSTALLED_VERSION = 1  # bump whenever the installed case's data changes
 
 
 def _run_tool(cmd):
-    """Runs an ireepkg command that writes the data; its output is shown
-    only when it fails (`pack`, `publish` and `registry init` print a line
-    per package even with --quiet)."""
+    """Runs an ireepkg command that writes the data (with --quiet); its
+    output is shown only when it fails."""
     proc = subprocess.run(list(map(str, cmd)), capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"{' '.join(map(str, cmd))} failed with exit code {proc.returncode}:\n"
