@@ -8,7 +8,10 @@
 #include "transaction.h"
 
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -98,6 +101,29 @@ std::string installedStateFingerprint(const std::string &prefix) {
   if (!text)
     return "";
   return Sha256::hex(*text);
+}
+
+bool packageDirsExist(const std::string &prefix,
+                      std::span<const PackageRef> packages) {
+  // The layout of packageDir, from <prefix>/packages.
+  int fd =
+      ::open((prefix + "/packages").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return packages.empty();
+  bool all = true;
+  std::string rel;
+  for (const PackageRef &p : packages) {
+    rel.assign(p.name);
+    rel += '/';
+    rel += p.version->str();
+    struct stat st;
+    if (::fstatat(fd, rel.c_str(), &st, 0) != 0 || !S_ISDIR(st.st_mode)) {
+      all = false;
+      break;
+    }
+  }
+  ::close(fd);
+  return all;
 }
 
 Expected<InstalledState> readInstalledState(const std::string &prefix,

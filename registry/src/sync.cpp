@@ -20,11 +20,9 @@
 #include "registry_cache.h"
 
 #include <algorithm>
-#include <fcntl.h>
 #include <filesystem>
 #include <functional>
 #include <regex>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -150,27 +148,14 @@ std::string syncRecordKey(const std::string &lockBytesKey,
   return h.hexDigest();
 }
 
-/// Whether every locked package's directory is in `prefix`. Each is looked
-/// up from a handle on the prefix, not by its absolute path: a path walk
-/// costs per component, and this is a thousand lookups for a thousand
-/// packages.
+/// Whether every locked package's directory is in `prefix`.
 bool allPackageDirsExist(const std::string &prefix,
                          const std::vector<LockedPackage> &packages) {
-  int fd = ::open(prefix.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  bool all = true;
-  for (const LockedPackage &lp : packages) {
-    struct stat st;
-    if (::fstatat(fd, packageDir(".", lp.name, lp.version).c_str(), &st, 0) !=
-            0 ||
-        !S_ISDIR(st.st_mode)) {
-      all = false;
-      break;
-    }
-  }
-  ::close(fd);
-  return all;
+  std::vector<PackageRef> refs;
+  refs.reserve(packages.size());
+  for (const LockedPackage &lp : packages)
+    refs.push_back({lp.name, &lp.version});
+  return packageDirsExist(prefix, refs);
 }
 
 /// Every package's requires.iree against the IREE in use (a lock may have

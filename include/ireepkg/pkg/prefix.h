@@ -28,7 +28,9 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -135,6 +137,17 @@ struct InstalledState {
 /// The directory of an installed package.
 std::string packageDir(const std::string &prefix, const std::string &name,
                        const Version &version);
+
+struct PackageRef {
+  std::string_view name;
+  const Version *version;
+};
+/// Whether the directory (packageDir) of every package given is in
+/// `prefix`. Each is looked up relative to one handle on the prefix's
+/// packages directory, not by its full path: a path lookup costs per
+/// component, and a no-op sync makes one per locked package.
+bool packageDirsExist(const std::string &prefix,
+                      std::span<const PackageRef> packages);
 
 /// Reads the prefix's state. If an interrupted transaction left a journal,
 /// waits for the lock and recovers first. A prefix that does not exist yet
