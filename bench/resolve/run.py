@@ -18,8 +18,9 @@ and simple/, a PEP 503 index over wheels/, with two projects over it
 build/bench-resolve/<N>x<V>-<hash of the parameters>/, so re-runs skip
 generation.
 
-Then, in the same run, for each case: one cold run of each tool (empty
-metadata cache), then --runs warm runs of each, alternating. A warm ireepkg
+Then, in the same run, for each case: three cold runs of each tool (empty
+metadata cache; the median is reported), then --runs warm runs of each,
+alternating. A warm ireepkg
 run is `ireepkg lock` with plugins.lock.json deleted first (so it resolves
 from scratch, with no preferred versions) and its metadata cache kept; a warm
 uv run is `uv pip compile` with its cache kept, over --find-links wheels/
@@ -831,14 +832,28 @@ def measure_installed(data, work, solution, runs, log):
     return res
 
 
+COLD_RUNS = 3
+
+
 def measure(case, tools, graph, roots, runs, expected, log):
     res = {"case": case, "tools": {}}
+    # Cold runs (metadata cache emptied first), alternating like the warm
+    # ones; one cold run alone varies with the file system by half its time.
+    colds = {t.name: [] for t in tools}
+    for i in range(COLD_RUNS):
+        for t in (tools if i % 2 == 0 else tools[::-1]):
+            t.cold()
+            colds[t.name].append(t.run())
     for t in tools:
-        t.cold()
-        wall, cpu, rss = t.run()
-        res["tools"][t.name] = {"cold_s": wall, "cold_cpu_s": cpu, "cold_rss_mib": rss,
-                                "wall_s": [], "cpu_s": [], "rss_mib": []}
-        log(f"  {case}: {t.name} cold {wall * 1000:.0f} ms")
+        c = colds[t.name]
+        res["tools"][t.name] = {
+            "cold_runs_s": [x[0] for x in c],
+            "cold_s": statistics.median(x[0] for x in c),
+            "cold_cpu_s": statistics.median(x[1] for x in c),
+            "cold_rss_mib": max(x[2] for x in c),
+            "wall_s": [], "cpu_s": [], "rss_mib": []}
+        log(f"  {case}: {t.name} cold " +
+            ", ".join(f"{x[0] * 1000:.0f}" for x in c) + " ms")
     sols = {}
     for t in tools:
         sol = t.solution()
