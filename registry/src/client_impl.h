@@ -121,7 +121,7 @@ struct RegistryClient::Impl {
   /// file's bytes, so that entry() decodes the one version `lock` chooses
   /// rather than every version in full.
   struct Candidates {
-    std::string file;
+    std::string_view file; ///< a frame of the mapped pack (packView)
     std::vector<Version> versions;
     std::vector<uint32_t> offsets;
     std::vector<std::shared_ptr<const Constraint>> constraints;
@@ -135,14 +135,16 @@ struct RegistryClient::Impl {
   std::optional<bool> indexCacheExisted;
   bool indexCacheMade = false;
   /// index.pack (see the file comment), looked at on the first index
-  /// lookup. Its frames are found then, and each is read again (pread)
-  /// when used rather than kept in memory: the pack of a large resolution
-  /// is megabytes the run would otherwise hold to its end.
+  /// lookup and mapped read-only as it is then (loadPack): frames are read
+  /// in place from the page cache, neither copied nor held in the heap (a
+  /// large resolution's pack is megabytes, and every page a command
+  /// touches for the first time costs it).
   struct PackFrame {
     uint64_t offset = 0, size = 0;
   };
   bool packLoaded = false;
-  fsutil::UniqueFd packFd; ///< the pack as it was when loaded
+  std::shared_ptr<const char> packMap; ///< the mapping; unmapped when freed
+  std::string_view packView;           ///< the pack as it was when loaded
   uint64_t packSize = 0;
   std::unordered_map<std::string, PackFrame> packed; ///< by key; last wins
   std::vector<PackFrame> packUsed; ///< the frames this run decoded
@@ -157,7 +159,7 @@ struct RegistryClient::Impl {
   ~Impl() { savePack(); }
   std::string packFile() const { return stateDir + "/index.pack"; }
   void loadPack();
-  std::optional<std::string> readPackFrame(const PackFrame &frame) const;
+  std::optional<std::string_view> readPackFrame(const PackFrame &frame) const;
   void keepParsed(const RegistryIndex &index, const std::string &sha);
   void flushPack();
   void savePack();

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "client_impl.h"
 
+#include <sys/mman.h>
+
 namespace ireepkg::registry {
 
 namespace {
@@ -63,21 +65,6 @@ fsutil::UniqueFd openPackForAppend(const std::string &path, bool replace) {
 // Index files
 //===----------------------------------------------------------------------===//
 
-/// Reads exactly `size` bytes at `offset`.
-static bool preadAll(int fd, char *out, uint64_t size, uint64_t offset) {
-  while (size > 0) {
-    ssize_t n = ::pread(fd, out, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    out += n;
-    size -= static_cast<uint64_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return true;
-}
-
 void RegistryClient::Impl::loadPack() {
   if (packLoaded)
     return;
@@ -91,32 +78,43 @@ void RegistryClient::Impl::loadPack() {
     return;
   }
   struct stat st;
-  std::string bytes;
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
       st.st_uid != ::geteuid() || (st.st_mode & 022) != 0 ||
       static_cast<uint64_t>(st.st_size) > kMaxPackBytes) {
     packReplace = true;
     return;
   }
-  bytes.resize(static_cast<size_t>(st.st_size));
-  if (!preadAll(fd.get(), bytes.data(), bytes.size(), 0)) {
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0)
+    return;
+  // Mapped rather than read: the file's pages are in the page cache
+  // already, so this costs neither a copy nor fresh memory. The mapping is
+  // of the size it has now, and stays valid: ireepkg only ever appends to
+  // a pack (past that size, not read here) or replaces it with a new file
+  // (rename, or unlink and create), never truncates one in place, and no
+  // other user may write it (checked above).
+  void *at =
+      ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+  if (at == MAP_FAILED) {
     packReplace = true;
     return;
   }
-  for (const PackedIndex &p : splitParsedIndexPack(bytes))
+  packMap = std::shared_ptr<const char>(
+      static_cast<const char *>(at),
+      [size](const char *p) { ::munmap(const_cast<char *>(p), size); });
+  packView = std::string_view(packMap.get(), size);
+  for (const PackedIndex &p : splitParsedIndexPack(packView))
     packed[std::string(p.key)] = {
-        static_cast<uint64_t>(p.file.data() - bytes.data()), p.file.size()};
-  packFd = std::move(fd);
-  packSize = bytes.size();
+        static_cast<uint64_t>(p.file.data() - packView.data()), p.file.size()};
+  packSize = size;
 }
 
-std::optional<std::string>
+std::optional<std::string_view>
 RegistryClient::Impl::readPackFrame(const PackFrame &frame) const {
-  std::string out(frame.size, '\0');
-  if (packFd.get() < 0 ||
-      !preadAll(packFd.get(), out.data(), frame.size, frame.offset))
+  if (frame.offset > packView.size() ||
+      frame.size > packView.size() - frame.offset)
     return std::nullopt;
-  return out;
+  return packView.substr(frame.offset, frame.size);
 }
 
 void RegistryClient::Impl::keepParsed(const RegistryIndex &index,
@@ -252,7 +250,7 @@ RegistryClient::Impl::cachedCandidates(const std::string &name) {
                           ": parsed copy in the cache");
   packUsed.push_back(it->second);
   Candidates &c = candidates[name];
-  c.file = std::move(*frame);
+  c.file = *frame;
   c.offsets = std::move(got->offsets);
   c.constraints = std::move(got->constraints);
   c.versions.reserve(got->versions.size());

@@ -186,11 +186,14 @@ constraintRef(ByteReader &r, const ConstraintTable &table) {
 }
 
 /// An entry's dependencies and requires.iree, handing each (name,
-/// constraint) to `dep` in the order written (by name, each once).
-template <typename OnDep, typename OnIree>
-bool decodeRequirements(ByteReader &r, const ConstraintTable &table, OnDep dep,
-                        OnIree iree) {
+/// constraint) to `dep` in the order written (by name, each once), after
+/// `count` has been told how many there are (a count the bytes left can
+/// hold).
+template <typename OnCount, typename OnDep, typename OnIree>
+bool decodeRequirements(ByteReader &r, const ConstraintTable &table,
+                        OnCount count, OnDep dep, OnIree iree) {
   uint32_t n = r.count(8);
+  count(n);
   std::string_view last;
   for (uint32_t k = 0; k < n && r.ok(); ++k) {
     std::string_view name = r.str();
@@ -245,7 +248,8 @@ bool decodeEntry(ByteReader &r, const ConstraintTable &table, IndexEntry &e) {
   auto iree = [&](const std::shared_ptr<const Constraint> &c) {
     e.requiresIree = *c;
   };
-  if (!decodeRequirements(r, table, dep, iree) ||
+  if (!decodeRequirements(
+          r, table, [](uint32_t) {}, dep, iree) ||
       !decodeEntryPlatforms(r, e.platforms))
     return false;
   e.archive = std::string(r.str());
@@ -270,7 +274,8 @@ bool decodeCandidate(ByteReader &r, const ConstraintTable &table,
   auto iree = [&](const std::shared_ptr<const Constraint> &c) {
     cv.requiresIree = c;
   };
-  if (!decodeRequirements(r, table, dep, iree) ||
+  auto count = [&](uint32_t n) { cv.dependencies.reserve(n); };
+  if (!decodeRequirements(r, table, count, dep, iree) ||
       !decodeEntryPlatforms(r, cv.platforms))
     return false;
   (void)r.str(); // archive
