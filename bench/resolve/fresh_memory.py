@@ -20,11 +20,17 @@ import subprocess
 import time
 
 
-def touch(mib):
+def touch(mib, already_touched=False):
+    """Seconds to write one byte per page of `mib` MiB newly mapped (or,
+    with already_touched, mapped and written once before: the loop's own
+    cost)."""
     size = mib << 20
-    m = mmap.mmap(-1, size + (2 << 20), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     if hasattr(mmap, "MADV_HUGEPAGE"):
         m.madvise(mmap.MADV_HUGEPAGE)
+    if already_touched:
+        for off in range(0, size, 4096):
+            m[off] = 1
     t = time.perf_counter()
     for off in range(0, size, 4096):
         m[off] = 1
@@ -41,7 +47,7 @@ def main():
     ap.add_argument("--after", default="", help="a command to run before each touch")
     args = ap.parse_args()
     # The loop's own cost, on memory already faulted in.
-    base = min(touch_warm(args.mib) for _ in range(3))
+    base = min(touch(args.mib, already_touched=True) for _ in range(3))
     print(f"loop overhead (memory already mapped): {base * 1000:.1f} ms")
     times = []
     for _ in range(max(1, min(args.runs, 1000))):
@@ -55,19 +61,6 @@ def main():
     times.sort()
     print(f"median {times[len(times) // 2] * 1000:.1f} ms, "
           f"min {times[0] * 1000:.1f} ms, max {times[-1] * 1000:.1f} ms")
-
-
-def touch_warm(mib):
-    size = mib << 20
-    m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    for off in range(0, size, 4096):
-        m[off] = 1
-    t = time.perf_counter()
-    for off in range(0, size, 4096):
-        m[off] = 1
-    elapsed = time.perf_counter() - t
-    m.close()
-    return elapsed
 
 
 if __name__ == "__main__":
