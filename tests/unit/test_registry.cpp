@@ -571,6 +571,15 @@ TEST_CASE("registry: resign raises the version and moves the expiry") {
         "the snapshot's lifetime must be 1 to 3650 days, not 0");
 }
 
+/// Puts `reg`'s snapshot and signature into the copy `into` under their
+/// intent names, as a publish interrupted before renaming them leaves them.
+static void stageSnapshotIntent(const std::string &reg,
+                                const std::string &into) {
+  fs::copy_file(reg + "/snapshot.json", into + "/.snapshot.json.new");
+  fs::copy_file(reg + "/snapshot.json.minisig",
+                into + "/.snapshot.json.minisig.new");
+}
+
 TEST_CASE("registry: an interrupted commit is finished or undone by the "
           "next operation") {
   Fixture f;
@@ -588,9 +597,7 @@ TEST_CASE("registry: an interrupted commit is finished or undone by the "
                  fs::copy_options::overwrite_existing);
     fs::copy_file(f.reg + "/index/tool.json", before + "/index/tool.json",
                   fs::copy_options::overwrite_existing);
-    fs::copy_file(f.reg + "/snapshot.json", before + "/.snapshot.json.new");
-    fs::copy_file(f.reg + "/snapshot.json.minisig",
-                  before + "/.snapshot.json.minisig.new");
+    stageSnapshotIntent(f.reg, before);
     auto v = resignRegistry(before, f.signing);
     REQUIRE_MESSAGE(v.has_value(), v.error().format());
     CHECK(*v == 4); // 3 was rolled forward, the resign made 4
@@ -599,9 +606,7 @@ TEST_CASE("registry: an interrupted commit is finished or undone by the "
             .size() == 2);
   }
   SUBCASE("crash before the index was written: undone") {
-    fs::copy_file(f.reg + "/snapshot.json", before + "/.snapshot.json.new");
-    fs::copy_file(f.reg + "/snapshot.json.minisig",
-                  before + "/.snapshot.json.minisig.new");
+    stageSnapshotIntent(f.reg, before);
     auto v = resignRegistry(before, f.signing);
     REQUIRE_MESSAGE(v.has_value(), v.error().format());
     CHECK(*v == 3); // 2 was current; the intent for 3 was dropped
@@ -635,9 +640,7 @@ TEST_CASE("registry: a commit of several index files interrupted between "
   fs::copy_file(f.reg + "/index/lib.json", before + "/index/lib.json",
                 fs::copy_options::overwrite_existing);
   fs::copy_file(f.reg + "/index/tool.json", before + "/.index-tool.json.new");
-  fs::copy_file(f.reg + "/snapshot.json", before + "/.snapshot.json.new");
-  fs::copy_file(f.reg + "/snapshot.json.minisig",
-                before + "/.snapshot.json.minisig.new");
+  stageSnapshotIntent(f.reg, before);
   auto v = resignRegistry(before, f.signing);
   REQUIRE_MESSAGE(v.has_value(), v.error().format());
   CHECK(*v == 5); // 4 was rolled forward, the resign made 5
