@@ -29,6 +29,13 @@
 
 namespace ireepkg {
 
+bool leftToCheckingParser(std::string_view text) {
+  return text.find("\\u") != std::string_view::npos ||
+         text.starts_with("\xEF\xBB\xBF") ||
+         text.find('\0') != std::string_view::npos ||
+         text.size() > JsonParseOptions{}.maxBytes;
+}
+
 bool isSha256Hex(std::string_view s); // registry_files.cpp
 
 namespace {
@@ -191,14 +198,7 @@ bool readEntry(dom::element value, const std::string &indexName,
 /// checking parser must see.
 std::optional<dom::object> parseRoot(dom::parser &parser,
                                      std::string_view text) {
-  // Left to the checking parser: \u escapes (lone surrogates are refused
-  // by nlohmann's lexer, not necessarily by simdjson's), a byte order mark
-  // (which nlohmann skips), a NUL byte (where nlohmann's lexer sees the end
-  // of the input) and, as JsonDocument refuses it, a text too large.
-  if (text.find("\\u") != std::string_view::npos ||
-      text.starts_with("\xEF\xBB\xBF") ||
-      text.find('\0') != std::string_view::npos ||
-      text.size() > JsonParseOptions{}.maxBytes)
+  if (leftToCheckingParser(text))
     return std::nullopt;
   dom::element root;
   if (parser.parse(text.data(), text.size()).get(root))

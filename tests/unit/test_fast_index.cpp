@@ -27,24 +27,24 @@ namespace {
 
 const std::string kKey(64, 'a');
 
-/// The checking parser's result, when it reported nothing.
-std::optional<RegistryIndex> checked(std::string_view text) {
-  auto doc = JsonDocument::parse(text, "index/x.json");
+/// The result of checking parser `parse` (parseRegistryIndex,
+/// parseRegistrySnapshot) on `text` as file `name`, when it reported
+/// nothing.
+template <typename T, typename Parse>
+std::optional<T> checkedBy(std::string_view text, const char *name,
+                           Parse parse) {
+  auto doc = JsonDocument::parse(text, name);
   if (!doc)
     return std::nullopt;
   DiagnosticList diags;
-  RegistryIndex idx = parseRegistryIndex(*doc, ParseOptions{false}, diags);
+  T parsed = parse(*doc, ParseOptions{false}, diags);
   if (!diags.items().empty())
     return std::nullopt;
-  return idx;
+  return parsed;
 }
 
-/// What the fast path leaves to the checking parser even when it is clean
-/// (fast_index.h).
-bool leftToCheckingParser(std::string_view text) {
-  return text.find("\\u") != std::string_view::npos ||
-         text.starts_with("\xEF\xBB\xBF") ||
-         text.find('\0') != std::string_view::npos;
+std::optional<RegistryIndex> checked(std::string_view text) {
+  return checkedBy<RegistryIndex>(text, "index/x.json", parseRegistryIndex);
 }
 
 /// Whether both parsers agree on `text`; returns whether it was clean.
@@ -320,14 +320,8 @@ TEST_CASE("fast index parser: random changes of bytes") {
 namespace {
 
 std::optional<RegistrySnapshot> checkedSnapshot(std::string_view text) {
-  auto doc = JsonDocument::parse(text, "snapshot.json");
-  if (!doc)
-    return std::nullopt;
-  DiagnosticList diags;
-  RegistrySnapshot s = parseRegistrySnapshot(*doc, ParseOptions{false}, diags);
-  if (!diags.items().empty())
-    return std::nullopt;
-  return s;
+  return checkedBy<RegistrySnapshot>(text, "snapshot.json",
+                                     parseRegistrySnapshot);
 }
 
 /// As agree(), for snapshots.

@@ -26,6 +26,13 @@
 
 namespace ireepkg {
 
+/// Whether `text` is one the fast parsers below leave to the checking
+/// parser whatever it holds: a \u escape (lone surrogates are refused by
+/// nlohmann's lexer, not necessarily by simdjson's), a byte order mark
+/// (which nlohmann skips), a NUL byte (where nlohmann's lexer sees the end
+/// of the input), or more bytes than JsonDocument reads.
+bool leftToCheckingParser(std::string_view text);
+
 /// See the file comment. Thread-safe (one parser per thread).
 std::optional<RegistryIndex> parseCleanRegistryIndex(std::string_view text);
 
