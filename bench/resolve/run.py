@@ -778,6 +778,28 @@ class InstalledSync:
         return {p["name"]: parse_version(p["version"]) for p in state["packages"]}
 
 
+def repeated(run, runs, check=None):
+    """Two warm-up runs of `run`, then max(runs, 5) measured ones, each
+    followed by check(); the measured (wall, cpu, ...) samples."""
+    for _ in range(2):
+        run()
+    samples = []
+    for _ in range(max(runs, 5)):
+        samples.append(run())
+        if check:
+            check()
+    return samples
+
+
+def summarize(res, key, samples):
+    """res[key_s], [key_min_s], [key_cpu_s]: the median and minimum wall
+    time and the median CPU time of (wall, cpu, ...) samples."""
+    walls = [s[0] for s in samples]
+    res[key + "_s"] = statistics.median(walls)
+    res[key + "_min_s"] = min(walls)
+    res[key + "_cpu_s"] = statistics.median(s[1] for s in samples)
+
+
 def measure_installed(data, work, solution, runs, log):
     """The real no-op sync: every package of the main solution installed.
 
@@ -815,20 +837,13 @@ def measure_installed(data, work, solution, runs, log):
 
     for full_check in (False, False, True, True):
         noop(full_check)
-    walls = {False: [], True: []}
-    cpus = {False: [], True: []}
-    rsss = {False: [], True: []}
+    samples = {False: [], True: []}
     for i in range(max(runs, 5)):
         for full_check in ((False, True) if i % 2 == 0 else (True, False)):
-            wall, cpu, rss = noop(full_check)
-            walls[full_check].append(wall)
-            cpus[full_check].append(cpu)
-            rsss[full_check].append(rss)
+            samples[full_check].append(noop(full_check))
     for full_check, key in ((False, "noop_sync"), (True, "noop_sync_full_check")):
-        res[key + "_s"] = statistics.median(walls[full_check])
-        res[key + "_min_s"] = min(walls[full_check])
-        res[key + "_cpu_s"] = statistics.median(cpus[full_check])
-        res[key + "_rss_mib"] = max(rsss[full_check])
+        summarize(res, key, samples[full_check])
+        res[key + "_rss_mib"] = max(s[2] for s in samples[full_check])
     return res
 
 
@@ -899,18 +914,11 @@ def measure(case, tools, graph, roots, runs, expected, log):
         # first run after a fresh lock resolves with it as preferred and
         # finds it unchanged; the ones after that are what is measured.
         t = tools[0]
-        for _ in range(2):
-            t.run_noop()
-        walls, cpus = [], []
-        for _ in range(max(runs, 5)):
-            wall, cpu, _ = t.run_noop()
-            walls.append(wall)
-            cpus.append(cpu)
+
+        def unchanged():
             if t.solution() != a:
                 sys.exit(f"a no-op lock ({case}) changed the solution")
-        res["noop_lock_s"] = statistics.median(walls)
-        res["noop_lock_min_s"] = min(walls)
-        res["noop_lock_cpu_s"] = statistics.median(cpus)
+        summarize(res, "noop_lock", repeated(t.run_noop, runs, unchanged))
         # `sync --dry-run` of the unchanged project into an empty prefix:
         # what a sync does before it looks at the installed packages (the
         # project, the lockfile checked against plugins.json, the prefix's
@@ -919,16 +927,7 @@ def measure(case, tools, graph, roots, runs, expected, log):
         # bench registry has no archives; the real no-op sync, every locked
         # package installed, is measured on the installed case: see
         # measure_installed().)
-        for _ in range(2):
-            t.run_sync_plan()
-        walls, cpus = [], []
-        for _ in range(max(runs, 5)):
-            wall, cpu, _ = t.run_sync_plan()
-            walls.append(wall)
-            cpus.append(cpu)
-        res["empty_sync_plan_s"] = statistics.median(walls)
-        res["empty_sync_plan_min_s"] = min(walls)
-        res["empty_sync_plan_cpu_s"] = statistics.median(cpus)
+        summarize(res, "empty_sync_plan", repeated(t.run_sync_plan, runs))
     return res
 
 
