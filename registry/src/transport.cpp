@@ -41,6 +41,16 @@ using namespace detail;
 
 Transport::~Transport() = default;
 
+std::vector<Expected<net::MetadataResponse>>
+Transport::fetchMany(const std::vector<std::string> &relPaths,
+                     uint64_t maxBytes) {
+  std::vector<Expected<net::MetadataResponse>> out;
+  out.reserve(relPaths.size());
+  for (const std::string &rel : relPaths)
+    out.push_back(fetch(rel, maxBytes));
+  return out;
+}
+
 namespace {
 
 
@@ -57,6 +67,11 @@ public:
       : given_(std::move(given)), root_(std::move(root)) {}
 
   std::string describe() const override { return given_; }
+
+  /// Reading files keeps no state: a copy reads the same directory.
+  std::unique_ptr<Transport> concurrentCopy() const override {
+    return std::make_unique<DirectoryTransport>(given_, root_);
+  }
 
   Expected<net::MetadataResponse> fetch(const std::string &relPath,
                                         uint64_t maxBytes) override {

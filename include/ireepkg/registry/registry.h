@@ -139,6 +139,17 @@ public:
   /// A metadata file, at most `maxBytes` (more is an Integrity error).
   virtual Expected<net::MetadataResponse> fetch(const std::string &relPath,
                                                 uint64_t maxBytes) = 0;
+  /// Several metadata files; each result is what fetch() gives for that
+  /// file alone (one failing does not stop the others). This default
+  /// fetches them one after the other; over HTTP they are fetched in
+  /// parallel, up to net::FetchOptions::parallel at once.
+  virtual std::vector<Expected<net::MetadataResponse>>
+  fetchMany(const std::vector<std::string> &relPaths, uint64_t maxBytes);
+  /// Another transport to the same place, which another thread may use
+  /// while this one is in use (the registry client fetches index files
+  /// ahead of the resolver on one); null when the transport has none, and
+  /// then nothing is fetched ahead.
+  virtual std::unique_ptr<Transport> concurrentCopy() const { return nullptr; }
   struct Download {
     std::string relPath;
     std::string destPath;
