@@ -6,7 +6,9 @@
 //    temporary file plus SHA-256 for archives) and a byte limit beyond which
 //    the transfer is cut off. One loop drives all jobs, at most `parallel`
 //    at once; a job that must wait before its next attempt (backoff) does
-//    not hold up the others.
+//    not hold up the others. The archives of downloadAll succeed or fail
+//    together; the metadata files of fetchMetadataMany (fetchMetadata is
+//    its case of one) each have their own result.
 //  - After each attempt the outcome decides: success; retry the same URL
 //    after a backoff (connection errors, timeouts, 5xx, 408, 429, truncated
 //    bodies); or move on to the next mirror (other 4xx, wrong hash, too
@@ -45,6 +47,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -412,8 +415,8 @@ void removeAbandonedParts(const std::string &destPath) {
     if (dash != std::string::npos && dash > 0 &&
         rest.find_first_not_of("0123456789") == dash) {
       long pid = std::strtol(rest.substr(0, dash).c_str(), nullptr, 10);
-      abandoned = pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 &&
-                  errno == ESRCH;
+      abandoned =
+          pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
     } else {
       struct stat st;
       abandoned = ::lstat(entry.path().c_str(), &st) == 0 &&
@@ -445,7 +448,11 @@ public:
   bool valid() const { return multi_ != nullptr; }
 
   Expected<MetadataResponse>
-  fetchMetadata(const MetadataRequest &request) override;
+  fetchMetadata(const MetadataRequest &request) override {
+    return std::move(fetchMetadataMany({request}).front());
+  }
+  std::vector<Expected<MetadataResponse>>
+  fetchMetadataMany(const std::vector<MetadataRequest> &requests) override;
   Status downloadAll(const std::vector<DownloadRequest> &requests,
                      Reporter &reporter) override;
   Expected<HttpResponse> request(const HttpRequest &request) override {
@@ -453,8 +460,20 @@ public:
   }
 
 private:
+  /// What run() does when a job fails on every mirror: Stop returns that
+  /// job's error at once (and abandons the others: downloadAll's
+  /// all-or-nothing); Continue records it in the job and goes on with the
+  /// others (fetchMetadataMany, where each result is its own). With
+  /// Continue, run() fails only on a bad request; an interruption or a
+  /// failure of the whole multi handle ends each job still unfinished
+  /// with that error.
+  enum class OnFailure { Stop, Continue };
   Status run(std::vector<std::unique_ptr<Job>> &jobs, int parallel,
-             Reporter *reporter);
+             Reporter *reporter, OnFailure onFailure);
+  /// The offline answer to one metadata request: the cache's, or an error
+  /// that says what is missing.
+  Expected<MetadataResponse> offlineAnswer(const MetadataRequest &request,
+                                           const std::string &name) const;
   Status startAttempt(Job &job);
   void finishAttempt(Job &job, CURLcode rc);
   void retryOrMoveOn(Job &job, std::string what, Problem problem,
@@ -475,41 +494,78 @@ private:
 };
 
 Expected<MetadataResponse>
-HttpClientImpl::fetchMetadata(const MetadataRequest &request) {
-  std::string name = request.label.empty() && !request.urls.empty()
-                         ? lastSegment(request.urls[0])
-                         : request.label;
-  if (request.urls.empty())
-    return makeError(ErrorCode::Invalid, "no URL to fetch " + name + " from");
+HttpClientImpl::offlineAnswer(const MetadataRequest &request,
+                              const std::string &name) const {
+  for (const std::string &url : request.urls)
+    if (std::optional<CacheEntry> entry = cache_.load(url))
+      return MetadataResponse{std::move(entry->body), url, true};
+  std::string message =
+      "offline, and " + name + " is not in the " + "metadata cache";
+  if (cache_.enabled())
+    message += " (" + cache_.dir() + ")";
+  else
+    message += " (no cache is configured)";
+  message += "; looked for " + request.urls[0];
+  for (size_t i = 1; i < request.urls.size(); ++i)
+    message += ", " + request.urls[i];
+  return makeError(ErrorCode::NotFound, message, {},
+                   "run the command once online to fill the cache, then "
+                   "it works offline");
+}
 
-  if (options_.offline) {
-    for (const std::string &url : request.urls)
-      if (std::optional<CacheEntry> entry = cache_.load(url))
-        return MetadataResponse{std::move(entry->body), url, true};
-    std::string message =
-        "offline, and " + name + " is not in the " + "metadata cache";
-    if (cache_.enabled())
-      message += " (" + cache_.dir() + ")";
-    else
-      message += " (no cache is configured)";
-    message += "; looked for " + request.urls[0];
-    for (size_t i = 1; i < request.urls.size(); ++i)
-      message += ", " + request.urls[i];
-    return makeError(ErrorCode::NotFound, message, {},
-                     "run the command once online to fill the cache, then "
-                     "it works offline");
-  }
-
+std::vector<Expected<MetadataResponse>> HttpClientImpl::fetchMetadataMany(
+    const std::vector<MetadataRequest> &requests) {
+  // Answered without the network (a bad request, offline), or by jobs[i].
+  std::vector<std::optional<Expected<MetadataResponse>>> answers(
+      requests.size());
   std::vector<std::unique_ptr<Job>> jobs;
-  jobs.push_back(std::make_unique<Job>());
-  Job &job = *jobs.back();
-  job.metadata = true;
-  job.urls = request.urls;
-  job.label = name;
-  job.limit = request.maxBytes;
-  if (Status s = run(jobs, 1, nullptr); !s)
-    return Unexpected(s.error());
-  return MetadataResponse{std::move(job.body), job.answeredUrl, job.fromCache};
+  std::vector<size_t> jobOf(requests.size(), SIZE_MAX);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const MetadataRequest &request = requests[i];
+    std::string name = request.label.empty() && !request.urls.empty()
+                           ? lastSegment(request.urls[0])
+                           : request.label;
+    if (request.urls.empty()) {
+      answers[i] =
+          makeError(ErrorCode::Invalid, "no URL to fetch " + name + " from");
+      continue;
+    }
+    if (options_.offline) {
+      answers[i] = offlineAnswer(request, name);
+      continue;
+    }
+    jobOf[i] = jobs.size();
+    jobs.push_back(std::make_unique<Job>());
+    Job &job = *jobs.back();
+    job.metadata = true;
+    job.urls = request.urls;
+    job.label = name;
+    job.limit = request.maxBytes;
+  }
+  Status ran = ok();
+  if (!jobs.empty())
+    ran = run(jobs, options_.parallel, nullptr, OnFailure::Continue);
+
+  std::vector<Expected<MetadataResponse>> out;
+  out.reserve(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (answers[i]) {
+      out.push_back(std::move(*answers[i]));
+      continue;
+    }
+    Job &job = *jobs[jobOf[i]];
+    if (job.state == Job::State::Done)
+      out.push_back(MetadataResponse{std::move(job.body), job.answeredUrl,
+                                     job.fromCache});
+    else if (job.error)
+      out.push_back(Unexpected(std::move(*job.error)));
+    else
+      out.push_back(Unexpected(
+          ran ? Error(ErrorCode::Internal,
+                      "the fetch of " + job.name() + " ended unfinished")
+              : ran.error()));
+  }
+  return out;
 }
 
 Status HttpClientImpl::downloadAll(const std::vector<DownloadRequest> &requests,
@@ -557,7 +613,7 @@ Status HttpClientImpl::downloadAll(const std::vector<DownloadRequest> &requests,
     job.sha256 = r.sha256;
     job.urlHeaders = r.urlHeaders;
   }
-  return run(jobs, options_.parallel, &reporter);
+  return run(jobs, options_.parallel, &reporter, OnFailure::Stop);
 }
 
 Status HttpClientImpl::startAttempt(Job &job) {
@@ -662,11 +718,11 @@ Status HttpClientImpl::startAttempt(Job &job) {
 void HttpClientImpl::retryOrMoveOn(Job &job, std::string what, Problem problem,
                                    bool retryable, double waitSeconds) {
   if (retryable && job.attemptsOnUrl <= options_.retries) {
-    double wait = waitSeconds >= 0
-                      ? waitSeconds
-                      : options_.backoffSeconds *
-                            std::pow(2.0,
-                                     static_cast<double>(job.attemptsOnUrl - 1));
+    double wait =
+        waitSeconds >= 0
+            ? waitSeconds
+            : options_.backoffSeconds *
+                  std::pow(2.0, static_cast<double>(job.attemptsOnUrl - 1));
     job.notBefore = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                        std::chrono::duration<double>(wait));
     job.state = Job::State::Waiting;
@@ -783,13 +839,12 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
       double asked = static_cast<double>(retryAfter);
       bool honoured = asked <= options_.maxRetryAfterSeconds &&
                       job.attemptsOnUrl <= options_.retries;
-      what += "; it asked to retry after " + std::to_string(retryAfter) +
-              " s" +
+      what += "; it asked to retry after " + std::to_string(retryAfter) + " s" +
               (asked <= options_.maxRetryAfterSeconds
                    ? ""
                    : ", more than the " +
-                         std::to_string(static_cast<long>(
-                             options_.maxRetryAfterSeconds)) +
+                         std::to_string(
+                             static_cast<long>(options_.maxRetryAfterSeconds)) +
                          " s ireepkg waits");
       notice(job.url() + ": HTTP " + std::to_string(status) +
              (honoured ? ": waiting " + std::to_string(retryAfter) +
@@ -826,13 +881,12 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
           Problem::Network, true);
     if (options_.fileDeadlineSeconds > 0 &&
         detail.find("Operation timed out after") != std::string::npos)
-      return retryOrMoveOn(
-          job,
-          "took longer than " +
-              std::to_string(static_cast<long>(
-                  std::ceil(options_.fileDeadlineSeconds))) +
-              " s" + got,
-          Problem::Network, true);
+      return retryOrMoveOn(job,
+                           "took longer than " +
+                               std::to_string(static_cast<long>(
+                                   std::ceil(options_.fileDeadlineSeconds))) +
+                               " s" + got,
+                           Problem::Network, true);
     return retryOrMoveOn(job, "timed out: " + detail, Problem::Network, true);
   case CURLE_PARTIAL_FILE:
     return retryOrMoveOn(job, "truncated: the connection closed" + got,
@@ -912,7 +966,8 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
 }
 
 Status HttpClientImpl::run(std::vector<std::unique_ptr<Job>> &jobs,
-                           int parallel, Reporter *reporter) {
+                           int parallel, Reporter *reporter,
+                           OnFailure onFailure) {
   reporter_ = reporter;
   // Whatever happens, nothing is left in flight or half-written.
   struct Cleanup {
@@ -957,14 +1012,31 @@ Status HttpClientImpl::run(std::vector<std::unique_ptr<Job>> &jobs,
     }
   };
 
+  // With OnFailure::Continue, ends every job still unfinished with the
+  // error `why` gives for it (and then run() is over).
+  auto endUnfinished = [&](auto why) {
+    for (auto &job : jobs)
+      if (job->state == Job::State::Waiting ||
+          job->state == Job::State::Running) {
+        job->endAttempt(multi_);
+        job->error = why(*job);
+        job->state = Job::State::Failed;
+      }
+  };
+
   while (true) {
     // Ctrl-C: the partial files go with `cleanup`. Metadata requests have
     // no reporter: they ask the options' flag.
     if ((reporter && reporter->interrupted()) ||
-        (options_.interrupted && options_.interrupted()))
-      return Unexpected(interruptedError(jobs.size() == 1 && jobs[0]->metadata
-                                             ? "fetching " + jobs[0]->label
-                                             : std::string("downloading")));
+        (options_.interrupted && options_.interrupted())) {
+      if (onFailure == OnFailure::Stop)
+        return Unexpected(interruptedError("downloading"));
+      endUnfinished([](const Job &job) {
+        return interruptedError((job.metadata ? "fetching " : "downloading ") +
+                                job.name());
+      });
+      return ok();
+    }
     Clock::time_point now = Clock::now();
     int running = 0;
     for (auto &job : jobs)
@@ -974,8 +1046,14 @@ Status HttpClientImpl::run(std::vector<std::unique_ptr<Job>> &jobs,
       if (job->state != Job::State::Waiting)
         continue;
       if (job->notBefore <= now && running < parallel) {
-        if (Status s = startAttempt(*job); !s)
-          return s;
+        if (Status s = startAttempt(*job); !s) {
+          if (onFailure == OnFailure::Stop)
+            return s;
+          job->endAttempt(multi_);
+          job->error = s.error();
+          job->state = Job::State::Failed;
+          continue;
+        }
         ++running;
       } else if (job->notBefore > now) {
         nextDue = nextDue ? std::min(*nextDue, job->notBefore) : job->notBefore;
@@ -986,10 +1064,14 @@ Status HttpClientImpl::run(std::vector<std::unique_ptr<Job>> &jobs,
 
     int stillRunning = 0;
     if (CURLMcode mc = curl_multi_perform(multi_, &stillRunning);
-        mc != CURLM_OK)
-      return makeError(ErrorCode::Internal,
-                       std::string("curl_multi_perform: ") +
-                           curl_multi_strerror(mc));
+        mc != CURLM_OK) {
+      Error e(ErrorCode::Internal,
+              std::string("curl_multi_perform: ") + curl_multi_strerror(mc));
+      if (onFailure == OnFailure::Stop)
+        return Unexpected(std::move(e));
+      endUnfinished([&](const Job &) { return e; });
+      return ok();
+    }
     int queued = 0;
     while (CURLMsg *msg = curl_multi_info_read(multi_, &queued)) {
       if (msg->msg != CURLMSG_DONE)
@@ -997,7 +1079,7 @@ Status HttpClientImpl::run(std::vector<std::unique_ptr<Job>> &jobs,
       Job *job = nullptr;
       curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &job);
       finishAttempt(*job, msg->data.result);
-      if (job->state == Job::State::Failed)
+      if (job->state == Job::State::Failed && onFailure == OnFailure::Stop)
         return Unexpected(std::move(*job->error));
     }
 

@@ -18,7 +18,7 @@
 namespace ireepkg::net {
 
 /// Bumped on every change to the interface of fetch.h or to the factory.
-inline constexpr uint32_t kHttpModuleAbiVersion = 2;
+inline constexpr uint32_t kHttpModuleAbiVersion = 3;
 
 struct HttpModuleAbi {
   uint32_t version = kHttpModuleAbiVersion;

@@ -436,6 +436,169 @@ def test_metadata_mirrors_and_redirect_loop(server):
                 "redirect-loop" in r["faults"]]) == 4
 
 
+# --- several metadata files in one call (fetchMetadataMany) -----------------
+
+@pytest.fixture
+def index_files(www):
+    """index/f0.json .. index/f7.json in the served directory: {name: text}."""
+    (www[0] / "index").mkdir(exist_ok=True)
+    out = {}
+    for i in range(8):
+        text = json.dumps({"name": f"f{i}", "pad": "y" * (100 * i)})
+        (www[0] / "index" / f"f{i}.json").write_text(text)
+        out[f"f{i}.json"] = text
+    return out
+
+
+def many_request(requests, cache=None, **options):
+    """One fetchMetadataMany of `requests` ([urls, ...] or {"urls", ...})."""
+    return {"options": {**FAST, **({"metadata_cache_dir": str(cache)}
+                                   if cache else {}), **options},
+            "metadata_many": [r if isinstance(r, dict) else {"urls": r}
+                              for r in requests]}
+
+
+def alone(request, options):
+    """What fetchMetadata says of one of those requests on its own."""
+    out = drive({"options": options, "metadata": request})
+    return ({"ok": True, **out["metadata"]} if out["ok"]
+            else {"ok": False, "error": out["error"]})
+
+
+def test_many_files_in_one_call(server, index_files):
+    names = sorted(index_files)
+    out = drive(many_request([[f"{server}/index/{n}"] for n in names]))
+    assert out["ok"], out
+    assert [r["body"] for r in out["metadata_many"]] == \
+        [index_files[n] for n in names]
+    assert [r["url"] for r in out["metadata_many"]] == \
+        [f"{server}/index/{n}" for n in names]
+    assert not any(r["from_cache"] for r in out["metadata_many"])
+    # Each file asked for once.
+    assert sorted(r["path"] for r in server.log()) == \
+        [f"/index/{n}" for n in names]
+    # No request, no result.
+    assert drive(many_request([]))["metadata_many"] == []
+
+
+def test_many_one_failure_leaves_the_others(server, index_files, www):
+    """A 404 and a file over the size limit among good ones: those two get
+    exactly the error fetchMetadata gives them alone, the others their
+    bodies."""
+    requests = [
+        {"urls": [f"{server}/index/f0.json"], "label": "index/f0.json"},
+        {"urls": [f"{server}/status-404/index/f1.json"],
+         "label": "index/f1.json"},
+        {"urls": [f"{server}/big.json"], "label": "big.json",
+         "max_bytes": 1000},
+        {"urls": [f"{server}/index/f3.json"], "label": "index/f3.json"},
+        {"urls": [], "label": "nowhere.json"},
+    ]
+    out = drive(many_request(requests, parallel=8))
+    assert out["ok"], out
+    got = out["metadata_many"]
+    assert [r["ok"] for r in got] == [True, False, False, True, False]
+    assert got[0]["body"] == index_files["f0.json"]
+    assert got[3]["body"] == index_files["f3.json"]
+    assert got[1]["error"]["code"] == "not-found"
+    assert got[1]["error"]["message"] == (
+        f"cannot fetch index/f1.json from {server}/status-404/index/f1.json: "
+        "HTTP 404 (not found)")
+    assert got[2]["error"]["code"] == "integrity"
+    assert got[2]["error"]["message"] == (
+        f"cannot fetch big.json from {server}/big.json: larger than the limit "
+        "of 1000 bytes for big.json; cut off")
+    assert got[4]["error"] == {"code": "invalid", "hint": "",
+                               "message": "no URL to fetch nowhere.json from"}
+    # Each one is what fetchMetadata returns for it alone.
+    for request, result in zip(requests, got):
+        assert alone(request, FAST) == result
+
+
+def test_many_run_in_parallel(server, index_files):
+    """Six files the server delays by 800 ms each: it was answering all six
+    at once. With parallel 2, never more than two."""
+    names = sorted(index_files)[:6]
+    urls = [[f"{server}/delay-800/index/{n}"] for n in names]
+    out = drive(many_request(urls, parallel=8, read_timeout=10))
+    assert [r["body"] for r in out["metadata_many"]] == \
+        [index_files[n] for n in names]
+    entries = [e for e in server.log() if e["path"].startswith("/delay-800/")]
+    assert len(entries) == 6
+    assert max_overlap(entries) == 6
+    server.reset()
+    out = drive(many_request(urls[:4], parallel=2, read_timeout=10))
+    assert all(r["ok"] for r in out["metadata_many"]), out
+    entries = server.log()
+    assert len(entries) == 4
+    assert max_overlap(entries) == 2
+
+
+def test_many_cache_conditional_and_offline(server, index_files, tmp_path):
+    cache = tmp_path / "cache"
+    urls = [[f"{server}/index/f{i}.json"] for i in range(3)]
+    first = drive(many_request(urls, cache))
+    assert [r["from_cache"] for r in first["metadata_many"]] == [False] * 3
+    # Again: conditional requests, answered 304 from the cache.
+    second = drive(many_request(urls, cache))
+    assert [r["from_cache"] for r in second["metadata_many"]] == [True] * 3
+    assert [r["body"] for r in second["metadata_many"]] == \
+        [index_files[f"f{i}.json"] for i in range(3)]
+    log = server.log()
+    assert sorted(r["status"] for r in log) == [200] * 3 + [304] * 3
+    assert all(r["if_none_match"] for r in log if r["status"] == 304)
+    before = len(log)
+    # Offline: from the cache (through a second mirror for one of them),
+    # or an error naming what is missing; the server hears nothing.
+    offline = drive(many_request(
+        [urls[0], [f"{server}/status-500/index/f1.json", urls[1][0]],
+         {"urls": [f"{server}/index/f5.json"], "label": "index/f5.json"}],
+        cache, offline=True))
+    got = offline["metadata_many"]
+    assert got[0] == {"ok": True, "body": index_files["f0.json"],
+                      "url": urls[0][0], "from_cache": True,
+                      "size": len(index_files["f0.json"])}
+    assert got[1]["url"] == urls[1][0] and got[1]["from_cache"] is True
+    assert got[2]["error"]["code"] == "not-found"
+    assert got[2]["error"]["message"] == (
+        f"offline, and index/f5.json is not in the metadata cache ({cache}); "
+        f"looked for {server}/index/f5.json")
+    assert len(server.log()) == before
+
+
+def test_many_mirror_fallback_for_one_file(server, index_files):
+    refused = f"http://127.0.0.1:{free_port()}"
+    urls = [[f"{server}/index/f0.json"],
+            [f"{server}/status-500/index/f1.json", f"{server}/index/f1.json"],
+            [f"{refused}/index/f2.json", f"{server}/index/f2.json"],
+            [f"{server}/index/f3.json"]]
+    out = drive(many_request(urls, parallel=8, retries=2))
+    got = out["metadata_many"]
+    assert [r["body"] for r in got] == \
+        [index_files[f"f{i}.json"] for i in range(4)]
+    assert [r["url"] for r in got] == [u[-1] for u in urls]
+    # The failing mirror was retried as for a single file, then left.
+    assert [r["status"] for r in
+            server.requests_for("/status-500/index/f1.json")] == [500] * 3
+    assert len(server.requests_for("/index/f1.json")) == 1
+
+
+def test_many_interrupted(server, index_files):
+    """Ctrl-C ends what is still under way with the interrupted error;
+    what was already answered keeps its answer."""
+    out = drive(many_request(
+        [[f"{server}/index/f0.json"],
+         {"urls": [f"{server}/delay-4000/index/f1.json"],
+          "label": "index/f1.json"}],
+        interrupt_after=1.0, read_timeout=10))
+    got = out["metadata_many"]
+    assert got[0]["ok"] and got[0]["body"] == index_files["f0.json"]
+    assert got[1]["error"]["code"] == "interrupted"
+    assert got[1]["error"]["message"] == \
+        "interrupted while fetching index/f1.json"
+    assert out["metadata_many_ms"] < 3000
+
+
 # --- HTTPS through nginx ---------------------------------------------------------
 
 @pytest.fixture(scope="module")

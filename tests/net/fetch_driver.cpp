@@ -11,24 +11,34 @@
 //                  "deadline": s, "retry_after_max": s,
 //                  "retries": n, "backoff": s, "max_redirects": n,
 //                  "parallel": n, "ca_file": path, "offline": bool,
-//                  "metadata_cache_dir": path},           every key optional
+//                  "metadata_cache_dir": path,
+//                  "interrupt_after": s},      every key optional; the last
+//                                              one answers
+//                                              FetchOptions::interrupted
+//                                              (Ctrl-C) from s seconds on
 //    "metadata":  {"urls": [...], "max_bytes": n, "label": s},    optional
+//    "metadata_many": [{"urls": [...], "max_bytes": n, "label": s}, ...],
+//                                            optional: one fetchMetadataMany
 //    "downloads": [{"urls": [...], "dest": path, "size": n,
 //                   "sha256": hex, "label": s}, ...]}            optional
-// Metadata is fetched first, then the downloads.
+// Metadata is fetched first, then metadata_many, then the downloads.
 //
 // Result (exit 0 when ok, 1 on an error from the client, 2 on a bad request):
 //   {"ok": true|false,
 //    "stage": "open"|"metadata"|"downloads",          where it failed
 //    "error": {"code", "message", "hint"},            when not ok
 //    "metadata": {"body", "url", "from_cache", "size"},
+//    "metadata_many": [{"ok": true, "body", "url", "from_cache", "size"} |
+//                      {"ok": false, "error": {...}}, ...]  one per request,
+//                      in order; a failed one does not make the whole not ok
 //    "progress": {"calls", "last_done", "last_total", "max_done"},
 //    "warnings": [what the client told the user, ...],
-//    "open_ms", "metadata_ms", "downloads_ms"}        times of each step
+//    "open_ms", "metadata_ms", "metadata_many_ms", "downloads_ms"}
+//                                                      times of each step
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/registry/fetch.h"
 #include "ireepkg/pkg/prefix.h"
+#include "ireepkg/registry/fetch.h"
 
 #include <nlohmann/json.hpp>
 
@@ -73,6 +83,43 @@ json errorJson(const Error &e) {
           {"hint", e.hint}};
 }
 
+json responseJson(const net::MetadataResponse &r) {
+  return {{"body", r.body},
+          {"url", r.url},
+          {"from_cache", r.fromCache},
+          {"size", r.body.size()}};
+}
+
+/// The results of fetchMetadataMany.
+json manyJson(const std::vector<Expected<net::MetadataResponse>> &results) {
+  json out = json::array();
+  for (const auto &r : results) {
+    if (r) {
+      json j = responseJson(*r);
+      j["ok"] = true;
+      out.push_back(std::move(j));
+    } else {
+      out.push_back({{"ok", false}, {"error", errorJson(r.error())}});
+    }
+  }
+  return out;
+}
+
+net::MetadataRequest metadataRequest(const json &m) {
+  net::MetadataRequest r;
+  r.urls = m.at("urls").get<std::vector<std::string>>();
+  r.maxBytes = m.value("max_bytes", r.maxBytes);
+  r.label = m.value("label", r.label);
+  return r;
+}
+
+/// "interrupt_after": FetchOptions::interrupted says yes from then on.
+std::chrono::steady_clock::time_point gInterruptAt =
+    std::chrono::steady_clock::time_point::max();
+bool interruptedNow() {
+  return std::chrono::steady_clock::now() >= gInterruptAt;
+}
+
 int print(const json &j, int code) {
   std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace)
             << std::endl;
@@ -99,6 +146,8 @@ int main(int argc, char **argv) {
   net::FetchOptions options;
   net::MetadataRequest metadata;
   bool wantMetadata = false;
+  std::vector<net::MetadataRequest> many;
+  bool wantMany = false;
   std::vector<net::DownloadRequest> downloads;
   try {
     request = json::parse(text);
@@ -121,12 +170,22 @@ int main(int argc, char **argv) {
     options.offline = o.value("offline", options.offline);
     options.metadataCacheDir =
         o.value("metadata_cache_dir", options.metadataCacheDir);
+    if (o.contains("interrupt_after")) {
+      gInterruptAt =
+          std::chrono::steady_clock::now() +
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+              std::chrono::duration<double>(
+                  o.at("interrupt_after").get<double>()));
+      options.interrupted = &interruptedNow;
+    }
     if (request.contains("metadata")) {
-      const json &m = request["metadata"];
       wantMetadata = true;
-      metadata.urls = m.at("urls").get<std::vector<std::string>>();
-      metadata.maxBytes = m.value("max_bytes", metadata.maxBytes);
-      metadata.label = m.value("label", metadata.label);
+      metadata = metadataRequest(request["metadata"]);
+    }
+    if (request.contains("metadata_many")) {
+      wantMany = true;
+      for (const json &m : request["metadata_many"])
+        many.push_back(metadataRequest(m));
     }
     for (const json &d : request.value("downloads", json::array())) {
       net::DownloadRequest r;
@@ -162,10 +221,14 @@ int main(int argc, char **argv) {
       result["error"] = errorJson(response.error());
       return print(result, 1);
     }
-    result["metadata"] = {{"body", response->body},
-                          {"url", response->url},
-                          {"from_cache", response->fromCache},
-                          {"size", response->body.size()}};
+    result["metadata"] = responseJson(*response);
+  }
+
+  if (wantMany) {
+    start = std::chrono::steady_clock::now();
+    auto responses = (*client)->fetchMetadataMany(many);
+    result["metadata_many_ms"] = msSince(start);
+    result["metadata_many"] = manyJson(responses);
   }
 
   if (request.contains("downloads")) {

@@ -5,7 +5,7 @@
 //  - metadata (small JSON and signature files) with conditional requests:
 //    the body and ETag of every 200 response are kept in a metadata cache,
 //    the next request sends If-None-Match, and a 304 is answered from the
-//    cache;
+//    cache; several files may be fetched at once, each with its own result;
 //  - archives, many at once (curl multi), each streamed straight into
 //    SHA-256 hashing and a temporary file beside its destination, cut off
 //    at the size the index declares, and renamed into place only once size
@@ -62,9 +62,9 @@ struct FetchOptions {
   /// Wait before the first retry; doubled for each further one.
   double backoffSeconds = 0.25;
   int maxRedirects = 5;
-  /// Archive downloads in flight at once. 50, as uv: a lock of a few
-  /// dozen packages downloads in about the time of its slowest archive
-  /// (bench/parallel_download).
+  /// Archive downloads (and metadata files of one fetchMetadataMany) in
+  /// flight at once. 50, as uv: a lock of a few dozen packages downloads
+  /// in about the time of its slowest archive (bench/parallel_download).
   int parallel = 50;
   /// Extra PEM CA bundle to trust (default: $IREEPKG_CA_FILE, else the
   /// system's).
@@ -92,8 +92,8 @@ struct MetadataRequest {
 
 struct MetadataResponse {
   std::string body;
-  std::string url;          ///< the URL that answered
-  bool fromCache = false;   ///< 304 Not Modified, or offline
+  std::string url;        ///< the URL that answered
+  bool fromCache = false; ///< 304 Not Modified, or offline
 };
 
 struct DownloadRequest {
@@ -101,9 +101,9 @@ struct DownloadRequest {
   /// Written as <destPath>.part-<random>, renamed to destPath once
   /// verified; on failure nothing is left behind.
   std::string destPath;
-  uint64_t size = 0;      ///< exact size the index declares
-  std::string sha256;     ///< lower-case hex the index declares
-  std::string label;      ///< "simple-mul 1.2.0", for progress and errors
+  uint64_t size = 0;  ///< exact size the index declares
+  std::string sha256; ///< lower-case hex the index declares
+  std::string label;  ///< "simple-mul 1.2.0", for progress and errors
   /// Extra request headers ("Name: value") for urls[i] (may be shorter
   /// than urls). An Authorization header goes to that URL's host and port
   /// only: a redirect elsewhere (blob storage, a CDN) does not carry it.
@@ -153,6 +153,16 @@ public:
   virtual Expected<MetadataResponse>
   fetchMetadata(const MetadataRequest &request) = 0;
 
+  /// Several metadata files at once, up to FetchOptions::parallel in
+  /// flight. Result i is what fetchMetadata(requests[i]) would return
+  /// alone (the cache, conditional requests, mirrors in order, retries,
+  /// the size limit, offline answers and errors alike); one request
+  /// failing does not stop or fail the others. Once
+  /// FetchOptions::interrupted says so, every request not yet answered
+  /// ends with ErrorCode::Interrupted.
+  virtual std::vector<Expected<MetadataResponse>>
+  fetchMetadataMany(const std::vector<MetadataRequest> &requests) = 0;
+
   /// Downloads every request, up to FetchOptions::parallel at once.
   /// Reports progress as Reporter::progress("downloading", bytesDone,
   /// bytesTotal) over all of them. Fails with the first request that
@@ -172,7 +182,8 @@ public:
 
 /// Loads the HTTP module and makes a client. Errors: Unsupported when the
 /// module cannot be found or loaded (the message says where it looked).
-Expected<std::unique_ptr<HttpClient>> openHttpClient(const FetchOptions &options);
+Expected<std::unique_ptr<HttpClient>>
+openHttpClient(const FetchOptions &options);
 
 /// True for http:// and https:// URLs.
 bool isHttpUrl(const std::string &url);
