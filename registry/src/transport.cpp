@@ -250,11 +250,26 @@ private:
 
 class HttpTransport : public Transport {
 public:
-  HttpTransport(std::vector<std::string> bases,
+  HttpTransport(std::vector<std::string> bases, net::FetchOptions options,
                 std::unique_ptr<net::HttpClient> client)
-      : bases_(std::move(bases)), client_(std::move(client)) {}
+      : bases_(std::move(bases)), options_(std::move(options)),
+        client_(std::move(client)) {}
 
   std::string describe() const override { return bases_.front(); }
+
+  /// A client (its curl handles) serves one thread at a time: the copy
+  /// has its own, opened with the same options (the same metadata cache,
+  /// whose entries are replaced by renames, so both may write it), and
+  /// tries the mirrors in the same order. Null when no client opens.
+  std::unique_ptr<Transport> concurrentCopy() const override {
+    auto client = net::openHttpClient(options_);
+    if (!client)
+      return nullptr;
+    auto copy =
+        std::make_unique<HttpTransport>(bases_, options_, std::move(*client));
+    copy->preferred_ = preferred_;
+    return copy;
+  }
 
   Expected<net::MetadataResponse> fetch(const std::string &relPath,
                                         uint64_t maxBytes) override {
@@ -266,6 +281,28 @@ public:
     if (r)
       remember(r->url, relPath);
     return r;
+  }
+
+  /// One fetchMetadataMany: the files are fetched in parallel (up to
+  /// FetchOptions::parallel), each from the mirrors in the order fetch()
+  /// would try them now.
+  std::vector<Expected<net::MetadataResponse>>
+  fetchMany(const std::vector<std::string> &relPaths,
+            uint64_t maxBytes) override {
+    std::vector<net::MetadataRequest> requests;
+    requests.reserve(relPaths.size());
+    for (const std::string &relPath : relPaths) {
+      net::MetadataRequest request;
+      request.urls = urls(relPath);
+      request.maxBytes = maxBytes;
+      request.label = relPath;
+      requests.push_back(std::move(request));
+    }
+    auto results = client_->fetchMetadataMany(requests);
+    for (size_t i = 0; i < results.size() && i < relPaths.size(); ++i)
+      if (results[i])
+        remember(results[i]->url, relPaths[i]);
+    return results;
   }
 
   Status downloadAll(const std::vector<Download> &downloads,
@@ -304,6 +341,7 @@ private:
 
   std::vector<std::string> bases_;
   size_t preferred_ = 0;
+  net::FetchOptions options_; ///< what the client was opened with
   std::unique_ptr<net::HttpClient> client_;
 };
 
@@ -453,8 +491,8 @@ openTransport(const RegistrySpec &spec, const ClientOptions &options) {
   auto client = net::openHttpClient(fetch);
   if (!client)
     return Unexpected(client.error());
-  return std::unique_ptr<Transport>(
-      std::make_unique<HttpTransport>(std::move(bases), std::move(*client)));
+  return std::unique_ptr<Transport>(std::make_unique<HttpTransport>(
+      std::move(bases), std::move(fetch), std::move(*client)));
 }
 
 } // namespace ireepkg::registry

@@ -599,6 +599,38 @@ def test_many_interrupted(server, index_files):
     assert out["metadata_many_ms"] < 3000
 
 
+def test_transport_concurrent_copies(server, index_files, tmp_path):
+    """The registry's HTTP transport and two concurrentCopy()s, each
+    fetching the same files with one fetchMany on a thread of its own: all
+    get every file, from the mirror when the registry's URL fails, and all
+    fifteen requests were answered at once."""
+    paths = [f"index/f{i}.json" for i in range(4)] + ["index/none.json"]
+    request = {"options": {**FAST, "parallel": 8, "read_timeout": 10},
+               "transport": {"url": f"{server}/status-404",
+                             "mirrors": [f"{server}/delay-1000"],
+                             "paths": paths, "copies": 3,
+                             "cache_root": str(tmp_path / "cache")}}
+    out = drive(request)
+    assert out["ok"], out
+    assert len(out["transport"]) == 3
+    for results in out["transport"]:
+        assert all(r["ok"] for r in results[:4]), results
+        assert [r["body"] for r in results[:4]] == \
+            [index_files[f"f{i}.json"] for i in range(4)]
+        assert [r["url"] for r in results[:4]] == \
+            [f"{server}/delay-1000/{p}" for p in paths[:4]]
+        assert results[4]["error"]["code"] == "not-found"
+        assert results[4]["error"]["message"].startswith(
+            "cannot fetch index/none.json from any of its 2 URLs:")
+    delayed = [e for e in server.log() if e["path"].startswith("/delay-1000/")]
+    assert len(delayed) == 15
+    assert max_overlap(delayed) == 15
+    # Each copy kept the metadata cache: the registry's, shared.
+    again = drive(request)
+    assert all(r["from_cache"] for results in again["transport"]
+               for r in results[:4])
+
+
 # --- HTTPS through nginx ---------------------------------------------------------
 
 @pytest.fixture(scope="module")

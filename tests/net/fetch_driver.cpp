@@ -19,26 +19,35 @@
 //    "metadata":  {"urls": [...], "max_bytes": n, "label": s},    optional
 //    "metadata_many": [{"urls": [...], "max_bytes": n, "label": s}, ...],
 //                                            optional: one fetchMetadataMany
+//    "transport": {"url": u, "mirrors": [...], "paths": [...],
+//                  "max_bytes": n, "cache_root": dir, "copies": n},
+//                  optional: registry::openTransport, then `copies`
+//                  concurrentCopy()s, each calling fetchMany(paths) on a
+//                  thread of its own, all at once
 //    "downloads": [{"urls": [...], "dest": path, "size": n,
 //                   "sha256": hex, "label": s}, ...]}            optional
-// Metadata is fetched first, then metadata_many, then the downloads.
+// Metadata is fetched first, then metadata_many, the transport's files and
+// the downloads.
 //
 // Result (exit 0 when ok, 1 on an error from the client, 2 on a bad request):
 //   {"ok": true|false,
-//    "stage": "open"|"metadata"|"downloads",          where it failed
+//    "stage": "open"|"metadata"|"transport"|"downloads",   where it failed
 //    "error": {"code", "message", "hint"},            when not ok
 //    "metadata": {"body", "url", "from_cache", "size"},
 //    "metadata_many": [{"ok": true, "body", "url", "from_cache", "size"} |
 //                      {"ok": false, "error": {...}}, ...]  one per request,
 //                      in order; a failed one does not make the whole not ok
+//    "transport": [[result as in metadata_many, one per path], ...]  one
+//                  list per copy
 //    "progress": {"calls", "last_done", "last_total", "max_done"},
 //    "warnings": [what the client told the user, ...],
-//    "open_ms", "metadata_ms", "metadata_many_ms", "downloads_ms"}
-//                                                      times of each step
+//    "open_ms", "metadata_ms", "metadata_many_ms", "transport_ms",
+//    "downloads_ms"}                                   times of each step
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/registry/fetch.h"
+#include "ireepkg/registry/registry.h"
 
 #include <nlohmann/json.hpp>
 
@@ -46,8 +55,10 @@
 #include <cstdio>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <set>
 #include <string>
+#include <thread>
 
 using namespace ireepkg;
 using json = nlohmann::json;
@@ -90,7 +101,7 @@ json responseJson(const net::MetadataResponse &r) {
           {"size", r.body.size()}};
 }
 
-/// The results of fetchMetadataMany.
+/// One result of fetchMetadataMany or Transport::fetchMany.
 json manyJson(const std::vector<Expected<net::MetadataResponse>> &results) {
   json out = json::array();
   for (const auto &r : results) {
@@ -187,6 +198,11 @@ int main(int argc, char **argv) {
       for (const json &m : request["metadata_many"])
         many.push_back(metadataRequest(m));
     }
+    if (request.contains("transport")) {
+      const json &t = request["transport"];
+      t.at("url").get<std::string>();
+      t.at("paths").get<std::vector<std::string>>();
+    }
     for (const json &d : request.value("downloads", json::array())) {
       net::DownloadRequest r;
       r.urls = d.at("urls").get<std::vector<std::string>>();
@@ -229,6 +245,57 @@ int main(int argc, char **argv) {
     auto responses = (*client)->fetchMetadataMany(many);
     result["metadata_many_ms"] = msSince(start);
     result["metadata_many"] = manyJson(responses);
+  }
+
+  if (request.contains("transport")) {
+    // The registry's own transport over the same module: the first copy
+    // is the transport itself, the others its concurrentCopy()s, all
+    // fetching at once on threads of their own.
+    const json &t = request["transport"];
+    registry::RegistrySpec spec;
+    spec.url = t.at("url").get<std::string>();
+    spec.mirrors = t.value("mirrors", std::vector<std::string>());
+    registry::ClientOptions clientOptions;
+    clientOptions.cacheRoot = t.value("cache_root", std::string());
+    clientOptions.fetch = options;
+    std::vector<std::string> paths =
+        t.at("paths").get<std::vector<std::string>>();
+    uint64_t maxBytes = t.value("max_bytes", uint64_t{4} << 20);
+    int copies = std::max(1, t.value("copies", 1));
+    start = std::chrono::steady_clock::now();
+    auto transport = registry::openTransport(spec, clientOptions);
+    if (!transport) {
+      result["ok"] = false;
+      result["stage"] = "transport";
+      result["error"] = errorJson(transport.error());
+      return print(result, 1);
+    }
+    std::vector<std::unique_ptr<registry::Transport>> all;
+    all.push_back(std::move(*transport));
+    for (int i = 1; i < copies; ++i) {
+      all.push_back(all.front()->concurrentCopy());
+      if (!all.back()) {
+        result["ok"] = false;
+        result["stage"] = "transport";
+        result["error"] = {{"code", "Internal"},
+                           {"message", "concurrentCopy gave no transport"},
+                           {"hint", ""}};
+        return print(result, 1);
+      }
+    }
+    std::vector<std::vector<Expected<net::MetadataResponse>>> results(
+        all.size());
+    {
+      std::vector<std::jthread> threads;
+      for (size_t i = 0; i < all.size(); ++i)
+        threads.emplace_back(
+            [&, i] { results[i] = all[i]->fetchMany(paths, maxBytes); });
+    }
+    result["transport_ms"] = msSince(start);
+    json lists = json::array();
+    for (const auto &r : results)
+      lists.push_back(manyJson(r));
+    result["transport"] = std::move(lists);
   }
 
   if (request.contains("downloads")) {
