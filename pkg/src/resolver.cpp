@@ -63,12 +63,14 @@
 #include <queue>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 namespace ireepkg {
 
 PackageSource::~PackageSource() = default;
+void PackageSource::prefetch(const std::vector<std::string> &) {}
 
 namespace {
 
@@ -466,6 +468,10 @@ private:
   // Packages.
   uint32_t intern(const std::string &name);
   Status load(uint32_t id);
+  /// Tells the source which of the packages `deps` name load() will be
+  /// asked for (PackageSource::prefetch): those not loaded nor named to it
+  /// before, when there are at least `minimum`.
+  void hint(const std::vector<Dependency> &deps, size_t minimum);
   const Bits &matching(uint32_t id, const Constraint &c);
   VersionSet runSet(uint32_t id, uint32_t lo, uint32_t hi) const;
   void normalize(uint32_t id, VersionSet &set);
@@ -522,6 +528,7 @@ private:
   std::deque<Package> packages_; ///< [0] is the root
   std::vector<State> states_;    ///< by package
   std::unordered_map<std::string, uint32_t> ids_;
+  std::unordered_set<std::string> hinted_; ///< named to prefetch() before
   std::deque<Incompat> incompats_;
   std::vector<Assignment> assignments_;
   uint32_t level_ = 0;
@@ -542,6 +549,17 @@ uint32_t Solver::intern(const std::string &name) {
     states_.emplace_back();
   }
   return it->second;
+}
+
+void Solver::hint(const std::vector<Dependency> &deps, size_t minimum) {
+  std::vector<std::string> names;
+  for (const Dependency &d : deps)
+    if (auto it = ids_.find(d.name);
+        (it == ids_.end() || !packages_[it->second].loaded) &&
+        hinted_.insert(d.name).second)
+      names.push_back(d.name);
+  if (names.size() >= minimum)
+    source_.prefetch(names);
 }
 
 Status Solver::load(uint32_t id) {
@@ -626,6 +644,16 @@ Status Solver::load(uint32_t id) {
     if (info.unusable == Unusable::None)
       p.usable.set(i);
   }
+
+  // The version decide() will most likely choose (the locked one, else the
+  // newest usable): the source may read its dependencies ahead, long
+  // before they are needed (decisions come in another order).
+  if (!p.usable.none())
+    hint(p.versions[p.preferred >= 0 && p.usable.test(uint32_t(p.preferred))
+                        ? uint32_t(p.preferred)
+                        : uint32_t(p.usable.highest())]
+             .dependencies,
+         1);
   return ok();
 }
 
@@ -1223,6 +1251,9 @@ Status Solver::decide(uint32_t pkg) {
       out.assign(p.versions[i].dependencies.size(), kUnset);
     return out;
   };
+  // Those read ahead after load() are not named again; one left is read
+  // at once below, with nothing to gain by reading it ahead.
+  hint(p.versions[v].dependencies, 2);
   bool conflict = false;
   size_t k = 0;
   for (const Dependency &d : p.versions[v].dependencies) {
@@ -1298,6 +1329,12 @@ Expected<Resolution> Solver::run() {
   level_ = 0;
   assignments_[0].level = 0;
 
+  {
+    std::vector<Dependency> roots;
+    for (const auto &[name, constraint] : request_.roots)
+      roots.push_back(Dependency{name, nullptr});
+    hint(roots, 2);
+  }
   for (const auto &[name, constraint] : request_.roots) {
     Expected<int32_t> id = addDependency(0, 0, 0, intern(name), constraint);
     if (!id)

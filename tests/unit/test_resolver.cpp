@@ -255,6 +255,64 @@ TEST_CASE("resolver: a chain of dependencies") {
                               {"a", {"b"}}, {"b", {"c"}}, {"c", {}}});
 }
 
+TEST_CASE("resolver: the source hears which packages come next before it is "
+          "asked for them, and hints change nothing") {
+  // Records prefetch hints and versions() calls in order.
+  struct HintedSource : MemorySource {
+    std::vector<std::string> events;
+    Expected<std::vector<CandidateVersion>>
+    versions(const std::string &name) override {
+      events.push_back("versions " + name);
+      return MemorySource::versions(name);
+    }
+    void prefetch(const std::vector<std::string> &names) override {
+      std::string e = "prefetch";
+      for (const std::string &n : names)
+        e += " " + n;
+      events.push_back(e);
+    }
+  };
+  HintedSource s;
+  s.add("app", "1.0.0", {{"b", "^1.0"}, {"c", "*"}, {"d", "*"}});
+  s.add("b", "1.0.0", {{"c", "*"}});
+  s.add("c", "1.0.0", {{"e", "*"}});
+  s.add("d", "1.0.0");
+  s.add("e", "1.0.0");
+  s.add("tool", "1.0.0");
+  ResolveRequest req = request({{"app", "*"}, {"tool", "*"}});
+  Resolution r = solve(s, req);
+  // The roots; then, as soon as a package's versions are known, the
+  // dependencies of the version most likely chosen (its newest), each
+  // named once, long before they are asked for.
+  CHECK(s.events == std::vector<std::string>{
+                        "prefetch app tool", "versions app", "prefetch b c d",
+                        "versions tool", "versions b", "versions c",
+                        "prefetch e", "versions d", "versions e"});
+  // The same resolution as from a source that ignores hints.
+  MemorySource plain;
+  plain.packages = s.packages;
+  CHECK(versionsOf(solve(plain, req)) == versionsOf(r));
+
+  // When another version is chosen, its dependencies are named when it is.
+  s.add("app", "2.0.0", {{"x", "*"}, {"y", "*"}});
+  s.add("x", "1.0.0");
+  s.add("y", "1.0.0");
+  s.events.clear();
+  Resolution older = solve(s, request({{"app", "<2.0"}, {"tool", "*"}}));
+  CHECK(versionsOf(older) == versionsOf(r));
+  CHECK(s.events ==
+        std::vector<std::string>{"prefetch app tool", "versions app",
+                                 "prefetch x y", "versions tool",
+                                 "prefetch b c d", "versions b", "versions c",
+                                 "prefetch e", "versions d", "versions e"});
+  CHECK(versionsOf(r) == Chosen{{"app", "1.0.0"},
+                                {"b", "1.0.0"},
+                                {"c", "1.0.0"},
+                                {"d", "1.0.0"},
+                                {"e", "1.0.0"},
+                                {"tool", "1.0.0"}});
+}
+
 TEST_CASE("resolver: a diamond takes the newest version both sides allow") {
   MemorySource s;
   s.add("app", "1.0.0", {{"left", "^1.0"}, {"right", "^1.0"}});

@@ -86,6 +86,13 @@ public:
   /// resolution and is returned as is.
   virtual Expected<std::vector<CandidateVersion>>
   versions(const std::string &name) = 0;
+
+  /// resolve() is about to ask for the versions of each of `names` (the
+  /// dependencies of the version it just chose, in order): a source may
+  /// start reading them meanwhile, on another thread. A hint only: it
+  /// must change nothing versions() returns, and anything that goes wrong
+  /// is for versions() to report. The default does nothing.
+  virtual void prefetch(const std::vector<std::string> &names);
 };
 
 struct ResolveRequest {
