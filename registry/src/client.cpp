@@ -396,7 +396,11 @@ RegistryClient::RegistryClient(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
 RegistryClient::~RegistryClient() = default;
 
-void RegistryClient::saveCache() { impl_->savePack(); }
+void RegistryClient::saveCache() {
+  if (impl_->prefetcher)
+    impl_->prefetcher->stop();
+  impl_->savePack();
+}
 
 Expected<std::unique_ptr<RegistryClient>>
 RegistryClient::open(const RegistrySpec &spec, const ClientOptions &options,

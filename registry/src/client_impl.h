@@ -26,7 +26,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <fcntl.h>
 #include <mutex>
 #include <set>
@@ -87,6 +89,57 @@ struct PendingIndex {
   bool pending = false;
   std::string parsed; ///< snapshot.bin's bytes, when they were read
   std::string body;   ///< snapshot.json's verified bytes, when they were not
+};
+
+/// Index files fetched, checked against the snapshot and parsed ahead of
+/// the resolver, on a second thread with its own transport
+/// (RegistryClient::prefetch, client_prefetch.cpp). The thread reports
+/// nothing and decides nothing: a file it could not use is read again by
+/// the client itself, which reports it as it always has.
+class Prefetcher {
+public:
+  /// One file the thread fetched, whose bytes had the SHA-256 asked for
+  /// and parsed clean with the fast parser as package `name`: its parsed
+  /// form, as a frame of index.pack (encodeParsedIndex).
+  struct Result {
+    std::string url;
+    bool fromCache = false;
+    std::string frame;
+  };
+
+  /// Starts the thread; throws std::system_error when it cannot.
+  explicit Prefetcher(std::unique_ptr<Transport> transport);
+  ~Prefetcher() { stop(); }
+  Prefetcher(const Prefetcher &) = delete;
+  Prefetcher &operator=(const Prefetcher &) = delete;
+
+  /// Queues index/<name>.json, expected to have SHA-256 `sha` (hex).
+  /// Returns false when `name` was queued before.
+  bool add(const std::string &name, const std::string &sha);
+  /// `name`'s result, if it was queued for `sha`: waits while the thread
+  /// works on it; nullopt when it was not queued, or the thread has not
+  /// started on it (it is taken off the queue: reading it now is sooner
+  /// than waiting), or the thread could not use the file.
+  std::optional<Result> take(const std::string &name, const std::string &sha);
+  /// Ends the thread, after the files it is working on; idempotent.
+  void stop();
+
+private:
+  enum class State { Queued, Working, Done };
+  struct Item {
+    State state = State::Queued;
+    std::string sha;
+    std::optional<Result> result;
+  };
+  void run();
+
+  std::unique_ptr<Transport> transport_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::string> queue_;
+  std::unordered_map<std::string, Item> items_;
+  bool stopping_ = false;
+  std::thread thread_;
 };
 
 } // namespace detail
@@ -156,11 +209,30 @@ struct RegistryClient::Impl {
   bool packReplace = false; ///< a pack that could not be read is replaced
   bool packSaved = false;   ///< savePack() has considered compacting
 
-  ~Impl() { savePack(); }
+  /// Reads index files ahead of the resolver (prefetch()); made on the
+  /// first file there is to read, when the transport has a copy for it.
+  std::unique_ptr<Prefetcher> prefetcher;
+  bool prefetchUnavailable = false;
+  /// The frames taken from it, which `candidates` read in place.
+  std::deque<std::string> prefetchedFrames;
+  /// `name`'s frame from the prefetch thread, if it has one for the hash
+  /// the snapshot pins now: kept (prefetchedFrames, and for index.pack),
+  /// and reported as a file read from the registry.
+  std::optional<std::string_view> takePrefetched(const std::string &name,
+                                                 const std::string &sha);
+
+  ~Impl() {
+    prefetcher.reset();
+    savePack();
+  }
+  void prefetch(const std::vector<std::string> &names);
   std::string packFile() const { return stateDir + "/index.pack"; }
   void loadPack();
   std::optional<std::string_view> readPackFrame(const PackFrame &frame) const;
   void keepParsed(const RegistryIndex &index, const std::string &sha);
+  /// Keeps `frame` (encoded already), or `index`'s frame when given.
+  void keepFrame(std::string_view frame, const std::string &sha,
+                 const RegistryIndex *index = nullptr);
   void flushPack();
   void savePack();
 

@@ -119,13 +119,21 @@ RegistryClient::Impl::readPackFrame(const PackFrame &frame) const {
 
 void RegistryClient::Impl::keepParsed(const RegistryIndex &index,
                                       const std::string &sha) {
+  keepFrame({}, sha, &index);
+}
+
+void RegistryClient::Impl::keepFrame(std::string_view frame,
+                                     const std::string &sha,
+                                     const RegistryIndex *index) {
   // Checked again (ClientOptions::recheck), not replaced: the frame the
   // pack has stays.
   if (rechecking() && packed.count(sha))
     return;
   if (!packNewKeys.insert(sha).second)
     return;
-  std::string frame = encodeParsedIndex(index, sha);
+  std::string encoded;
+  if (index)
+    frame = encoded = encodeParsedIndex(*index, sha);
   packNewBytes += frame.size();
   packNew += frame;
   constexpr size_t kFlushBytes = 1u << 20;
@@ -238,17 +246,24 @@ RegistryClient::Impl::cachedCandidates(const std::string &name) {
   if (rechecking())
     return Result();
   loadPack();
-  auto it = packed.find(*sha);
-  if (it == packed.end())
-    return Result();
-  auto frame = readPackFrame(it->second);
-  auto got = frame ? decodeParsedCandidates(*frame, *sha, name)
-                   : std::optional<ParsedCandidates>();
+  std::optional<std::string_view> frame;
+  std::optional<ParsedCandidates> got;
+  if (auto it = packed.find(*sha); it != packed.end()) {
+    frame = readPackFrame(it->second);
+    if (frame)
+      got = decodeParsedCandidates(*frame, *sha, name);
+    if (got) {
+      reporter->detail(2, "index/" + name + ".json of " + where +
+                              ": parsed copy in the cache");
+      packUsed.push_back(it->second);
+    }
+  } else if (prefetcher) {
+    frame = takePrefetched(name, *sha);
+    if (frame)
+      got = decodeParsedCandidates(*frame, *sha, name);
+  }
   if (!got)
     return Result();
-  reporter->detail(2, "index/" + name + ".json of " + where +
-                          ": parsed copy in the cache");
-  packUsed.push_back(it->second);
   Candidates &c = candidates[name];
   c.file = *frame;
   c.offsets = std::move(got->offsets);
@@ -258,6 +273,19 @@ RegistryClient::Impl::cachedCandidates(const std::string &name) {
     c.versions.push_back(cv.version);
   c.entries.resize(got->versions.size());
   return Result(std::move(got->versions));
+}
+
+std::optional<std::string_view>
+RegistryClient::Impl::takePrefetched(const std::string &name,
+                                     const std::string &sha) {
+  auto got = prefetcher->take(name, sha);
+  if (!got)
+    return std::nullopt;
+  reporter->detail(2, "index/" + name + ".json of " + where + ": " +
+                          (got->fromCache ? "cached copy of " : "read from ") +
+                          got->url);
+  keepFrame(got->frame, sha);
+  return prefetchedFrames.emplace_back(std::move(got->frame));
 }
 
 const IndexEntry *RegistryClient::Impl::candidateEntry(const std::string &name,
@@ -310,6 +338,12 @@ RegistryClient::Impl::index(const std::string &name) {
       return &(indices[name] = std::move(*idx));
     }
   }
+  // Read ahead on the prefetch thread, verified and parsed clean there.
+  if (prefetcher)
+    if (auto frame = takePrefetched(name, expected()))
+      if (auto idx = decodeParsedIndex(*frame, expected());
+          idx && idx->name == name)
+        return &(indices[name] = std::move(*idx));
   // Parses a verified index and keeps it: its parsed form when parsing it
   // was clean (written with the pack when the client closes), else its
   // bytes (a cache, checked when read: failing to write it, or losing it

@@ -47,8 +47,8 @@ Prefetcher::Prefetcher(std::unique_ptr<Transport> transport)
 bool Prefetcher::add(const std::string &name, const std::string &sha) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_ || !items_.try_emplace(name, Item{State::Queued, sha, {}})
-                          .second)
+    if (stopping_ ||
+        !items_.try_emplace(name, Item{State::Queued, sha, {}}).second)
       return false;
     queue_.push_back(name);
   }
@@ -150,7 +150,7 @@ void Prefetcher::run() {
 } // namespace detail
 
 void RegistryClient::Impl::prefetch(const std::vector<std::string> &names) {
-  if (prefetchUnavailable || getenv("IREEPKG_NOPF"))
+  if (prefetchUnavailable)
     return;
   for (const std::string &name : names) {
     if (indices.count(name) || candidates.count(name))

@@ -231,6 +231,30 @@ public:
     return out;
   }
 
+  /// Passes the hint on to the registry each package comes from, among
+  /// those opened already (a hint opens nothing: what opening a registry
+  /// reports, it reports when versions() opens it).
+  void prefetch(const std::vector<std::string> &names) override {
+    std::vector<std::vector<std::string>> byRegistry(specs_.size());
+    for (const std::string &name : names) {
+      if (paths_.count(name))
+        continue;
+      if (auto it = pinned_.find(name); it != pinned_.end()) {
+        if (clients_[it->second])
+          byRegistry[it->second].push_back(name);
+        continue;
+      }
+      for (size_t i = 0; i < specs_.size() && clients_[i]; ++i)
+        if (clients_[i]->hasPackage(name)) {
+          byRegistry[i].push_back(name);
+          break;
+        }
+    }
+    for (size_t i = 0; i < byRegistry.size(); ++i)
+      if (!byRegistry[i].empty())
+        clients_[i]->prefetch(byRegistry[i]);
+  }
+
   /// Writes what the registry clients opened so far parsed to the cache
   /// (before the sources are discarded rather than destroyed).
   void saveCaches() {

@@ -283,6 +283,10 @@ public:
     return r;
   }
 
+  size_t parallelFetches() const override {
+    return static_cast<size_t>(std::max(1, options_.parallel));
+  }
+
   /// One fetchMetadataMany: the files are fetched in parallel (up to
   /// FetchOptions::parallel), each from the mirrors in the order fetch()
   /// would try them now.
@@ -296,7 +300,7 @@ public:
       request.urls = urls(relPath);
       request.maxBytes = maxBytes;
       request.label = relPath;
-      requests.push_back(std::move(request));
+        requests.push_back(std::move(request));
     }
     auto results = client_->fetchMetadataMany(requests);
     for (size_t i = 0; i < results.size() && i < relPaths.size(); ++i)

@@ -8,21 +8,25 @@
 // test_parsed_cache.cpp.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/registry/parsed_cache.h"
-#include "ireepkg/registry/registry.h"
 #include "ireepkg/manifest_schema/binary_form.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/signature.h"
+#include "ireepkg/registry/parsed_cache.h"
+#include "ireepkg/registry/registry.h"
 #include "temp_dir.h"
+#include <condition_variable>
 #include <doctest/doctest.h>
-#include <xxhash.h>
 #include <filesystem>
+#include <mutex>
 #include <random>
+#include <set>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
+#include <xxhash.h>
 
 using namespace ireepkg;
 using namespace ireepkg::registry;
@@ -88,13 +92,27 @@ struct ClientFixture {
     REQUIRE_MESSAGE(r.has_value(), r.error().format());
   }
 
-  std::unique_ptr<RegistryClient> open() {
+  RegistrySpec spec() const {
     RegistrySpec s;
     s.url = reg;
     s.publicKeys = {signing::publicKeyBase64(pair.publicKey)};
+    return s;
+  }
+  ClientOptions options() const {
     ClientOptions o;
     o.cacheRoot = cache;
-    auto c = RegistryClient::open(s, o, reporter);
+    return o;
+  }
+
+  std::unique_ptr<RegistryClient> open() {
+    auto c = RegistryClient::open(spec(), options(), reporter);
+    REQUIRE_MESSAGE(c.has_value(), c.error().format());
+    return std::move(*c);
+  }
+  /// A client over `transport`, reporting to `to`.
+  std::unique_ptr<RegistryClient> open(std::unique_ptr<Transport> transport,
+                                       Reporter &to) {
+    auto c = RegistryClient::open(spec(), std::move(transport), options(), to);
     REQUIRE_MESSAGE(c.has_value(), c.error().format());
     return std::move(*c);
   }
@@ -635,4 +653,283 @@ TEST_CASE("verified snapshot record: the signature check is skipped only for "
     checkAlpha(**c);
     CHECK(fs::exists(f.stateDir() + "/snapshot.bin"));
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Index files read ahead of the resolver (RegistryClient::prefetch)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// What the transports of one client fetched, and on which thread: the
+/// client's own transport and its concurrent copies share one log. A copy
+/// may be held at the start of its next fetchMany until released, to put
+/// the prefetch thread where a test wants it.
+struct FetchLog {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::pair<std::string, std::thread::id>> fetched;
+  bool hold = false;
+  int holding = 0; ///< copies waiting in fetchMany
+  void record(const std::string &rel) {
+    std::lock_guard<std::mutex> lock(mutex);
+    fetched.emplace_back(rel, std::this_thread::get_id());
+    changed.notify_all();
+  }
+  /// Waits (at most 10 s) until `done` holds.
+  template <typename F> bool waitFor(F done) {
+    std::unique_lock<std::mutex> lock(mutex);
+    return changed.wait_for(lock, std::chrono::seconds(10), done);
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex);
+    hold = false;
+    changed.notify_all();
+  }
+  /// The threads that fetched `rel`.
+  std::vector<std::thread::id> fetchers(const std::string &rel) {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<std::thread::id> out;
+    for (const auto &[r, id] : fetched)
+      if (r == rel)
+        out.push_back(id);
+    return out;
+  }
+};
+
+struct LoggingTransport : Transport {
+  LoggingTransport(std::unique_ptr<Transport> inner,
+                   std::shared_ptr<FetchLog> log, bool copy = false)
+      : inner(std::move(inner)), log(std::move(log)), copy(copy) {}
+  std::string describe() const override { return inner->describe(); }
+  Expected<net::MetadataResponse> fetch(const std::string &rel,
+                                        uint64_t max) override {
+    log->record(rel);
+    return inner->fetch(rel, max);
+  }
+  std::vector<Expected<net::MetadataResponse>>
+  fetchMany(const std::vector<std::string> &rels, uint64_t max) override {
+    if (copy) {
+      std::unique_lock<std::mutex> lock(log->mutex);
+      ++log->holding;
+      log->changed.notify_all();
+      log->changed.wait_for(lock, std::chrono::seconds(10),
+                            [&] { return !log->hold; });
+      --log->holding;
+    }
+    return Transport::fetchMany(rels, max);
+  }
+  Status downloadAll(const std::vector<Download> &d, Reporter &r) override {
+    return inner->downloadAll(d, r);
+  }
+  std::unique_ptr<Transport> concurrentCopy() const override {
+    auto c = inner->concurrentCopy();
+    if (!c)
+      return nullptr;
+    return std::make_unique<LoggingTransport>(std::move(c), log, true);
+  }
+  std::unique_ptr<Transport> inner;
+  std::shared_ptr<FetchLog> log;
+  bool copy;
+};
+
+/// Keeps the details and warnings it is given.
+struct DetailReporter : Reporter {
+  std::vector<std::string> details, warnings;
+  void detail(int, const std::string &m) override { details.push_back(m); }
+  void warning(const Diagnostic &d) override { warnings.push_back(d.message); }
+};
+
+/// A client over the fixture's registry whose fetches go to `log`.
+std::unique_ptr<RegistryClient>
+loggedClient(ClientFixture &f, std::shared_ptr<FetchLog> log, Reporter &to) {
+  auto t = openTransport(f.spec(), f.options());
+  REQUIRE(t.has_value());
+  return f.open(std::make_unique<LoggingTransport>(std::move(*t), log), to);
+}
+
+/// What versions() gives, as text: each version and its dependencies.
+std::string versionsText(RegistryClient &c, const std::string &name) {
+  auto v = c.versions(name);
+  if (!v)
+    return "error: " + v.error().format();
+  std::string out;
+  for (const CandidateVersion &cv : *v) {
+    out += cv.version.str() + (cv.yanked ? " yanked" : "") + ":";
+    for (const Dependency &d : cv.dependencies)
+      out += " " + d.name + " " + d.constraint->text();
+    out += "\n";
+  }
+  return out;
+}
+
+/// versionsText() of each of `names` from a client that does not
+/// prefetch, with a cache of its own; its index-file details in `details`,
+/// its warnings in `warnings`.
+std::map<std::string, std::string>
+readPlainly(ClientFixture &f, const std::vector<std::string> &names,
+            DetailReporter &report) {
+  const std::string cache = f.cache;
+  f.cache += "-plain";
+  std::map<std::string, std::string> out;
+  {
+    auto c = f.open(*openTransport(f.spec(), f.options()), report);
+    for (const std::string &n : names)
+      out[n] = versionsText(*c, n);
+  }
+  f.cache = cache;
+  return out;
+}
+
+/// The details about index files, in order.
+std::vector<std::string> indexDetails(const DetailReporter &r) {
+  std::vector<std::string> out;
+  for (const std::string &d : r.details)
+    if (d.starts_with("index/"))
+      out.push_back(d);
+  return out;
+}
+
+/// Index files `log` saw fetched.
+size_t indexFetches(const FetchLog &log) {
+  size_t n = 0;
+  for (const auto &[rel, id] : log.fetched)
+    n += rel.starts_with("index/");
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("prefetch: index files are read on another thread, and the client "
+          "uses them as if it had read them") {
+  ClientFixture f;
+  f.publish("gamma", "1.0.0", nlohmann::json::object());
+  f.publish("gamma", "1.1.0", {{"beta", ">=2.0"}});
+  f.publish("delta", "0.1.0", nlohmann::json::object());
+  const std::vector<std::string> names = {"alpha", "beta", "gamma", "delta"};
+  DetailReporter plain;
+  const auto expected = readPlainly(f, names, plain);
+
+  auto log = std::make_shared<FetchLog>();
+  DetailReporter report;
+  auto c = loggedClient(f, log, report);
+  c->prefetch(names);
+  // Once the thread has fetched all four, it has them or is parsing them.
+  REQUIRE(log->waitFor([&] { return indexFetches(*log) == names.size(); }));
+  for (const std::string &n : names) {
+    CHECK(versionsText(*c, n) == expected.at(n));
+    // Fetched once, by the prefetch thread.
+    auto who = log->fetchers("index/" + n + ".json");
+    REQUIRE(who.size() == 1);
+    CHECK(who[0] != std::this_thread::get_id());
+  }
+  // Reported as files the client reads itself, and kept parsed the same
+  // way (index.pack), so that the next client reads no index file.
+  CHECK(indexDetails(report) == indexDetails(plain));
+  CHECK(report.warnings.empty());
+  c->saveCache();
+  std::set<std::string> keys, pins;
+  for (const std::string &k : f.packKeys())
+    keys.insert(k);
+  for (const std::string &n : names)
+    pins.insert(f.pinned(*c, n));
+  CHECK(keys == pins);
+
+  auto warmLog = std::make_shared<FetchLog>();
+  DetailReporter warmReport;
+  auto warm = loggedClient(f, warmLog, warmReport);
+  warm->prefetch(names);
+  for (const std::string &n : names)
+    CHECK(versionsText(*warm, n) == expected.at(n));
+  CHECK(indexFetches(*warmLog) == 0);
+}
+
+TEST_CASE("prefetch: a file the thread cannot use is read again by the "
+          "client, and reported as always") {
+  ClientFixture f;
+  f.publish("gamma", "1.0.0", nlohmann::json::object());
+  const std::string beta = readText(f.reg + "/index/beta.json");
+  SUBCASE("bytes that are not the ones the snapshot pins") {
+    writeText(f.reg + "/index/beta.json", beta + " ");
+  }
+  SUBCASE("a field this version does not know (a warning)") {
+    nlohmann::json j = nlohmann::json::parse(beta);
+    j["x_future"] = true;
+    f.replaceIndex("beta", j.dump(2) + "\n");
+  }
+  SUBCASE("the index of another package") {
+    f.replaceIndex("beta", readText(f.reg + "/index/gamma.json"));
+  }
+  const std::vector<std::string> names = {"beta", "gamma"};
+  DetailReporter plain;
+  const auto expected = readPlainly(f, names, plain);
+
+  auto log = std::make_shared<FetchLog>();
+  DetailReporter report;
+  auto c = loggedClient(f, log, report);
+  c->prefetch(names);
+  REQUIRE(log->waitFor([&] { return indexFetches(*log) == names.size(); }));
+  for (const std::string &n : names)
+    CHECK(versionsText(*c, n) == expected.at(n));
+  CHECK(report.warnings == plain.warnings);
+  // beta was read again on the client's own thread; gamma was not.
+  auto betaFetchers = log->fetchers("index/beta.json");
+  REQUIRE(betaFetchers.size() >= 2);
+  CHECK(betaFetchers[0] != std::this_thread::get_id());
+  CHECK(betaFetchers[1] == std::this_thread::get_id());
+  CHECK(log->fetchers("index/gamma.json").size() == 1);
+}
+
+TEST_CASE("prefetch: a file the thread has not started on is read by the "
+          "client itself; one under way is waited for") {
+  ClientFixture f;
+  f.publish("gamma", "1.0.0", nlohmann::json::object());
+  DetailReporter plain;
+  const auto expected = readPlainly(f, {"beta", "gamma"}, plain);
+
+  auto log = std::make_shared<FetchLog>();
+  log->hold = true;
+  DetailReporter report;
+  auto c = loggedClient(f, log, report);
+  // The thread takes beta and is held before fetching it; gamma waits in
+  // the queue behind it.
+  c->prefetch({"beta"});
+  REQUIRE(log->waitFor([&] { return log->holding == 1; }));
+  c->prefetch({"gamma"});
+  CHECK(versionsText(*c, "gamma") == expected.at("gamma"));
+  CHECK(log->fetchers("index/gamma.json") ==
+        std::vector<std::thread::id>{std::this_thread::get_id()});
+  // beta is under way: versions() waits for the thread rather than read it
+  // a second time.
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    log->release();
+  });
+  CHECK(versionsText(*c, "beta") == expected.at("beta"));
+  releaser.join();
+  auto who = log->fetchers("index/beta.json");
+  REQUIRE(who.size() == 1);
+  CHECK(who[0] != std::this_thread::get_id());
+}
+
+TEST_CASE("prefetch: a client closed while the thread works waits for it") {
+  ClientFixture f;
+  DetailReporter plain;
+  const auto expected = readPlainly(f, {"beta"}, plain);
+  auto log = std::make_shared<FetchLog>();
+  log->hold = true;
+  DetailReporter report;
+  auto c = loggedClient(f, log, report);
+  c->prefetch({"beta"});
+  REQUIRE(log->waitFor([&] { return log->holding == 1; }));
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    log->release();
+  });
+  c.reset(); // joins the thread once it is released
+  releaser.join();
+  CHECK(indexFetches(*log) == 1);
+  // The cache is whole: the next client reads beta as ever.
+  auto next = f.open();
+  CHECK(versionsText(*next, "beta") == expected.at("beta"));
 }

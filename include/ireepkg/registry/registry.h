@@ -145,6 +145,8 @@ public:
   /// parallel, up to net::FetchOptions::parallel at once.
   virtual std::vector<Expected<net::MetadataResponse>>
   fetchMany(const std::vector<std::string> &relPaths, uint64_t maxBytes);
+  /// How many files fetchMany fetches at once (1: one after the other).
+  virtual size_t parallelFetches() const { return 1; }
   /// Another transport to the same place, which another thread may use
   /// while this one is in use (the registry client fetches index files
   /// ahead of the resolver on one); null when the transport has none, and
@@ -221,7 +223,8 @@ public:
   ~RegistryClient() override;
 
   /// Writes what this client parsed to the metadata cache now, as its
-  /// destructor does: for a client that is discarded rather than destroyed
+  /// destructor does, and stops the thread prefetch() started: for a
+  /// client that is discarded rather than destroyed
   /// (ireepkg/pkg/teardown.h).
   void saveCache();
 
@@ -247,6 +250,15 @@ public:
   /// PackageSource: the index's versions.
   Expected<std::vector<CandidateVersion>>
   versions(const std::string &name) override;
+  /// PackageSource: the index files of `names` that the metadata cache
+  /// does not hold parsed are fetched, checked against the snapshot and
+  /// parsed on a second thread (over HTTP, several at a time), while the
+  /// caller goes on; index() and versions() then take them from there, or
+  /// read a file themselves when the thread has not started on it. Only
+  /// when the transport has a concurrentCopy(). A file that fails there
+  /// (missing, another hash, not clean) is read again by index(), which
+  /// reports it exactly as without this.
+  void prefetch(const std::vector<std::string> &names) override;
 
   /// The index entry of one version; NotFound if it is not published.
   Expected<const IndexEntry *> entry(const std::string &name,
