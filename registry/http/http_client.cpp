@@ -307,6 +307,7 @@ struct Job {
   std::vector<std::vector<std::string>> urlHeaders; ///< per URL, may be short
 
   // Metadata: the cached entry of the URL being tried, and the answer.
+  bool useCache = true; ///< MetadataRequest::useCache
   std::optional<CacheEntry> cached;
   std::string body;
   std::string answeredUrl;
@@ -497,7 +498,8 @@ Expected<MetadataResponse>
 HttpClientImpl::offlineAnswer(const MetadataRequest &request,
                               const std::string &name) const {
   for (const std::string &url : request.urls)
-    if (std::optional<CacheEntry> entry = cache_.load(url))
+    if (std::optional<CacheEntry> entry =
+            request.useCache ? cache_.load(url) : std::nullopt)
       return MetadataResponse{std::move(entry->body), url, true};
   std::string message =
       "offline, and " + name + " is not in the " + "metadata cache";
@@ -538,6 +540,7 @@ std::vector<Expected<MetadataResponse>> HttpClientImpl::fetchMetadataMany(
     jobs.push_back(std::make_unique<Job>());
     Job &job = *jobs.back();
     job.metadata = true;
+    job.useCache = request.useCache;
     job.urls = request.urls;
     job.label = name;
     job.limit = request.maxBytes;
@@ -625,7 +628,7 @@ Status HttpClientImpl::startAttempt(Job &job) {
 
   if (job.metadata) {
     job.body.clear();
-    if (job.attemptsOnUrl == 1)
+    if (job.attemptsOnUrl == 1 && job.useCache)
       job.cached = cache_.load(job.url());
   } else {
     job.hasher = Sha256();
@@ -925,7 +928,7 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
     if (status != 0 && (status < 200 || status > 299))
       return retryOrMoveOn(job, "unexpected HTTP " + std::to_string(status),
                            Problem::Http, false);
-    if (cache_.enabled())
+    if (cache_.enabled() && job.useCache)
       if (Status s = cache_.store(job.url(), job.label, etag, job.body); !s)
         return localFailure(s.error());
     job.answeredUrl = job.url();

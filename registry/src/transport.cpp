@@ -277,6 +277,7 @@ public:
     request.urls = urls(relPath);
     request.maxBytes = maxBytes;
     request.label = relPath;
+    request.useCache = !pinnedByHash(relPath);
     auto r = client_->fetchMetadata(request);
     if (r)
       remember(r->url, relPath);
@@ -300,7 +301,8 @@ public:
       request.urls = urls(relPath);
       request.maxBytes = maxBytes;
       request.label = relPath;
-        requests.push_back(std::move(request));
+      request.useCache = !pinnedByHash(relPath);
+      requests.push_back(std::move(request));
     }
     auto results = client_->fetchMetadataMany(requests);
     for (size_t i = 0; i < results.size() && i < relPaths.size(); ++i)
@@ -327,6 +329,15 @@ public:
   }
 
 private:
+  /// Index files: the signed snapshot pins each one's SHA-256, and the
+  /// client keeps what it verified by that hash (index.pack, or a verified
+  /// copy), never asking for a file it holds. A second copy in the
+  /// metadata cache, by URL, would only cost a file created per index
+  /// file read (a cold lock of a thousand packages: a thousand files).
+  static bool pinnedByHash(const std::string &relPath) {
+    return relPath.starts_with("index/") && relPath.ends_with(".json");
+  }
+
   /// The mirror that answered last is tried first from then on, so that a
   /// dead URL costs its retries once per command, not once per file.
   void remember(const std::string &answered, const std::string &relPath) {

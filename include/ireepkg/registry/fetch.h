@@ -88,6 +88,10 @@ struct MetadataRequest {
   uint64_t maxBytes = 4 << 20;
   /// Names the file in errors and in the cache ("snapshot.json").
   std::string label;
+  /// False: the metadata cache is neither read (no conditional request;
+  /// offline, the file is missing) nor written, for a file the caller
+  /// keeps itself by its content's hash.
+  bool useCache = true;
 };
 
 struct MetadataResponse {
