@@ -798,6 +798,46 @@ size_t indexFetches(const FetchLog &log) {
   return n;
 }
 
+/// A client that was told to read `names` ahead, once its thread has
+/// fetched them all (it has them, or is parsing them); and what a client
+/// that does not read ahead gives, to compare.
+struct ReadAhead {
+  DetailReporter plain, report;
+  std::map<std::string, std::string> expected;
+  std::shared_ptr<FetchLog> log = std::make_shared<FetchLog>();
+  std::unique_ptr<RegistryClient> client;
+  ReadAhead(ClientFixture &f, const std::vector<std::string> &names) {
+    expected = readPlainly(f, names, plain);
+    client = loggedClient(f, log, report);
+    client->prefetch(names);
+    REQUIRE(log->waitFor([&] { return indexFetches(*log) == names.size(); }));
+  }
+};
+
+/// A client whose prefetch thread took beta and is held before fetching
+/// it (FetchLog::hold); and what a client that does not read ahead gives
+/// for `names`, to compare.
+struct HeldOnBeta {
+  DetailReporter plain, report;
+  std::map<std::string, std::string> expected;
+  std::shared_ptr<FetchLog> log = std::make_shared<FetchLog>();
+  std::unique_ptr<RegistryClient> client;
+  HeldOnBeta(ClientFixture &f, const std::vector<std::string> &names) {
+    expected = readPlainly(f, names, plain);
+    log->hold = true;
+    client = loggedClient(f, log, report);
+    client->prefetch({"beta"});
+    REQUIRE(log->waitFor([&] { return log->holding == 1; }));
+  }
+  /// Releases the thread 50 ms from now, from another thread.
+  std::thread releaseSoon() {
+    return std::thread([this] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      log->release();
+    });
+  }
+};
+
 } // namespace
 
 TEST_CASE("prefetch: index files are read on another thread, and the client "
@@ -807,32 +847,24 @@ TEST_CASE("prefetch: index files are read on another thread, and the client "
   f.publish("gamma", "1.1.0", {{"beta", ">=2.0"}});
   f.publish("delta", "0.1.0", nlohmann::json::object());
   const std::vector<std::string> names = {"alpha", "beta", "gamma", "delta"};
-  DetailReporter plain;
-  const auto expected = readPlainly(f, names, plain);
-
-  auto log = std::make_shared<FetchLog>();
-  DetailReporter report;
-  auto c = loggedClient(f, log, report);
-  c->prefetch(names);
-  // Once the thread has fetched all four, it has them or is parsing them.
-  REQUIRE(log->waitFor([&] { return indexFetches(*log) == names.size(); }));
+  ReadAhead run(f, names);
   for (const std::string &n : names) {
-    CHECK(versionsText(*c, n) == expected.at(n));
+    CHECK(versionsText(*run.client, n) == run.expected.at(n));
     // Fetched once, by the prefetch thread.
-    auto who = log->fetchers("index/" + n + ".json");
+    auto who = run.log->fetchers("index/" + n + ".json");
     REQUIRE(who.size() == 1);
     CHECK(who[0] != std::this_thread::get_id());
   }
   // Reported as files the client reads itself, and kept parsed the same
   // way (index.pack), so that the next client reads no index file.
-  CHECK(indexDetails(report) == indexDetails(plain));
-  CHECK(report.warnings.empty());
-  c->saveCache();
+  CHECK(indexDetails(run.report) == indexDetails(run.plain));
+  CHECK(run.report.warnings.empty());
+  run.client->saveCache();
   std::set<std::string> keys, pins;
   for (const std::string &k : f.packKeys())
     keys.insert(k);
   for (const std::string &n : names)
-    pins.insert(f.pinned(*c, n));
+    pins.insert(f.pinned(*run.client, n));
   CHECK(keys == pins);
 
   auto warmLog = std::make_shared<FetchLog>();
@@ -840,7 +872,7 @@ TEST_CASE("prefetch: index files are read on another thread, and the client "
   auto warm = loggedClient(f, warmLog, warmReport);
   warm->prefetch(names);
   for (const std::string &n : names)
-    CHECK(versionsText(*warm, n) == expected.at(n));
+    CHECK(versionsText(*warm, n) == run.expected.at(n));
   CHECK(indexFetches(*warmLog) == 0);
 }
 
@@ -861,75 +893,46 @@ TEST_CASE("prefetch: a file the thread cannot use is read again by the "
     f.replaceIndex("beta", readText(f.reg + "/index/gamma.json"));
   }
   const std::vector<std::string> names = {"beta", "gamma"};
-  DetailReporter plain;
-  const auto expected = readPlainly(f, names, plain);
-
-  auto log = std::make_shared<FetchLog>();
-  DetailReporter report;
-  auto c = loggedClient(f, log, report);
-  c->prefetch(names);
-  REQUIRE(log->waitFor([&] { return indexFetches(*log) == names.size(); }));
+  ReadAhead run(f, names);
   for (const std::string &n : names)
-    CHECK(versionsText(*c, n) == expected.at(n));
-  CHECK(report.warnings == plain.warnings);
+    CHECK(versionsText(*run.client, n) == run.expected.at(n));
+  CHECK(run.report.warnings == run.plain.warnings);
   // beta was read again on the client's own thread; gamma was not.
-  auto betaFetchers = log->fetchers("index/beta.json");
+  auto betaFetchers = run.log->fetchers("index/beta.json");
   REQUIRE(betaFetchers.size() >= 2);
   CHECK(betaFetchers[0] != std::this_thread::get_id());
   CHECK(betaFetchers[1] == std::this_thread::get_id());
-  CHECK(log->fetchers("index/gamma.json").size() == 1);
+  CHECK(run.log->fetchers("index/gamma.json").size() == 1);
 }
 
 TEST_CASE("prefetch: a file the thread has not started on is read by the "
           "client itself; one under way is waited for") {
   ClientFixture f;
   f.publish("gamma", "1.0.0", nlohmann::json::object());
-  DetailReporter plain;
-  const auto expected = readPlainly(f, {"beta", "gamma"}, plain);
-
-  auto log = std::make_shared<FetchLog>();
-  log->hold = true;
-  DetailReporter report;
-  auto c = loggedClient(f, log, report);
-  // The thread takes beta and is held before fetching it; gamma waits in
-  // the queue behind it.
-  c->prefetch({"beta"});
-  REQUIRE(log->waitFor([&] { return log->holding == 1; }));
-  c->prefetch({"gamma"});
-  CHECK(versionsText(*c, "gamma") == expected.at("gamma"));
-  CHECK(log->fetchers("index/gamma.json") ==
+  HeldOnBeta run(f, {"beta", "gamma"});
+  // gamma waits in the queue behind beta.
+  run.client->prefetch({"gamma"});
+  CHECK(versionsText(*run.client, "gamma") == run.expected.at("gamma"));
+  CHECK(run.log->fetchers("index/gamma.json") ==
         std::vector<std::thread::id>{std::this_thread::get_id()});
   // beta is under way: versions() waits for the thread rather than read it
   // a second time.
-  std::thread releaser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    log->release();
-  });
-  CHECK(versionsText(*c, "beta") == expected.at("beta"));
+  std::thread releaser = run.releaseSoon();
+  CHECK(versionsText(*run.client, "beta") == run.expected.at("beta"));
   releaser.join();
-  auto who = log->fetchers("index/beta.json");
+  auto who = run.log->fetchers("index/beta.json");
   REQUIRE(who.size() == 1);
   CHECK(who[0] != std::this_thread::get_id());
 }
 
 TEST_CASE("prefetch: a client closed while the thread works waits for it") {
   ClientFixture f;
-  DetailReporter plain;
-  const auto expected = readPlainly(f, {"beta"}, plain);
-  auto log = std::make_shared<FetchLog>();
-  log->hold = true;
-  DetailReporter report;
-  auto c = loggedClient(f, log, report);
-  c->prefetch({"beta"});
-  REQUIRE(log->waitFor([&] { return log->holding == 1; }));
-  std::thread releaser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    log->release();
-  });
-  c.reset(); // joins the thread once it is released
+  HeldOnBeta run(f, {"beta"});
+  std::thread releaser = run.releaseSoon();
+  run.client.reset(); // joins the thread once it is released
   releaser.join();
-  CHECK(indexFetches(*log) == 1);
+  CHECK(indexFetches(*run.log) == 1);
   // The cache is whole: the next client reads beta as ever.
   auto next = f.open();
-  CHECK(versionsText(*next, "beta") == expected.at("beta"));
+  CHECK(versionsText(*next, "beta") == run.expected.at("beta"));
 }
