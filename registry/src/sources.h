@@ -57,7 +57,7 @@ public:
   Sources(std::vector<RegistrySpec> specs, const Environment &env,
           Reporter &reporter)
       : specs_(std::move(specs)), env_(env), reporter_(reporter),
-        clients_(specs_.size()) {
+        clients_(specs_.size()), openErrors_(specs_.size()) {
     // Without a cache location, opening a registry reports it.
     if (auto root = registry::detail::cacheRootFor(env.client))
       cacheRoot_ = *root;
@@ -116,6 +116,10 @@ public:
   Expected<RegistryClient *> client(size_t i) {
     if (clients_[i])
       return clients_[i].get();
+    // A registry that could not be opened is not tried again (nor its
+    // warnings given twice) for each package asked for.
+    if (openErrors_[i])
+      return Unexpected(*openErrors_[i]);
     RegistrySpec spec = specs_[i];
     registry::ClientOptions options = env_.client;
     options.cacheRoot = cacheRoot_;
@@ -164,6 +168,7 @@ public:
       if (e.where.package.empty() && !specs_[i].name.empty() &&
           e.message.find(specs_[i].name) == std::string::npos)
         e.message = "registry \"" + specs_[i].name + "\": " + e.message;
+      openErrors_[i] = e;
       return Unexpected(std::move(e));
     }
     clients_[i] = std::move(*c);
@@ -231,11 +236,20 @@ public:
     return out;
   }
 
-  /// Passes the hint on to the registry each package comes from, among
-  /// those opened already (a hint opens nothing: what opening a registry
-  /// reports, it reports when versions() opens it).
+  /// Passes the hint on to the registry each package comes from. A hint
+  /// opens a registry only when versions() is sure to open it anyway (the
+  /// project's only registry, the first time a package from a registry is
+  /// asked for); otherwise it goes to those opened already, and what
+  /// opening one reports is reported when versions() opens it.
   void prefetch(const std::vector<std::string> &names) override {
     std::vector<std::vector<std::string>> byRegistry(specs_.size());
+    if (specs_.size() == 1 && !clients_[0]) {
+      bool any = false;
+      for (const std::string &name : names)
+        any |= !paths_.count(name);
+      if (!any || !client(0))
+        return;
+    }
     for (const std::string &name : names) {
       if (paths_.count(name))
         continue;
@@ -278,6 +292,7 @@ private:
   const Environment &env_;
   Reporter &reporter_;
   std::vector<std::unique_ptr<RegistryClient>> clients_;
+  std::vector<std::optional<Error>> openErrors_; ///< by registry
   std::string cacheRoot_;
   std::optional<OpenedBundle> bundle_;
   bool bundleTrusted_ = false;

@@ -133,6 +133,42 @@ def test_parallel_downloads(tmp_path, reg):
         assert ends[-1] - starts[0] < 2.0
 
 
+def test_cold_lock_reads_index_files_ahead_in_parallel(tmp_path, reg):
+    """A cold lock of 12 packages from a server that answers each index
+    file after 300 ms: the files the resolver will ask for are fetched
+    ahead, several at once, and the lockfile is the one a lock from the
+    registry's directory writes."""
+    names = [{"name": f"extra-{i:02d}"} for i in range(12)] + \
+        [{"name": "fft-kit"}]
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "plugins.json").write_text(json.dumps(
+        {"schema_version": 1,
+         "registries": [{"name": "web", "url": str(reg.dir),
+                         "public_key": reg.pub}],
+         "plugins": names}, indent=2) + "\n")
+    r = run("lock", cwd=local)
+    assert r.code == 0, r
+    with fault_server(reg.dir) as url:
+        url.set_faults({"/index/": ["delay-300"]})
+        d = http_project(tmp_path, url, reg, names)
+        r = run("lock", "-vv", cwd=d)
+        assert r.code == 0, r
+        index = [e for e in url.log() if e["path"].startswith("/index/")]
+        # Each index file once, most of them several at a time.
+        assert sorted(e["path"] for e in index) == sorted(
+            [f"/index/{p['name']}.json" for p in names] +
+            ["/index/base-kernels.json"]), index
+        assert url.max_in_flight() >= 6
+        # Reported as ever, one line per index file read.
+        assert r.err.count(": read from http://") == len(index), r.err
+    def packages(lock):
+        return [{k: v for k, v in p.items() if k != "source"}
+                for p in json.loads(lock.read_text())["packages"]]
+    assert packages(d / "plugins.lock.json") == \
+        packages(local / "plugins.lock.json")
+
+
 @pytest.mark.parametrize("fault", ["truncate", "corrupt", "reset",
                                    "oversize", "endless"])
 def test_archive_faults_install_nothing(tmp_path, reg, fault):
