@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -800,6 +801,134 @@ TEST_CASE("the lockfile fixtures are exactly what serializeLockfile writes") {
     ++checked;
   }
   CHECK(checked >= 3);
+}
+
+namespace {
+
+/// The lockfile as a json document, dumped as nlohmann dumps it: what
+/// serializeLockfile, which writes the text directly, must give byte for
+/// byte.
+std::string lockfileThroughJson(const Lockfile &lock) {
+  std::vector<const LockedPackage *> packages;
+  for (const LockedPackage &p : lock.packages)
+    packages.push_back(&p);
+  std::stable_sort(packages.begin(), packages.end(),
+                   [](const LockedPackage *a, const LockedPackage *b) {
+                     return a->name < b->name;
+                   });
+  auto platformNames = [](const std::vector<Platform> &ps) {
+    std::set<std::string> names;
+    for (const Platform &p : ps)
+      names.insert(p.str());
+    return std::vector<std::string>(names.begin(), names.end());
+  };
+  json out = json::array();
+  for (const LockedPackage *p : packages) {
+    bool archived = p->sourceKind != LockedPackage::SourceKind::Path;
+    json j = {{"name", p->name}, {"version", p->version.str()}};
+    const char *kind = p->sourceKind == LockedPackage::SourceKind::Path ? "path"
+                       : p->sourceKind == LockedPackage::SourceKind::Bundle
+                           ? "bundle"
+                           : "registry";
+    j["source"] = {{kind, p->source}};
+    if (archived || !p->archive.empty())
+      j["archive"] = p->archive;
+    if (archived || !p->sha256.empty())
+      j["sha256"] = p->sha256;
+    if (archived || p->size != 0)
+      j["size"] = p->size;
+    if (!p->signedBy.empty())
+      j["signed_by"] = p->signedBy;
+    std::vector<std::string> deps;
+    for (const auto &[name, version] : p->dependencies)
+      deps.push_back(name + "@" + version.str());
+    std::sort(deps.begin(), deps.end());
+    j["dependencies"] = deps;
+    if (!p->platforms.empty())
+      j["platforms"] = platformNames(p->platforms);
+    out.push_back(std::move(j));
+  }
+  json doc = {{"lock_version", lock.lockVersion},
+              {"input_hash", lock.inputHash},
+              {"platforms", platformNames(lock.platforms)},
+              {"packages", std::move(out)},
+              {"activation", lock.activation}};
+  if (lock.ireeVersion)
+    doc["iree_version"] = lock.ireeVersion->str();
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+} // namespace
+
+TEST_CASE("serializeLockfile writes what nlohmann's dump of the same "
+          "document writes, on random lockfiles") {
+  std::mt19937 rng(20261128);
+  auto pick = [&](size_t n) { return size_t(rng() % n); };
+  // Strings with what a JSON writer must take care of: quotes,
+  // backslashes, control characters, DEL, UTF-8 and invalid bytes.
+  const std::vector<std::string> pieces = {"a",
+                                           "plugin",
+                                           "/",
+                                           "https://x.org/r",
+                                           "\"",
+                                           "\\",
+                                           "\n",
+                                           "\t",
+                                           std::string(1, '\x01'),
+                                           std::string(1, '\x1f'),
+                                           "\x7f",
+                                           "b\xc3\xa4se",
+                                           "\xe2\x82\xac",
+                                           "\xff",
+                                           "\xc3",
+                                           " ",
+                                           "@",
+                                           "{",
+                                           "]"};
+  auto text = [&] {
+    std::string out;
+    for (size_t n = pick(4); n > 0; --n)
+      out += pieces[pick(pieces.size())];
+    return out;
+  };
+  const std::vector<std::string> versions = {"1.0.0", "0.1.2-rc.1",
+                                             "2.0.0+build.7", "10.20.30"};
+  const std::vector<std::string> platforms = {"linux-x86_64", "linux-aarch64",
+                                              "macos-arm64"};
+  auto platformList = [&] {
+    std::vector<Platform> out;
+    for (size_t n = pick(3); n > 0; --n)
+      out.push_back(*Platform::parse(platforms[pick(platforms.size())]));
+    return out;
+  };
+  for (int round = 0; round < 300; ++round) {
+    Lockfile lock;
+    lock.lockVersion = int(pick(3));
+    lock.inputHash = text();
+    lock.platforms = platformList();
+    if (pick(2))
+      lock.ireeVersion = v(versions[pick(versions.size())].c_str());
+    for (size_t n = pick(5); n > 0; --n) {
+      LockedPackage p;
+      p.name = text();
+      p.version = v(versions[pick(versions.size())].c_str());
+      p.sourceKind = LockedPackage::SourceKind(pick(3));
+      p.source = text();
+      p.archive = pick(2) ? text() : "";
+      p.sha256 = pick(2) ? text() : "";
+      p.size = pick(2) ? uint64_t(rng()) << 20 : 0;
+      p.signedBy = pick(2) ? text() : "";
+      for (size_t k = pick(3); k > 0; --k)
+        p.dependencies.emplace_back(text(),
+                                    v(versions[pick(versions.size())].c_str()));
+      p.platforms = platformList();
+      lock.packages.push_back(std::move(p));
+    }
+    for (size_t n = pick(4); n > 0; --n)
+      lock.activation.push_back(text());
+    CAPTURE(round);
+    REQUIRE(serializeLockfile(lock) == lockfileThroughJson(lock));
+  }
 }
 
 TEST_CASE("lockfiles are sorted, deterministic and read back the same") {
