@@ -809,13 +809,8 @@ namespace {
 /// serializeLockfile, which writes the text directly, must give byte for
 /// byte.
 std::string lockfileThroughJson(const Lockfile &lock) {
-  std::vector<const LockedPackage *> packages;
-  for (const LockedPackage &p : lock.packages)
-    packages.push_back(&p);
-  std::stable_sort(packages.begin(), packages.end(),
-                   [](const LockedPackage *a, const LockedPackage *b) {
-                     return a->name < b->name;
-                   });
+  std::vector<LockedPackage> sorted = lock.packages;
+  std::ranges::stable_sort(sorted, {}, &LockedPackage::name);
   auto platformNames = [](const std::vector<Platform> &ps) {
     std::set<std::string> names;
     for (const Platform &p : ps)
@@ -823,7 +818,8 @@ std::string lockfileThroughJson(const Lockfile &lock) {
     return std::vector<std::string>(names.begin(), names.end());
   };
   json out = json::array();
-  for (const LockedPackage *p : packages) {
+  for (const LockedPackage &package : sorted) {
+    const LockedPackage *p = &package;
     bool archived = p->sourceKind != LockedPackage::SourceKind::Path;
     json j = {{"name", p->name}, {"version", p->version.str()}};
     const char *kind = p->sourceKind == LockedPackage::SourceKind::Path ? "path"
