@@ -137,13 +137,30 @@ Expected<MirrorResult> mirrorRegistry(const RegistrySpec &source,
   std::vector<std::string> files = {"config.json", "snapshot.json",
                                     "snapshot.json.minisig"};
   const std::vector<std::string> names = src.packageNames();
-  for (const std::string &n : names)
-    files.push_back("index/" + n + ".json");
-  if (Status s = detail::copyMetadataFiles(**transport, files, stage); !s)
-    return Unexpected(s.error());
   for (const char *sub : {"/index", "/archives"})
     if (Status s = fsutil::makeDirs(stage + sub); !s)
       return Unexpected(s.error());
+  // An index file the copy already holds with the hash the verified
+  // snapshot pins is taken from the copy rather than fetched again (an
+  // update of a large registry fetches only what changed); the staged
+  // files are all checked against the staged snapshot below either way.
+  const RegistrySnapshot &pins = src.snapshot();
+  for (const std::string &n : names) {
+    const std::string rel = "index/" + n + ".json";
+    auto have = fsutil::exists(out + "/" + rel) ? sha256File(out + "/" + rel)
+                                                : Expected<std::string>("");
+    auto pin = pins.index.find(n);
+    if (have && pin != pins.index.end() && pin->second == "sha256:" + *have) {
+      std::error_code ec;
+      fs::copy_file(out + "/" + rel, stage + "/" + rel,
+                    fs::copy_options::overwrite_existing, ec);
+      if (!ec)
+        continue;
+    }
+    files.push_back(rel);
+  }
+  if (Status s = detail::copyMetadataFiles(**transport, files, stage); !s)
+    return Unexpected(s.error());
 
   // Read back with the same keys: the snapshot the source client verified,
   // and every index matching it.

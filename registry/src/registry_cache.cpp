@@ -1,6 +1,8 @@
 //===- registry_cache.cpp - Where registries are cached -------------------===//
 #include "registry_cache.h"
 
+#include <algorithm>
+
 #include "ireepkg/pkg/cache.h"
 #include "ireepkg/pkg/hash.h"
 
@@ -68,16 +70,28 @@ std::string registryCacheDir(const std::string &cacheRoot,
 Status copyMetadataFiles(Transport &transport,
                          const std::vector<std::string> &relPaths,
                          const std::string &dir) {
-  for (const std::string &f : relPaths) {
-    auto body = transport.fetch(f, 64ull << 20);
-    if (!body)
-      return Unexpected(body.error());
-    const std::string to = dir + "/" + f;
-    if (Status s = fsutil::makeDirs(std::filesystem::path(to).parent_path());
-        !s)
-      return s;
-    if (Status s = fsutil::writeFileAtomic(to, body->body); !s)
-      return s;
+  // A few dozen at a time: over HTTP they are fetched in parallel
+  // (fetchMany), and no more than that many bodies are held at once.
+  constexpr size_t kChunk = 64;
+  for (size_t at = 0; at < relPaths.size(); at += kChunk) {
+    std::vector<std::string> chunk(relPaths.begin() + at,
+                                   relPaths.begin() +
+                                       std::min(relPaths.size(), at + kChunk));
+    auto bodies = transport.fetchMany(chunk, 64ull << 20);
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      if (i >= bodies.size())
+        return makeError(ErrorCode::Internal, "no answer for " + chunk[i] +
+                                                  " from " +
+                                                  transport.describe());
+      if (!bodies[i])
+        return Unexpected(bodies[i].error());
+      const std::string to = dir + "/" + chunk[i];
+      if (Status s = fsutil::makeDirs(std::filesystem::path(to).parent_path());
+          !s)
+        return s;
+      if (Status s = fsutil::writeFileAtomic(to, bodies[i]->body); !s)
+        return s;
+    }
   }
   return {};
 }
