@@ -46,6 +46,11 @@ again with nothing changed: the no-op sync, and the same with
 every sync the prefix must hold exactly the locked packages and
 `sync --json` must report no change.
 
+Then the main case over HTTP: the registry and simple/ served by nginx on
+127.0.0.1 (nginx-light, as the tests use it), `ireepkg lock` against `uv
+pip compile --index-url`, three cold runs of each and then --runs warm
+ones, alternating, both giving the main case's solution.
+
 Targets: warm <= 0.5x and cold <= 1.0x uv over the local index, no-op lock
 and no-op sync under 10 ms. Prints a table (median and min wall time, CPU
 time, peak RSS, the ratios) and the no-op lines, and writes results.json
@@ -88,6 +93,8 @@ import zipfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "tests" / "cli"))
+from netfix import nginx_server  # noqa: E402
 IREEPKG = pathlib.Path(os.environ.get("IREEPKG_BIN", REPO / "build" / "bin" / "ireepkg"))
 TIME = "/usr/bin/time"  # GNU time, for the peak RSS
 UV_VERSION = "0.13.9"
@@ -702,11 +709,15 @@ class Uv:
     is about), or with index=True over the PEP 503 index simple/ (uv then
     reads only the packages it reaches, as ireepkg does)."""
 
-    def __init__(self, uv, python, project, base, index=False):
+    def __init__(self, uv, python, project, base, index=False, index_url=None):
         self.uv, self.python, self.project, self.base, self.index = uv, python, project, base, index
         self.name = "uv (local index)" if index else "uv pip compile"
         self.cache = base / ("uv-cache-index" if index else "uv-cache")
         self.out = project / ("requirements-index.txt" if index else "requirements.txt")
+        self.index_url = index_url or (base / "simple").as_uri()
+        if index_url:  # the index served over HTTP
+            self.name = "uv (HTTP index)"
+            self.cache = base / "uv-cache-http"
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("UV_")}
 
     def cold(self):
@@ -714,7 +725,7 @@ class Uv:
             shutil.rmtree(self.cache)
 
     def command(self):
-        source = (["--index-url", (self.base / "simple").as_uri()] if self.index
+        source = (["--index-url", self.index_url] if self.index
                   else ["--no-index", "--find-links", str(self.base / "wheels")])
         return [str(self.uv), "pip", "compile", "--no-config", "--quiet", "--no-header",
                 "--no-annotate", *source, "--cache-dir", str(self.cache),
@@ -931,6 +942,55 @@ def measure(case, tools, graph, roots, runs, expected, log):
     return res
 
 
+def measure_http(base, uv, python, solution, runs, log):
+    """The main case over HTTP: the registry and the PEP 503 index served by
+    nginx on 127.0.0.1, `ireepkg lock` against `uv pip compile
+    --index-url`, each with its own empty cache (cold, three runs each,
+    alternating) and then its cache kept (warm). Both must give the main
+    case's solution. A cold ireepkg reads the index files ahead of its
+    resolver, several requests at a time; uv fetches in parallel too."""
+    with nginx_server(base) as server:
+        url = server[0]
+        proj = base / "http-project"
+        shutil.rmtree(proj, ignore_errors=True)
+        proj.mkdir()
+        plugins = json.loads((base / "project" / "plugins.json").read_text())
+        for r in plugins["registries"]:
+            r["url"] = f"{url}/registry"
+        (proj / "plugins.json").write_text(json.dumps(plugins, indent=2) + "\n")
+        shutil.copy(base / "project" / "requirements.in", proj / "requirements.in")
+        tools = [Ireepkg(proj, base / "ireepkg-cache-http"),
+                 Uv(uv, python, proj, base, index=True, index_url=f"{url}/simple/")]
+        tools[0].name = "ireepkg lock (HTTP)"
+        colds = {t.name: [] for t in tools}
+        for i in range(3):
+            for t in (tools if i % 2 == 0 else tools[::-1]):
+                t.cold()
+                colds[t.name].append(t.run())
+                if t.solution() != solution:
+                    sys.exit(f"{t.name} over HTTP gave another solution")
+        warms = {t.name: [] for t in tools}
+        for i in range(runs):
+            for t in (tools if i % 2 == 0 else tools[::-1]):
+                warms[t.name].append(t.run())
+    res = {}
+    for t in tools:
+        c, w = colds[t.name], warms[t.name]
+        res[t.name] = {"cold_runs_s": [x[0] for x in c],
+                       "cold_s": statistics.median(x[0] for x in c),
+                       "cold_cpu_s": statistics.median(x[1] for x in c),
+                       "median_s": statistics.median(x[0] for x in w),
+                       "min_s": min(x[0] for x in w),
+                       "median_cpu_s": statistics.median(x[1] for x in w),
+                       "peak_rss_mib": max(x[2] for x in c + w)}
+        log(f"  main over HTTP: {t.name} cold " +
+            ", ".join(f"{x[0] * 1000:.0f}" for x in c) + " ms")
+    mine, theirs = res[tools[0].name], res[tools[1].name]
+    res["ratio"] = mine["median_s"] / theirs["median_s"]
+    res["cold_ratio"] = mine["cold_s"] / theirs["cold_s"]
+    return res
+
+
 def machine():
     cpu = ""
     try:
@@ -1004,6 +1064,7 @@ def main():
             res["installed_data"] = {"path": str(data), "pack_s": gen["pack_s"],
                                      "publish_s": gen["publish_s"]}
             res.update(measure_installed(data, base, solution, args.runs, log))
+            res["http"] = measure_http(base, uv, python, solution, args.runs, log)
 
     (HERE / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     if args.json:
@@ -1052,6 +1113,16 @@ def main():
                   f"{c['noop_sync_full_check_s'] * 1000:.1f} ms median, "
                   f"{c['noop_sync_full_check_min_s'] * 1000:.1f} ms min, "
                   f"{c['noop_sync_full_check_cpu_s'] * 1000:.1f} ms CPU")
+        if "http" in c:
+            h = c["http"]
+            print("  over HTTP (registry and index served by nginx on 127.0.0.1):")
+            for name, r in h.items():
+                if isinstance(r, dict):
+                    print(f"  {name:<20} {r['median_s'] * 1000:6.0f}ms {r['min_s'] * 1000:6.0f}ms "
+                          f"{r['median_cpu_s'] * 1000:6.0f}ms {r['cold_s'] * 1000:6.0f}ms "
+                          f"{r['peak_rss_mib']:7.1f}MiB")
+            print(f"  ireepkg / uv over HTTP: {h['ratio']:.2f}x warm, "
+                  f"{h['cold_ratio']:.2f}x cold")
 
 if __name__ == "__main__":
     main()
