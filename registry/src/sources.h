@@ -176,10 +176,15 @@ public:
   }
 
   /// The registry `name` comes from: pinned, else the first listing it.
-  Expected<std::optional<size_t>> registryOf(const std::string &name) {
+  /// With `open` false, registries not opened yet are not opened: nullopt
+  /// then also means that the ones opened do not list it.
+  Expected<std::optional<size_t>> registryOf(const std::string &name,
+                                             bool open = true) {
     if (auto it = pinned_.find(name); it != pinned_.end())
       return std::optional<size_t>(it->second);
     for (size_t i = 0; i < specs_.size(); ++i) {
+      if (!open && !clients_[i])
+        break;
       auto c = client(i);
       if (!c)
         return Unexpected(c.error());
@@ -253,16 +258,8 @@ public:
     for (const std::string &name : names) {
       if (paths_.count(name))
         continue;
-      if (auto it = pinned_.find(name); it != pinned_.end()) {
-        if (clients_[it->second])
-          byRegistry[it->second].push_back(name);
-        continue;
-      }
-      for (size_t i = 0; i < specs_.size() && clients_[i]; ++i)
-        if (clients_[i]->hasPackage(name)) {
-          byRegistry[i].push_back(name);
-          break;
-        }
+      if (auto r = registryOf(name, false); r && *r && clients_[**r])
+        byRegistry[**r].push_back(name);
     }
     for (size_t i = 0; i < byRegistry.size(); ++i)
       if (!byRegistry[i].empty())
