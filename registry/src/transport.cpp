@@ -273,15 +273,7 @@ public:
 
   Expected<net::MetadataResponse> fetch(const std::string &relPath,
                                         uint64_t maxBytes) override {
-    net::MetadataRequest request;
-    request.urls = urls(relPath);
-    request.maxBytes = maxBytes;
-    request.label = relPath;
-    request.useCache = !pinnedByHash(relPath);
-    auto r = client_->fetchMetadata(request);
-    if (r)
-      remember(r->url, relPath);
-    return r;
+    return std::move(fetchMany({relPath}, maxBytes).front());
   }
 
   size_t parallelFetches() const override {
