@@ -147,9 +147,8 @@ Expected<MirrorResult> mirrorRegistry(const RegistrySpec &source,
   const RegistrySnapshot &pins = src.snapshot();
   for (const std::string &n : names) {
     const std::string rel = "index/" + n + ".json";
-    auto have = fsutil::exists(out + "/" + rel) ? sha256File(out + "/" + rel)
-                                                : Expected<std::string>("");
     auto pin = pins.index.find(n);
+    auto have = sha256File(out + "/" + rel); // an error when it is not there
     if (have && pin != pins.index.end() && pin->second == "sha256:" + *have) {
       std::error_code ec;
       fs::copy_file(out + "/" + rel, stage + "/" + rel,
