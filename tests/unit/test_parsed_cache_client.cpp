@@ -798,34 +798,37 @@ size_t indexFetches(const FetchLog &log) {
   return n;
 }
 
-/// A client that was told to read `names` ahead, once its thread has
-/// fetched them all (it has them, or is parsing them); and what a client
-/// that does not read ahead gives, to compare.
-struct ReadAhead {
+/// A client whose fetches go to `log` (held before its prefetch thread's
+/// fetches when `held`), and what a client that does not read ahead gives
+/// for `names`, to compare.
+struct LoggedRun {
   DetailReporter plain, report;
   std::map<std::string, std::string> expected;
   std::shared_ptr<FetchLog> log = std::make_shared<FetchLog>();
   std::unique_ptr<RegistryClient> client;
-  ReadAhead(ClientFixture &f, const std::vector<std::string> &names) {
+  LoggedRun(ClientFixture &f, const std::vector<std::string> &names,
+            bool held) {
     expected = readPlainly(f, names, plain);
+    log->hold = held;
     client = loggedClient(f, log, report);
+  }
+};
+
+/// A client that was told to read `names` ahead, once its thread has
+/// fetched them all (it has them, or is parsing them).
+struct ReadAhead : LoggedRun {
+  ReadAhead(ClientFixture &f, const std::vector<std::string> &names)
+      : LoggedRun(f, names, false) {
     client->prefetch(names);
     REQUIRE(log->waitFor([&] { return indexFetches(*log) == names.size(); }));
   }
 };
 
 /// A client whose prefetch thread took beta and is held before fetching
-/// it (FetchLog::hold); and what a client that does not read ahead gives
-/// for `names`, to compare.
-struct HeldOnBeta {
-  DetailReporter plain, report;
-  std::map<std::string, std::string> expected;
-  std::shared_ptr<FetchLog> log = std::make_shared<FetchLog>();
-  std::unique_ptr<RegistryClient> client;
-  HeldOnBeta(ClientFixture &f, const std::vector<std::string> &names) {
-    expected = readPlainly(f, names, plain);
-    log->hold = true;
-    client = loggedClient(f, log, report);
+/// it (FetchLog::hold).
+struct HeldOnBeta : LoggedRun {
+  HeldOnBeta(ClientFixture &f, const std::vector<std::string> &names)
+      : LoggedRun(f, names, true) {
     client->prefetch({"beta"});
     REQUIRE(log->waitFor([&] { return log->holding == 1; }));
   }
