@@ -15,7 +15,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include <sys/stat.h>
@@ -130,13 +129,37 @@ versionInOutput(const std::string &output) {
 
 std::optional<Version> parseIreeVersion(std::string_view text) {
   // Releases print "3.13.0", nightlies "3.13.0rc20261016"; anything after
-  // MAJOR.MINOR.PATCH becomes a SemVer pre-release.
-  static const std::regex re(R"(^\s*(\d+)\.(\d+)\.(\d+)([0-9A-Za-z.+-]*)\s*$)");
-  std::match_results<std::string_view::const_iterator> m;
-  if (!std::regex_match(text.begin(), text.end(), m, re))
-    return std::nullopt;
-  std::string core = m[1].str() + "." + m[2].str() + "." + m[3].str();
-  std::string rest = m[4].str();
+  // MAJOR.MINOR.PATCH becomes a SemVer pre-release. Matched by hand rather
+  // than with std::regex: compiling that pattern cost every lock and sync
+  // about 1.8 million instructions at startup, a tenth of a no-op sync.
+  auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  auto letter = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  };
+  while (!text.empty() && space(text.front()))
+    text.remove_prefix(1);
+  while (!text.empty() && space(text.back()))
+    text.remove_suffix(1);
+  size_t i = 0;
+  std::string core;
+  for (int part = 0; part < 3; ++part) {
+    if (part > 0) {
+      if (i >= text.size() || text[i] != '.')
+        return std::nullopt;
+      core += text[i++];
+    }
+    size_t start = i;
+    while (i < text.size() && digit(text[i]))
+      ++i;
+    if (i == start)
+      return std::nullopt;
+    core += text.substr(start, i - start);
+  }
+  std::string rest(text.substr(i));
+  for (char c : rest)
+    if (!digit(c) && !letter(c) && c != '.' && c != '+' && c != '-')
+      return std::nullopt;
   std::string build;
   if (size_t plus = rest.find('+'); plus != std::string::npos) {
     build = rest.substr(plus);

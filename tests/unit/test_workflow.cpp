@@ -21,6 +21,19 @@ TEST_CASE("iree-compile --version strings become SemVer versions") {
   CHECK_FALSE(workflow::parseIreeVersion("3.13"));
   CHECK_FALSE(workflow::parseIreeVersion("IREE 3.13.0"));
   CHECK_FALSE(workflow::parseIreeVersion(""));
+  // Whitespace around it only; nothing but [0-9A-Za-z.+-] after the patch.
+  v = workflow::parseIreeVersion("\t3.13.0\r\n");
+  REQUIRE(v);
+  CHECK(v->str() == "3.13.0");
+  CHECK_FALSE(workflow::parseIreeVersion("3.13.0 rc1"));
+  CHECK_FALSE(workflow::parseIreeVersion("3.13.0_rc1"));
+  CHECK_FALSE(workflow::parseIreeVersion("3..0"));
+  CHECK_FALSE(workflow::parseIreeVersion("3.13."));
+  CHECK_FALSE(workflow::parseIreeVersion(".3.13.0"));
+  CHECK_FALSE(workflow::parseIreeVersion("3.13.0\xc3\xa9"));
+  v = workflow::parseIreeVersion("10.0.2-rc.1");
+  REQUIRE(v);
+  CHECK(v->str() == "10.0.2-rc.1");
 }
 
 TEST_CASE("package requests on the command line") {
