@@ -1,9 +1,11 @@
 //===- file_util.cpp - Durable file operations ---------------------------===//
 #include "ireepkg/pkg/file_util.h"
 #include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/pkg/hash.h"
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <filesystem>
 #include <sys/stat.h>
@@ -19,8 +21,24 @@ Error ioError(const std::string &what, const std::string &path, int err) {
                Location::inFile(path));
 }
 
+static FileStamp stampFrom(const struct stat &st) {
+  FileStamp s;
+  s.device = static_cast<uint64_t>(st.st_dev);
+  s.inode = static_cast<uint64_t>(st.st_ino);
+  s.size = static_cast<uint64_t>(st.st_size);
+  s.modifiedNs =
+      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  s.changedNs =
+      static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  return s;
+}
+
+/// `before` and `after`, when given, receive the file's stamp as it was
+/// opened and as it was when every byte had been read.
 static Expected<std::string> readRegularFile(const std::string &path,
-                                             size_t maxBytes, bool ownOnly) {
+                                             size_t maxBytes, bool ownOnly,
+                                             FileStamp *before = nullptr,
+                                             FileStamp *after = nullptr) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return Unexpected(ioError("cannot open", path, errno));
@@ -46,6 +64,8 @@ static Expected<std::string> readRegularFile(const std::string &path,
                          " bytes",
                      Location::inFile(path));
   }
+  if (before)
+    *before = stampFrom(st);
   std::string out(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
   while (done < out.size()) {
@@ -59,7 +79,118 @@ static Expected<std::string> readRegularFile(const std::string &path,
     }
     done += static_cast<size_t>(n);
   }
+  if (after) {
+    if (::fstat(fd, &st) == 0)
+      *after = stampFrom(st);
+    else
+      *after = FileStamp{}; // unknown: differs from `before`
+  }
   ::close(fd);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// File stamps
+//===----------------------------------------------------------------------===//
+
+std::string FileStamp::str() const {
+  return std::to_string(device) + ":" + std::to_string(inode) + ":" +
+         std::to_string(size) + ":" + std::to_string(modifiedNs) + ":" +
+         std::to_string(changedNs);
+}
+
+std::optional<FileStamp> fileStamp(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return std::nullopt;
+  return stampFrom(st);
+}
+
+bool settled(const FileStamp &stamp, int64_t nowNs) {
+  if (nowNs == 0) {
+    struct timespec ts;
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    nowNs = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  }
+  return stamp.inode != 0 && stamp.modifiedNs <= nowNs - kSettledNs &&
+         stamp.changedNs <= nowNs - kSettledNs;
+}
+
+namespace {
+
+/// A memo of readFileHashed: "ireepkg file digest 1", then the file's
+/// path, its stamp and the SHA-256 of its bytes, one per line.
+constexpr std::string_view kDigestMemoHeader = "ireepkg file digest 1\n";
+
+std::string digestMemoHead(const std::string &path, const FileStamp &stamp) {
+  return std::string(kDigestMemoHeader) + path + "\n" + stamp.str() + "\n";
+}
+
+} // namespace
+
+/// The digest `memo` (a memo's bytes) records for `path` with `stamp`.
+static std::optional<std::string> digestIn(const std::string &memo,
+                                           const std::string &path,
+                                           const FileStamp &stamp) {
+  const std::string head = digestMemoHead(path, stamp);
+  if (memo.size() != head.size() + 65 ||
+      std::string_view(memo).substr(0, head.size()) != head ||
+      memo.back() != '\n')
+    return std::nullopt;
+  return memo.substr(head.size(), 64);
+}
+
+std::string digestMemoPath(const std::string &cacheRoot,
+                           const std::string &path) {
+  if (cacheRoot.empty())
+    return {};
+  return cacheRoot + "/digests/" + Sha256::hex(path);
+}
+
+std::optional<std::string> knownDigest(const std::string &path,
+                                       const std::string &memoPath) {
+  if (memoPath.empty())
+    return std::nullopt;
+  auto stamp = fileStamp(path);
+  if (!stamp)
+    return std::nullopt;
+  auto memo = readOwnCacheFile(memoPath, 1 << 12);
+  if (!memo)
+    return std::nullopt;
+  return digestIn(*memo, path, *stamp);
+}
+
+Expected<HashedFile> readFileHashed(const std::string &path, size_t maxBytes,
+                                    const std::string &memoPath,
+                                    int64_t nowNs) {
+  FileStamp before, after;
+  auto bytes = readRegularFile(path, maxBytes, /*ownOnly=*/false,
+                               memoPath.empty() ? nullptr : &before,
+                               memoPath.empty() ? nullptr : &after);
+  if (!bytes)
+    return Unexpected(bytes.error());
+  HashedFile out;
+  out.bytes = std::move(*bytes);
+  // The same stamp before and after the read: no change in between, so
+  // these are the bytes of that stamp.
+  const bool steady = !memoPath.empty() && before == after;
+  if (steady) {
+    if (auto memo = readOwnCacheFile(memoPath, 1 << 12))
+      if (auto sha = digestIn(*memo, path, before)) {
+        out.sha256 = std::move(*sha);
+        return out;
+      }
+  }
+  out.sha256 = Sha256::hex(out.bytes);
+  // A memo only of a settled stamp: a file changed again within the
+  // clock's tick after it was read could otherwise keep that stamp. A
+  // cache: failing to write it changes nothing.
+  if (steady && settled(before, nowNs)) {
+    std::string dir = fs::path(memoPath).parent_path().string();
+    if (dir.empty() || makeDirs(dir))
+      (void)writeCacheFile(memoPath,
+                           digestMemoHead(path, before) + out.sha256 + "\n");
+  }
   return out;
 }
 

@@ -94,13 +94,18 @@ static bool changeUnderWay(const std::string &prefix) {
          fsutil::exists(prefix + "/.trash");
 }
 
-std::string installedStateFingerprint(const std::string &prefix) {
+std::string installedStateFingerprint(const std::string &prefix,
+                                      const std::string &cacheRoot) {
   if (changeUnderWay(prefix))
     return "";
-  auto text = fsutil::readFile(prefix + "/state/" + kInstalledFile, 64u << 20);
-  if (!text)
+  const std::string path = prefix + "/state/" + kInstalledFile;
+  const std::string memoPath = fsutil::digestMemoPath(cacheRoot, path);
+  if (auto known = fsutil::knownDigest(path, memoPath))
+    return *known;
+  auto read = fsutil::readFileHashed(path, 64u << 20, memoPath);
+  if (!read)
     return "";
-  return Sha256::hex(*text);
+  return read->sha256;
 }
 
 bool packageDirsExist(const std::string &prefix,

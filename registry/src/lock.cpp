@@ -39,7 +39,7 @@ namespace {
 /// Raised whenever the same inputs may resolve to another lockfile (the
 /// resolver's choices, the lockfile's layout); the ireepkg version is part
 /// of the key as well.
-constexpr int kLockStampFormat = 1;
+constexpr int kLockStampFormat = 2;
 
 /// A no-op lock — plugins.json, the lockfile and the registries all as they
 /// were when the last lock found the lockfile up to date — skips the
@@ -47,7 +47,9 @@ constexpr int kLockStampFormat = 1;
 /// lockfile's path> keeps the key of the inputs of that last lock, computed
 /// here, and the lockfile as it parsed (parsed_cache.h). The key covers all a
 /// resolution reads: the project as parsed (its input hash and option
-/// values), the lockfile's bytes (its versions are the preferred ones), the
+/// values), the lockfile's bytes by their SHA-256 (its versions are the
+/// preferred ones; a digest kept by the file's stamp saves hashing them
+/// again, fsutil::readFileHashed), the
 /// IREE version and platforms resolved for, and each registry's verified
 /// snapshot (its hash pins every index file) and signing key. The
 /// registries are opened, so their signatures, expiry and rollback are
@@ -57,9 +59,9 @@ constexpr int kLockStampFormat = 1;
 std::optional<std::string> lockStampKey(const Project &project, Sources &src,
                                         const LockRequest &request,
                                         const ResolveRequest &rr,
-                                        const std::string &oldText,
+                                        const std::string &oldSha,
                                         const Environment &env) {
-  if (request.upgradeAll || !request.upgrade.empty() || oldText.empty() ||
+  if (request.upgradeAll || !request.upgrade.empty() || oldSha.empty() ||
       src.cacheRoot().empty() || !env.bundle.empty())
     return std::nullopt;
   for (const ProjectPlugin &p : project.parsed.plugins)
@@ -81,7 +83,7 @@ std::optional<std::string> lockStampKey(const Project &project, Sources &src,
       field(v.dump());
     }
   }
-  field(oldText);
+  field(oldSha);
   field(rr.ireeVersion ? rr.ireeVersion->str() : "-");
   for (const Platform &p : rr.platforms)
     field(p.str());
@@ -114,11 +116,16 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
   if (ireeProblem)
     warnIreeUnknown(*ireeProblem, reporter);
 
-  // The lockfile's bytes (parsed below, unless nothing changed).
-  std::string oldText;
+  // The lockfile's bytes (parsed below, unless nothing changed), and
+  // their SHA-256 when there is a cache to keep the stamp in.
+  std::string oldText, oldSha;
   if (fsutil::exists(project.lockPath))
-    if (auto t = fsutil::readFile(project.lockPath, 64ull << 20))
-      oldText = std::move(*t);
+    if (auto t = fsutil::readFileHashed(
+            project.lockPath, 64ull << 20,
+            fsutil::digestMemoPath(src.cacheRoot(), project.lockPath))) {
+      oldText = std::move(t->bytes);
+      oldSha = std::move(t->sha256);
+    }
 
   ResolveRequest rr;
   rr.rootName = "plugins.json";
@@ -132,7 +139,7 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
   // Nothing changed since the last lock found this lockfile up to date:
   // the lockfile stays, as parsed then.
   std::optional<std::string> stampKey =
-      lockStampKey(project, src, request, rr, oldText, env);
+      lockStampKey(project, src, request, rr, oldSha, env);
   if (stampKey)
     if (auto stamp =
             fsutil::readOwnCacheFile(lockStampPath(src, project), 64ull << 20))

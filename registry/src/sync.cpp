@@ -35,11 +35,12 @@ using namespace detail;
 
 namespace {
 
-/// Names a lockfile's exact bytes, as read by this ireepkg version.
-std::string lockBytesKeyOf(std::string_view text) {
+/// Names a lockfile's exact bytes (by their SHA-256), as read by this
+/// ireepkg version.
+std::string lockBytesKeyOf(std::string_view sha256) {
   Sha256 h;
   h.update("ireepkg parsed lockfile " IREEPKG_VERSION "\n");
-  h.update(text);
+  h.update(sha256);
   return h.hexDigest();
 }
 
@@ -47,10 +48,11 @@ std::string lockBytesKeyOf(std::string_view text) {
 /// lockfile did not change parses no JSON (a lockfile of 1,000 packages
 /// takes tens of milliseconds to parse). The parsed form is kept in
 /// <cache>/locks/<hash of the lockfile's path>.parsed (parsed_cache.h),
-/// keyed by the SHA-256 of the lockfile's exact bytes, which are read and
-/// hashed on every run, and of this ireepkg version: the same bytes parse
-/// to the same lock. It is a cache of the user's own, trusted as far as
-/// the rest of it (readOwnCacheFile: owned by the current user, writable
+/// keyed by the SHA-256 of the lockfile's exact bytes, which are read on
+/// every run (and hashed, unless their digest is kept for the file's
+/// stamp: fsutil::readFileHashed), and of this ireepkg version: the same bytes
+/// parse to the same lock. It is a cache of the user's own, trusted as far
+/// as the rest of it (readOwnCacheFile: owned by the current user, writable
 /// by no one else).
 ///
 /// `bytesKey` receives that key (empty when the lockfile was not read
@@ -61,16 +63,29 @@ Expected<std::optional<Lockfile>> readLockfileKept(const std::string &path,
   bytesKey.clear();
   if (root.empty() || !fsutil::exists(path))
     return readLockfile(path);
-  auto text = fsutil::readFile(path, JsonParseOptions{}.maxBytes);
-  if (!text)
-    return readLockfile(path); // its error
-  const std::string key = lockBytesKeyOf(*text);
-  bytesKey = key;
+  const std::string memo = fsutil::digestMemoPath(root, path);
   const std::string kept = root + "/locks/" + Sha256::hex(path) + ".parsed";
-  if (auto bin = fsutil::readOwnCacheFile(kept, 64ull << 20))
-    if (auto lock = registry::decodeParsedLock(*bin, key))
+  auto keptLock = [&](const std::string &key) -> std::optional<Lockfile> {
+    if (auto bin = fsutil::readOwnCacheFile(kept, 64ull << 20))
+      return registry::decodeParsedLock(*bin, key);
+    return std::nullopt;
+  };
+  // Known by its stamp: not even read.
+  if (auto sha = fsutil::knownDigest(path, memo)) {
+    const std::string key = lockBytesKeyOf(*sha);
+    if (auto lock = keptLock(key)) {
+      bytesKey = key;
       return std::optional<Lockfile>(std::move(*lock));
-  auto lock = parseLockfileText(*text, path);
+    }
+  }
+  auto read = fsutil::readFileHashed(path, JsonParseOptions{}.maxBytes, memo);
+  if (!read)
+    return readLockfile(path); // its error
+  const std::string key = lockBytesKeyOf(read->sha256);
+  bytesKey = key;
+  if (auto lock = keptLock(key))
+    return std::optional<Lockfile>(std::move(*lock));
+  auto lock = parseLockfileText(read->bytes, path);
   if (!lock)
     return Unexpected(lock.error());
   // A cache: failing to write it changes nothing.
@@ -98,7 +113,10 @@ Expected<std::optional<Lockfile>> readLockfileKept(const std::string &path,
 //    that was said already, and whether mismatches are only warnings),
 //  - installed.json as the sync left it, taken under the prefix lock
 //    (InstallReport::stateFingerprint), and this ireepkg's version.
-// The next sync computes the same digest from the files as they are; when
+// The next sync computes the same digest from the files as they are (the
+// SHA-256 of the lockfile and of installed.json kept by their stamps in
+// <cache>/digests/, fsutil::readFileHashed: a file changed since gets a
+// new stamp, and is hashed again); when
 // it matches and every locked package's directory is there, the prefix is
 // what a full sync would leave, and it reports every package unchanged
 // without opening an archive. Any install, removal or interrupted change
@@ -278,7 +296,7 @@ Expected<SyncResult> syncProject(const Project &project,
       return Unexpected(relocked.error());
     lock = relocked->lock;
     if (!request.dryRun) // the bytes it wrote (or found already there)
-      lockBytesKey = lockBytesKeyOf(relocked->text);
+      lockBytesKey = lockBytesKeyOf(Sha256::hex(relocked->text));
     result.relocked = std::move(*relocked);
   }
 
@@ -295,7 +313,8 @@ Expected<SyncResult> syncProject(const Project &project,
                    });
   if (recordable) {
     iree = effectiveIreeCheck(env, result, request);
-    std::string fingerprint = installedStateFingerprint(request.prefix);
+    std::string fingerprint =
+        installedStateFingerprint(request.prefix, cacheRoot);
     auto recorded = fingerprint.empty()
                         ? Expected<std::string>(std::string())
                         : fsutil::readOwnCacheFile(

@@ -159,8 +159,8 @@ def test_install_and_remove_dry_run(tmp_path, reg, cache):
 def test_sync_keeps_the_parsed_lockfile_only_for_the_same_bytes(
         tmp_path, reg, cache):
     """sync keeps the lockfile as it parsed it (<cache>/locks/*.parsed),
-    keyed by the SHA-256 of the lockfile's bytes and of the ireepkg
-    version: an edited lockfile is read again, and a parsed copy that
+    keyed by the SHA-256 of the lockfile's bytes' SHA-256 and of the
+    ireepkg version: an edited lockfile is read again, and a parsed copy that
     others may write is not read."""
     import hashlib
     import os
@@ -191,8 +191,9 @@ def test_sync_keeps_the_parsed_lockfile_only_for_the_same_bytes(
     # when it is the user's own and no one else may write it, which shows
     # that the parsed copy is what is read; passed over otherwise.
     version = run("--version").out.split()[1]
+    digest = hashlib.sha256(lockfile.read_bytes()).hexdigest()
     key = hashlib.sha256(f"ireepkg parsed lockfile {version}\n".encode() +
-                         lockfile.read_bytes()).hexdigest().encode()
+                         digest.encode()).hexdigest().encode()
     # "IREEPKGP", u32 format, u32 kind, then the 64-digit key.
     forged = first[:16] + key + first[80:]
     parsed.write_bytes(forged)

@@ -4,7 +4,9 @@ that out from its record (<cache>/syncs/) without opening an archive; and
 anything that could make a full sync do something else makes it check in
 full again."""
 import json
+import os
 import shutil
+import time
 
 from conftest import EXAMPLES, pack, run
 from test_cli_global import reg  # noqa: F401
@@ -196,3 +198,63 @@ def test_a_record_that_is_not_ours_is_not_used(tmp_path, reg, cache):
     record.chmod(0o644)
     up_to_date(run("sync", cwd=d), prefix, 2)
     assert (prefix / "state" / "installed.json").read_bytes() == before
+
+
+def overwrite_keeping_mtime(path, data):
+    """Writes `data` over `path` in place (same inode, same size), then puts
+    its mtime back, as a careless tool might."""
+    st = path.stat()
+    assert len(data) == st.st_size
+    with open(path, "r+b") as f:
+        f.write(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_files_known_by_their_stamps_are_read_again_once_changed(
+        tmp_path, reg, cache):
+    """lock and sync keep the SHA-256 of the lockfile and of installed.json
+    by each file's stamp (<cache>/digests/), so that a run with nothing to
+    do hashes neither again; a change of the same size with the old mtime
+    put back is still seen (the ctime moved), by lock and by sync."""
+    d = project(tmp_path, reg, [{"name": "fft-kit"}])
+    prefix = d / ".iree-plugins"
+    lock = d / "plugins.lock.json"
+    state = prefix / "state" / "installed.json"
+    assert run("sync", cwd=d).code == 0
+    # Only settled stamps are kept (a change within the clock's tick could
+    # keep one): none yet.
+    up_to_date(run("sync", cwd=d), prefix, 2)
+    assert not (cache / "digests").exists()
+    time.sleep(2.1)
+    assert run("lock", cwd=d).code == 0
+    up_to_date(run("sync", cwd=d), prefix, 2)
+    assert len(list((cache / "digests").iterdir())) == 2
+    up_to_date(run("sync", cwd=d), prefix, 2)
+
+    # The lockfile's input hash changed in place: stale, for sync and lock.
+    good = lock.read_bytes()
+    at = good.index(b'"input_hash": "sha256:') + len(b'"input_hash": "sha256:')
+    bad = good[:at] + (b"1" if good[at:at + 1] == b"0" else b"0") + good[at + 1:]
+    overwrite_keeping_mtime(lock, bad)
+    r = run("sync", "--locked", cwd=d)
+    assert r.code != 0, r
+    assert "plugins.lock.json is out of date" in r.err, r
+    r = run("lock", cwd=d)
+    assert r.code == 0, r
+    assert lock.read_bytes() == good
+    up_to_date(run("sync", cwd=d), prefix, 2)
+
+    # installed.json changed in place behind sync's back (a package's
+    # reason): checked in full, and put back as the lock says.
+    time.sleep(2.1)
+    up_to_date(run("sync", cwd=d), prefix, 2)
+    text = state.read_bytes()
+    assert b'"reason": "dependency"' in text
+    overwrite_keeping_mtime(
+        state, text.replace(b'"reason": "dependency"', b'"reason": "explicit"'
+                            .ljust(len(b'"reason": "dependency"')), 1))
+    r = run("sync", "-v", cwd=d)
+    assert r.code == 0, r
+    assert "nothing to check" not in r.err, r
+    assert installed(prefix)["base-kernels"]["reason"] == "dependency"
+    assert run("verify", "--prefix", prefix).code == 0

@@ -160,8 +160,11 @@ Expected<InstalledState> readInstalledState(const std::string &prefix,
 /// what it concluded about the prefix (sync's record of a prefix it left
 /// exactly as its lockfile says). Empty when there is no installed.json,
 /// it cannot be read, or a change is under way or was interrupted (a
-/// journal, .staging or .trash): no conclusion holds then.
-std::string installedStateFingerprint(const std::string &prefix);
+/// journal, .staging or .trash): no conclusion holds then. With a
+/// `cacheRoot`, the digest is kept there by installed.json's stamp, and not
+/// computed again while the file keeps it (fsutil::readFileHashed).
+std::string installedStateFingerprint(const std::string &prefix,
+                                      const std::string &cacheRoot = {});
 
 /// Reads an installed package's manifest (leniently).
 Expected<Manifest> readInstalledManifest(const std::string &prefix,
