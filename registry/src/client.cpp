@@ -121,6 +121,15 @@ RegistryClient::Impl::fetchSnapshotOnce() {
   using U = std::unexpected<Failure>;
   const std::string snapName = shown("snapshot.json");
   const std::string sigName = shown("snapshot.json.minisig");
+  // In a local directory: the files as verified before, by their stamps?
+  std::optional<fsutil::FileStamp> snapStamp, sigStamp;
+  if (!rechecking()) {
+    snapStamp = transport->stamp("snapshot.json");
+    sigStamp = transport->stamp("snapshot.json.minisig");
+    if (snapStamp && sigStamp)
+      if (auto known = loadedByStamps(*snapStamp, *sigStamp))
+        return std::move(*known);
+  }
   auto snap = transport->fetch("snapshot.json", kMaxSnapshotBytes);
   if (!snap) {
     Error e = snap.error();
@@ -171,6 +180,15 @@ RegistryClient::Impl::fetchSnapshotOnce() {
         "maintainer through a channel you trust and add it (--registry-key, "
         "or \"public_key\" in plugins.json); otherwise someone other than "
         "the registry signed this snapshot: do not use it")});
+  // The stamps the files had before they were read and still have: the
+  // bytes read are theirs. Recorded only when settled (FileStamp).
+  std::string snapStampText, sigStampText;
+  if (snapStamp && sigStamp && transport->stamp("snapshot.json") == snapStamp &&
+      transport->stamp("snapshot.json.minisig") == sigStamp &&
+      fsutil::settled(*snapStamp) && fsutil::settled(*sigStamp)) {
+    snapStampText = snapStamp->str();
+    sigStampText = sigStamp->str();
+  }
   Loaded loaded;
   loaded.impl = this;
   const std::string snapSha = fingerprint.substr(0, 64);
@@ -206,6 +224,15 @@ RegistryClient::Impl::fetchSnapshotOnce() {
                             ": these bytes and their signature were "
                             "verified before (" +
                             verifiedSnapshotFile() + ")");
+    // Settled since: the next run need not read them (a cache; failing to
+    // write it changes nothing).
+    if (!snapStampText.empty() && (memo->snapshotStamp != snapStampText ||
+                                   memo->signatureStamp != sigStampText)) {
+      memo->snapshotStamp = snapStampText;
+      memo->signatureStamp = sigStampText;
+      (void)fsutil::writeCacheFile(verifiedSnapshotFile(),
+                                   encodeVerifiedSnapshot(*memo, snapSha));
+    }
   } else {
     auto verified =
         signing::verifyBuffer(*key, snap->body, *sig, snapName, sigName);
@@ -264,6 +291,8 @@ RegistryClient::Impl::fetchSnapshotOnce() {
       v.version = loaded.snapshot.version;
       v.expires = loaded.snapshot.expires;
       v.expiresUnix = loaded.snapshot.expiresUnix;
+      v.snapshotStamp = snapStampText;
+      v.signatureStamp = sigStampText;
       (void)fsutil::writeCacheFile(verifiedSnapshotFile(),
                                    encodeVerifiedSnapshot(v, snapSha));
     }
@@ -275,6 +304,51 @@ RegistryClient::Impl::fetchSnapshotOnce() {
                           ", signed by key " + loaded.keyId +
                           (snap->fromCache ? " (cached copy)" : "") + " from " +
                           snap->url);
+  return loaded;
+}
+
+std::optional<RegistryClient::Impl::Loaded>
+RegistryClient::Impl::loadedByStamps(const fsutil::FileStamp &snapshot,
+                                     const fsutil::FileStamp &signature) {
+  // snapshot.verified (above) says which bytes were verified, by their
+  // SHA-256; with the stamps those files had when they were read, settled
+  // then, it also says that the files still hold those bytes while they
+  // keep those stamps (fsutil::FileStamp: any change to a file, or a file
+  // renamed over it, gives it another). So the check, the parse and the
+  // hashing of 900 KB are skipped as a warm run skipped the first two.
+  // Expiry and rollback are checked on every open (checkAndRecord).
+  auto rec = fsutil::readOwnCacheFile(verifiedSnapshotFile(), 1 << 16);
+  if (!rec)
+    return std::nullopt;
+  const std::string snapSha(parsedCacheKey(*rec));
+  auto memo = decodeVerifiedSnapshot(*rec, snapSha);
+  if (!memo || memo->snapshotStamp.empty() ||
+      memo->snapshotStamp != snapshot.str() ||
+      memo->signatureStamp != signature.str())
+    return std::nullopt;
+  const signing::PublicKey *key = nullptr;
+  for (const auto &k : keys)
+    if (signing::publicKeyBase64(k) == memo->publicKey)
+      key = &k;
+  if (!key)
+    return std::nullopt; // no longer trusted: checked in full, and refused
+  Loaded loaded;
+  loaded.impl = this;
+  loaded.snapshot.schemaVersion = memo->schemaVersion;
+  loaded.snapshot.version = memo->version;
+  loaded.snapshot.expires = memo->expires;
+  loaded.snapshot.expiresUnix = memo->expiresUnix;
+  loaded.pendingIndex.pending = true;
+  loaded.pendingIndex.bodyUnread = true;
+  loaded.keyId = signing::keyIdHex(*key);
+  loaded.sha256 = snapSha;
+  reporter->detail(2, "snapshot.json of " + where +
+                          ": unchanged since it and its signature were "
+                          "verified (" +
+                          verifiedSnapshotFile() + ")");
+  reporter->detail(1, "snapshot.json of " + where + ": version " +
+                          std::to_string(loaded.snapshot.version) +
+                          ", signed by key " + loaded.keyId + ", unchanged");
   return loaded;
 }
 
@@ -308,6 +382,21 @@ void RegistryClient::Impl::completeIndex(PendingIndex &pending,
   if (auto d = decodeParsedSnapshot(parsed, sha)) {
     s.index = std::move(d->index);
     return;
+  }
+  if (body.empty() && pending.bodyUnread) {
+    // snapshot.bin is gone or damaged, and snapshot.json was known by its
+    // stamp: read it now, and use it only if it is still the bytes that
+    // were verified.
+    auto snap = transport->fetch("snapshot.json", kMaxSnapshotBytes);
+    if (snap && Sha256::hex(snap->body) == sha)
+      body = std::move(snap->body);
+    else
+      reporter->warning(Diagnostic{
+          Severity::Warning, Location::inFile(shown("snapshot.json")),
+          "snapshot.json of " + where +
+              " changed while it was in use, and its parsed copy in the "
+              "cache is unreadable: its packages are unknown to this run",
+          "run the command again"});
   }
   if (body.empty())
     return; // decoded when its frame was checked: cannot fail here

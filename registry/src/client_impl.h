@@ -89,6 +89,9 @@ struct PendingIndex {
   bool pending = false;
   std::string parsed; ///< snapshot.bin's bytes, when they were read
   std::string body;   ///< snapshot.json's verified bytes, when they were not
+  /// snapshot.json was known by its stamp and not read: should snapshot.bin
+  /// fail to decode, the bytes are read then (and must have the hash).
+  bool bodyUnread = false;
 };
 
 /// Index files fetched, checked against the snapshot and parsed ahead of
@@ -322,6 +325,11 @@ struct RegistryClient::Impl {
   Expected<void> loadConfig();
   Error noKeyError() const;
   std::expected<Loaded, Failure> fetchSnapshotOnce();
+  /// The snapshot as snapshot.verified records it, when snapshot.json and
+  /// its signature still have the stamps recorded there and the key that
+  /// verified them is still trusted; nothing is read from the registry.
+  std::optional<Loaded> loadedByStamps(const fsutil::FileStamp &snapshot,
+                                       const fsutil::FileStamp &signature);
   Expected<Loaded> fetchSnapshot();
   Expected<void> checkAndRecord(const Loaded &loaded);
   Expected<const RegistryIndex *> index(const std::string &name);

@@ -573,6 +573,8 @@ std::string encodeVerifiedSnapshot(const VerifiedSnapshot &v,
   w.i64(v.version);
   w.str(v.expires);
   w.i64(v.expiresUnix);
+  w.str(v.snapshotStamp);
+  w.str(v.signatureStamp);
   return frame(kVerifiedSnapshotKind, snapshotSha256, p);
 }
 
@@ -591,9 +593,17 @@ decodeVerifiedSnapshot(std::string_view file, std::string_view snapshotSha256) {
   v.version = r.i64();
   v.expires = std::string(r.str());
   v.expiresUnix = r.i64();
+  v.snapshotStamp = std::string(r.str());
+  v.signatureStamp = std::string(r.str());
   if (!r.ok() || !r.atEnd())
     return std::nullopt;
   return v;
+}
+
+std::string_view parsedCacheKey(std::string_view file) {
+  if (file.size() < kHeaderSize || file.substr(0, kMagic.size()) != kMagic)
+    return {};
+  return file.substr(kMagic.size() + 8, kHexSize);
 }
 
 } // namespace ireepkg::registry

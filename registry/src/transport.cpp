@@ -73,6 +73,11 @@ public:
     return std::make_unique<DirectoryTransport>(given_, root_);
   }
 
+  std::optional<fsutil::FileStamp>
+  stamp(const std::string &relPath) const override {
+    return fsutil::fileStamp(root_ + "/" + relPath);
+  }
+
   Expected<net::MetadataResponse> fetch(const std::string &relPath,
                                         uint64_t maxBytes) override {
     const std::string path = root_ + "/" + relPath;

@@ -4,10 +4,12 @@
 // snapshot.bin are written, used (a warm client reads no JSON), and when
 // damaged ignored and rewritten; one that another user owns or may write
 // is not read; a snapshot verified before is not verified again, and
-// only when that is safe (snapshot.verified). The forms themselves:
-// test_parsed_cache.cpp.
+// only when that is safe (snapshot.verified), nor, in a local registry, read
+// again while its files keep their stamps. The forms themselves:
+// test_parsed_cache.cpp; index files read ahead: test_client_prefetch.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "client_fixture.h"
 #include "ireepkg/manifest_schema/binary_form.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/hash.h"
@@ -19,7 +21,9 @@
 #include "temp_dir.h"
 #include <condition_variable>
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <set>
@@ -39,143 +43,13 @@ const std::string kOtherKey(64, 'b');
 
 using test::readText;
 using test::writeText;
+using namespace test::client;
 
 } // namespace
 
 //===----------------------------------------------------------------------===//
 // Through the client
 //===----------------------------------------------------------------------===//
-
-namespace {
-
-/// A registry with alpha (depending on beta) and beta, and a client cache.
-struct ClientFixture {
-  test::TempDir tmp;
-  std::string reg, cache;
-  signing::KeyPair pair = signing::generateKeyPair();
-  SigningOptions signing;
-  Reporter reporter;
-
-  ClientFixture() {
-    reg = tmp.path() + "/reg";
-    cache = tmp.path() + "/cache";
-    auto paths = signing::writeKeyPair(pair, tmp.path() + "/signing", {});
-    REQUIRE(paths.has_value());
-    signing.secretKeyPath = paths->secretKey;
-    InitOptions o;
-    o.signing = signing;
-    o.name = "test-registry";
-    REQUIRE(initRegistry(reg, o).has_value());
-    publish("beta", "2.0.0", nlohmann::json::object());
-    publish("alpha", "1.0.0", {{"beta", "^2.0"}});
-  }
-
-  void publish(const std::string &name, const std::string &version,
-               nlohmann::json deps) {
-    nlohmann::json m = {{"schema_version", 1},
-                        {"name", name},
-                        {"version", version},
-                        {"summary", "test package " + name},
-                        {"dependencies", deps}};
-    std::map<std::string, std::string> files = {
-        {"ireeplugin.json", m.dump(2) + "\n"}, {"data/x.txt", name + "\n"}};
-    Record record;
-    for (const auto &[p, content] : files)
-      record.files.push_back({p, Sha256::hex(content), content.size(), false});
-    std::vector<ArchiveMember> members = {
-        {"ireeplugin.json", files["ireeplugin.json"], "", false},
-        {kRecordName, serializeRecord(record), "", false},
-        {"data/x.txt", files["data/x.txt"], "", false}};
-    std::string path = tmp.path() + "/" + name + "-" + version + ".ireepkg";
-    REQUIRE(writeArchive(path, members).has_value());
-    auto r = publishArchive(reg, path, signing);
-    REQUIRE_MESSAGE(r.has_value(), r.error().format());
-  }
-
-  RegistrySpec spec() const {
-    RegistrySpec s;
-    s.url = reg;
-    s.publicKeys = {signing::publicKeyBase64(pair.publicKey)};
-    return s;
-  }
-  ClientOptions options() const {
-    ClientOptions o;
-    o.cacheRoot = cache;
-    return o;
-  }
-
-  std::unique_ptr<RegistryClient> open() {
-    auto c = RegistryClient::open(spec(), options(), reporter);
-    REQUIRE_MESSAGE(c.has_value(), c.error().format());
-    return std::move(*c);
-  }
-  /// A client over `transport`, reporting to `to`.
-  std::unique_ptr<RegistryClient> open(std::unique_ptr<Transport> transport,
-                                       Reporter &to) {
-    auto c = RegistryClient::open(spec(), std::move(transport), options(), to);
-    REQUIRE_MESSAGE(c.has_value(), c.error().format());
-    return std::move(*c);
-  }
-
-  std::string stateDir() const {
-    return cache + "/registries/" + registryId(reg);
-  }
-  /// The hash the snapshot pins for `name`'s index file.
-  std::string pinned(RegistryClient &c, const std::string &name) {
-    return c.snapshot().index.at(name).substr(7);
-  }
-  std::string packFile() const { return stateDir() + "/index.pack"; }
-  /// The keys of index.pack's frames, in order.
-  std::vector<std::string> packKeys() const {
-    std::vector<std::string> keys;
-    if (!fs::exists(packFile()))
-      return keys;
-    const std::string pack = readText(packFile());
-    for (const PackedIndex &p : splitParsedIndexPack(pack))
-      keys.emplace_back(p.key);
-    return keys;
-  }
-  std::string verifiedIndex(RegistryClient &c, const std::string &name) {
-    return stateDir() + "/index/" + pinned(c, name) + ".json";
-  }
-
-  /// Replaces index/<name>.json of the registry by `text` and signs a
-  /// snapshot (one version up) that pins it, as a registry written by a
-  /// newer ireepkg would be.
-  void replaceIndex(const std::string &name, const std::string &text) {
-    writeText(reg + "/index/" + name + ".json", text);
-    nlohmann::json snap =
-        nlohmann::json::parse(readText(reg + "/snapshot.json"));
-    snap["version"] = snap["version"].get<int64_t>() + 1;
-    snap["index"][name] = "sha256:" + Sha256::hex(text);
-    const std::string snapText = snap.dump(2) + "\n";
-    writeText(reg + "/snapshot.json", snapText);
-    signing::SignOptions so;
-    so.trustedComment = "timestamp:0\tfile:snapshot.json\thashed";
-    auto sig = signing::signBuffer(pair.secretKey, snapText, so);
-    REQUIRE(sig.has_value());
-    REQUIRE(signing::writeSignatureFile(*sig, reg + "/snapshot.json.minisig")
-                .has_value());
-  }
-};
-
-/// Counts the warnings it is given.
-struct CountingReporter : Reporter {
-  std::vector<std::string> warnings;
-  void warning(const Diagnostic &d) override { warnings.push_back(d.message); }
-};
-
-void checkAlpha(RegistryClient &c) {
-  auto v = c.versions("alpha");
-  REQUIRE_MESSAGE(v.has_value(), v.error().format());
-  REQUIRE(v->size() == 1);
-  CHECK((*v)[0].version.str() == "1.0.0");
-  const Dependency *beta = (*v)[0].dependency("beta");
-  REQUIRE(beta);
-  CHECK(beta->constraint->text() == "^2.0");
-}
-
-} // namespace
 
 TEST_CASE("parsed cache: the client writes and uses parsed forms, and "
           "ignores damaged ones") {
@@ -418,41 +292,6 @@ TEST_CASE("parsed cache: the client writes and uses parsed forms, and "
 // Snapshots verified before (snapshot.verified)
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// Keeps the -vv details, to tell whether a snapshot's signature was
-/// checked or its earlier check reused.
-struct DetailLog : Reporter {
-  std::vector<std::string> details;
-  void detail(int, const std::string &message) override {
-    details.push_back(message);
-  }
-  bool reused() const {
-    for (const std::string &d : details)
-      if (d.find("verified before") != std::string::npos)
-        return true;
-    return false;
-  }
-};
-
-/// Opens the fixture's registry trusting `keys`, at time `now` (0: now).
-Expected<std::unique_ptr<RegistryClient>>
-openWith(ClientFixture &f, DetailLog &log, std::vector<std::string> keys = {},
-         int64_t now = 0) {
-  RegistrySpec s;
-  s.url = f.reg;
-  s.publicKeys =
-      keys.empty()
-          ? std::vector<std::string>{signing::publicKeyBase64(f.pair.publicKey)}
-          : keys;
-  ClientOptions o;
-  o.cacheRoot = f.cache;
-  o.now = now;
-  return RegistryClient::open(s, o, log);
-}
-
-} // namespace
-
 TEST_CASE("verified snapshot record: round trip, and refused when damaged") {
   VerifiedSnapshot v;
   v.signatureSha256 = kOtherKey;
@@ -655,287 +494,135 @@ TEST_CASE("verified snapshot record: the signature check is skipped only for "
   }
 }
 
-//===----------------------------------------------------------------------===//
-// Index files read ahead of the resolver (RegistryClient::prefetch)
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// What the transports of one client fetched, and on which thread: the
-/// client's own transport and its concurrent copies share one log. A copy
-/// may be held at the start of its next fetchMany until released, to put
-/// the prefetch thread where a test wants it.
-struct FetchLog {
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::vector<std::pair<std::string, std::thread::id>> fetched;
-  bool hold = false;
-  int holding = 0; ///< copies waiting in fetchMany
-  void record(const std::string &rel) {
-    std::lock_guard<std::mutex> lock(mutex);
-    fetched.emplace_back(rel, std::this_thread::get_id());
-    changed.notify_all();
-  }
-  /// Waits (at most 10 s) until `done` holds.
-  template <typename F> bool waitFor(F done) {
-    std::unique_lock<std::mutex> lock(mutex);
-    return changed.wait_for(lock, std::chrono::seconds(10), done);
-  }
-  void release() {
-    std::lock_guard<std::mutex> lock(mutex);
-    hold = false;
-    changed.notify_all();
-  }
-  /// The threads that fetched `rel`.
-  std::vector<std::thread::id> fetchers(const std::string &rel) {
-    std::lock_guard<std::mutex> lock(mutex);
-    std::vector<std::thread::id> out;
-    for (const auto &[r, id] : fetched)
-      if (r == rel)
-        out.push_back(id);
-    return out;
-  }
-};
-
-struct LoggingTransport : Transport {
-  LoggingTransport(std::unique_ptr<Transport> inner,
-                   std::shared_ptr<FetchLog> log, bool copy = false)
-      : inner(std::move(inner)), log(std::move(log)), copy(copy) {}
-  std::string describe() const override { return inner->describe(); }
-  Expected<net::MetadataResponse> fetch(const std::string &rel,
-                                        uint64_t max) override {
-    log->record(rel);
-    return inner->fetch(rel, max);
-  }
-  std::vector<Expected<net::MetadataResponse>>
-  fetchMany(const std::vector<std::string> &rels, uint64_t max) override {
-    if (copy) {
-      std::unique_lock<std::mutex> lock(log->mutex);
-      ++log->holding;
-      log->changed.notify_all();
-      log->changed.wait_for(lock, std::chrono::seconds(10),
-                            [&] { return !log->hold; });
-      --log->holding;
-    }
-    return Transport::fetchMany(rels, max);
-  }
-  Status downloadAll(const std::vector<Download> &d, Reporter &r) override {
-    return inner->downloadAll(d, r);
-  }
-  std::unique_ptr<Transport> concurrentCopy() const override {
-    auto c = inner->concurrentCopy();
-    if (!c)
-      return nullptr;
-    return std::make_unique<LoggingTransport>(std::move(c), log, true);
-  }
-  std::unique_ptr<Transport> inner;
-  std::shared_ptr<FetchLog> log;
-  bool copy;
-};
-
-/// Keeps the details and warnings it is given.
-struct DetailReporter : Reporter {
-  std::vector<std::string> details, warnings;
-  void detail(int, const std::string &m) override { details.push_back(m); }
-  void warning(const Diagnostic &d) override { warnings.push_back(d.message); }
-};
-
-/// A client over the fixture's registry whose fetches go to `log`.
-std::unique_ptr<RegistryClient>
-loggedClient(ClientFixture &f, std::shared_ptr<FetchLog> log, Reporter &to) {
-  auto t = openTransport(f.spec(), f.options());
-  REQUIRE(t.has_value());
-  return f.open(std::make_unique<LoggingTransport>(std::move(*t), log), to);
-}
-
-/// What versions() gives, as text: each version and its dependencies.
-std::string versionsText(RegistryClient &c, const std::string &name) {
-  auto v = c.versions(name);
-  if (!v)
-    return "error: " + v.error().format();
-  std::string out;
-  for (const CandidateVersion &cv : *v) {
-    out += cv.version.str() + (cv.yanked ? " yanked" : "") + ":";
-    for (const Dependency &d : cv.dependencies)
-      out += " " + d.name + " " + d.constraint->text();
-    out += "\n";
-  }
-  return out;
-}
-
-/// versionsText() of each of `names` from a client that does not
-/// prefetch, with a cache of its own; its index-file details in `details`,
-/// its warnings in `warnings`.
-std::map<std::string, std::string>
-readPlainly(ClientFixture &f, const std::vector<std::string> &names,
-            DetailReporter &report) {
-  const std::string cache = f.cache;
-  f.cache += "-plain";
-  std::map<std::string, std::string> out;
+TEST_CASE("verified snapshot record: a local registry's snapshot is not read "
+          "again while its files keep the stamps they were verified with") {
+  // One sequence rather than subcases: the files must settle first (2 s).
+  ClientFixture f;
+  const std::string record = f.stateDir() + "/snapshot.verified";
+  const std::string snapPath = f.reg + "/snapshot.json";
+  auto recorded = [&] {
+    auto rec = decodeVerifiedSnapshot(readText(record),
+                                      Sha256::hex(readText(snapPath)));
+    REQUIRE(rec.has_value());
+    return *rec;
+  };
+  auto fetchedSnapshot = [](FetchLog &log) {
+    return !log.fetchers("snapshot.json").empty() ||
+           !log.fetchers("snapshot.json.minisig").empty();
+  };
+  auto saidByStamps = [](const DetailReporter &to) {
+    for (const std::string &d : to.details)
+      if (d.find("unchanged since it and its signature") != std::string::npos)
+        return true;
+    return false;
+  };
   {
-    auto c = f.open(*openTransport(f.spec(), f.options()), report);
-    for (const std::string &n : names)
-      out[n] = versionsText(*c, n);
+    // Just published: its times are not settled, so no stamps are kept
+    // (a change within the clock's tick could keep them).
+    DetailLog log;
+    REQUIRE(openWith(f, log).has_value());
+    CHECK(recorded().snapshotStamp.empty());
   }
-  f.cache = cache;
-  return out;
-}
-
-/// The details about index files, in order.
-std::vector<std::string> indexDetails(const DetailReporter &r) {
-  std::vector<std::string> out;
-  for (const std::string &d : r.details)
-    if (d.starts_with("index/"))
-      out.push_back(d);
-  return out;
-}
-
-/// Index files `log` saw fetched.
-size_t indexFetches(const FetchLog &log) {
-  size_t n = 0;
-  for (const auto &[rel, id] : log.fetched)
-    n += rel.starts_with("index/");
-  return n;
-}
-
-/// A client whose fetches go to `log` (held before its prefetch thread's
-/// fetches when `held`), and what a client that does not read ahead gives
-/// for `names`, to compare.
-struct LoggedRun {
-  DetailReporter plain, report;
-  std::map<std::string, std::string> expected;
-  std::shared_ptr<FetchLog> log = std::make_shared<FetchLog>();
-  std::unique_ptr<RegistryClient> client;
-  LoggedRun(ClientFixture &f, const std::vector<std::string> &names,
-            bool held) {
-    expected = readPlainly(f, names, plain);
-    log->hold = held;
-    client = loggedClient(f, log, report);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  {
+    DetailLog log;
+    REQUIRE(openWith(f, log).has_value());
+    CHECK(log.said("verified before")); // hashed, and now stamped
+    CHECK_FALSE(log.byStamps());
+    CHECK_FALSE(recorded().snapshotStamp.empty());
+    CHECK_FALSE(recorded().signatureStamp.empty());
   }
-};
 
-/// A client that was told to read `names` ahead, once its thread has
-/// fetched them all (it has them, or is parsing them).
-struct ReadAhead : LoggedRun {
-  ReadAhead(ClientFixture &f, const std::vector<std::string> &names)
-      : LoggedRun(f, names, false) {
-    client->prefetch(names);
-    REQUIRE(log->waitFor([&] { return indexFetches(*log) == names.size(); }));
+  // Unchanged: taken from the record without reading either file.
+  {
+    auto log = std::make_shared<FetchLog>();
+    DetailReporter to;
+    auto c = loggedClient(f, log, to);
+    CHECK(saidByStamps(to));
+    CHECK(c->packageNames() == std::vector<std::string>{"alpha", "beta"});
+    checkAlpha(*c);
+    CHECK(c->snapshotSha256() == Sha256::hex(readText(snapPath)));
+    CHECK_FALSE(fetchedSnapshot(*log)); // snapshot.bin had the map
   }
-};
 
-/// A client whose prefetch thread took beta and is held before fetching
-/// it (FetchLog::hold).
-struct HeldOnBeta : LoggedRun {
-  HeldOnBeta(ClientFixture &f, const std::vector<std::string> &names)
-      : LoggedRun(f, names, true) {
-    client->prefetch({"beta"});
-    REQUIRE(log->waitFor([&] { return log->holding == 1; }));
+  // The signing key no longer trusted: refused, stamps or not.
+  {
+    signing::KeyPair other = signing::generateKeyPair();
+    DetailLog log;
+    auto c = openWith(f, log, {signing::publicKeyBase64(other.publicKey)});
+    REQUIRE_FALSE(c.has_value());
+    CHECK(c.error().message.find("not a key you trust") != std::string::npos);
   }
-  /// Releases the thread 50 ms from now, from another thread.
-  std::thread releaseSoon() {
-    return std::thread([this] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      log->release();
-    });
+
+  // snapshot.bin gone: snapshot.json is read when the map is needed, and
+  // used because it still has the verified hash.
+  {
+    fs::remove(f.stateDir() + "/snapshot.bin");
+    auto log = std::make_shared<FetchLog>();
+    DetailReporter to;
+    auto c = loggedClient(f, log, to);
+    CHECK(saidByStamps(to));
+    CHECK_FALSE(fetchedSnapshot(*log));
+    CHECK(c->packageNames() == std::vector<std::string>{"alpha", "beta"});
+    CHECK(log->fetchers("snapshot.json").size() == 1);
+    CHECK(to.warnings.empty());
+    checkAlpha(*c);
   }
-};
 
-} // namespace
+  // Other bytes of the same size, written in place with the old mtime put
+  // back: the ctime tells. A client that took the snapshot by its stamps
+  // and then needs its bytes (snapshot.bin gone again) believes nothing of
+  // the new ones, and a new client checks them in full, and refuses them.
+  const std::string original = readText(snapPath);
+  {
+    fs::remove(f.stateDir() + "/snapshot.bin");
+    auto log = std::make_shared<FetchLog>();
+    DetailReporter to;
+    auto c = loggedClient(f, log, to);
+    CHECK(saidByStamps(to));
 
-TEST_CASE("prefetch: index files are read on another thread, and the client "
-          "uses them as if it had read them") {
-  ClientFixture f;
+    std::string snap = original;
+    auto at = snap.find("\"version\": ");
+    REQUIRE(at != std::string::npos);
+    at += 11;
+    snap[at] = snap[at] == '9' ? '8' : static_cast<char>(snap[at] + 1);
+    struct stat before;
+    REQUIRE(::stat(snapPath.c_str(), &before) == 0);
+    {
+      std::ofstream out(snapPath,
+                        std::ios::in | std::ios::out | std::ios::binary);
+      out.write(snap.data(), static_cast<std::streamsize>(snap.size()));
+    }
+    struct timespec times[2] = {before.st_atim, before.st_mtim};
+    REQUIRE(::utimensat(AT_FDCWD, snapPath.c_str(), times, 0) == 0);
+    struct stat after;
+    REQUIRE(::stat(snapPath.c_str(), &after) == 0);
+    REQUIRE(after.st_ino == before.st_ino);
+    REQUIRE(after.st_size == before.st_size);
+
+    CHECK(c->packageNames().empty());
+    REQUIRE(to.warnings.size() == 1);
+    CHECK(to.warnings[0].find("changed while it was in use") !=
+          std::string::npos);
+
+    DetailLog log2;
+    auto c2 = openWith(f, log2);
+    REQUIRE_FALSE(c2.has_value());
+    CHECK(c2.error().message.find("fails its signature check") !=
+          std::string::npos);
+    CHECK_FALSE(log2.reused());
+  }
+
+  // A new snapshot renamed over it: read and checked in full.
+  writeText(snapPath, original);
   f.publish("gamma", "1.0.0", nlohmann::json::object());
-  f.publish("gamma", "1.1.0", {{"beta", ">=2.0"}});
-  f.publish("delta", "0.1.0", nlohmann::json::object());
-  const std::vector<std::string> names = {"alpha", "beta", "gamma", "delta"};
-  ReadAhead run(f, names);
-  for (const std::string &n : names) {
-    CHECK(versionsText(*run.client, n) == run.expected.at(n));
-    // Fetched once, by the prefetch thread.
-    auto who = run.log->fetchers("index/" + n + ".json");
-    REQUIRE(who.size() == 1);
-    CHECK(who[0] != std::this_thread::get_id());
+  {
+    auto log = std::make_shared<FetchLog>();
+    DetailReporter to;
+    auto c = loggedClient(f, log, to);
+    CHECK_FALSE(saidByStamps(to));
+    CHECK(fetchedSnapshot(*log));
+    CHECK(c->packageNames() ==
+          std::vector<std::string>{"alpha", "beta", "gamma"});
   }
-  // Reported as files the client reads itself, and kept parsed the same
-  // way (index.pack), so that the next client reads no index file.
-  CHECK(indexDetails(run.report) == indexDetails(run.plain));
-  CHECK(run.report.warnings.empty());
-  run.client->saveCache();
-  std::set<std::string> keys, pins;
-  for (const std::string &k : f.packKeys())
-    keys.insert(k);
-  for (const std::string &n : names)
-    pins.insert(f.pinned(*run.client, n));
-  CHECK(keys == pins);
-
-  auto warmLog = std::make_shared<FetchLog>();
-  DetailReporter warmReport;
-  auto warm = loggedClient(f, warmLog, warmReport);
-  warm->prefetch(names);
-  for (const std::string &n : names)
-    CHECK(versionsText(*warm, n) == run.expected.at(n));
-  CHECK(indexFetches(*warmLog) == 0);
-}
-
-TEST_CASE("prefetch: a file the thread cannot use is read again by the "
-          "client, and reported as always") {
-  ClientFixture f;
-  f.publish("gamma", "1.0.0", nlohmann::json::object());
-  const std::string beta = readText(f.reg + "/index/beta.json");
-  SUBCASE("bytes that are not the ones the snapshot pins") {
-    writeText(f.reg + "/index/beta.json", beta + " ");
-  }
-  SUBCASE("a field this version does not know (a warning)") {
-    nlohmann::json j = nlohmann::json::parse(beta);
-    j["x_future"] = true;
-    f.replaceIndex("beta", j.dump(2) + "\n");
-  }
-  SUBCASE("the index of another package") {
-    f.replaceIndex("beta", readText(f.reg + "/index/gamma.json"));
-  }
-  const std::vector<std::string> names = {"beta", "gamma"};
-  ReadAhead run(f, names);
-  for (const std::string &n : names)
-    CHECK(versionsText(*run.client, n) == run.expected.at(n));
-  CHECK(run.report.warnings == run.plain.warnings);
-  // beta was read again on the client's own thread; gamma was not.
-  auto betaFetchers = run.log->fetchers("index/beta.json");
-  REQUIRE(betaFetchers.size() >= 2);
-  CHECK(betaFetchers[0] != std::this_thread::get_id());
-  CHECK(betaFetchers[1] == std::this_thread::get_id());
-  CHECK(run.log->fetchers("index/gamma.json").size() == 1);
-}
-
-TEST_CASE("prefetch: a file the thread has not started on is read by the "
-          "client itself; one under way is waited for") {
-  ClientFixture f;
-  f.publish("gamma", "1.0.0", nlohmann::json::object());
-  HeldOnBeta run(f, {"beta", "gamma"});
-  // gamma waits in the queue behind beta.
-  run.client->prefetch({"gamma"});
-  CHECK(versionsText(*run.client, "gamma") == run.expected.at("gamma"));
-  CHECK(run.log->fetchers("index/gamma.json") ==
-        std::vector<std::thread::id>{std::this_thread::get_id()});
-  // beta is under way: versions() waits for the thread rather than read it
-  // a second time.
-  std::thread releaser = run.releaseSoon();
-  CHECK(versionsText(*run.client, "beta") == run.expected.at("beta"));
-  releaser.join();
-  auto who = run.log->fetchers("index/beta.json");
-  REQUIRE(who.size() == 1);
-  CHECK(who[0] != std::this_thread::get_id());
-}
-
-TEST_CASE("prefetch: a client closed while the thread works waits for it") {
-  ClientFixture f;
-  HeldOnBeta run(f, {"beta"});
-  std::thread releaser = run.releaseSoon();
-  run.client.reset(); // joins the thread once it is released
-  releaser.join();
-  CHECK(indexFetches(*run.log) == 1);
-  // The cache is whole: the next client reads beta as ever.
-  auto next = f.open();
-  CHECK(versionsText(*next, "beta") == run.expected.at("beta"));
 }

@@ -121,11 +121,20 @@ struct VerifiedSnapshot {
   int64_t version = 0;
   std::string expires;
   int64_t expiresUnix = 0;
+  /// For a registry in a local directory, the stamps (fsutil::FileStamp)
+  /// of snapshot.json and its signature as they were read, when both were
+  /// settled; empty otherwise. While both files keep them, the client takes
+  /// the record's hashes without reading the files (client.cpp).
+  std::string snapshotStamp;
+  std::string signatureStamp;
 };
 std::string encodeVerifiedSnapshot(const VerifiedSnapshot &verified,
                                    std::string_view snapshotSha256);
 std::optional<VerifiedSnapshot>
 decodeVerifiedSnapshot(std::string_view file, std::string_view snapshotSha256);
+/// The key a cache file of this format says it is keyed by (not checked:
+/// decoding with it checks the rest); empty when it has no such header.
+std::string_view parsedCacheKey(std::string_view file);
 
 } // namespace ireepkg::registry
 

@@ -34,6 +34,7 @@
 
 #include "ireepkg/manifest_schema/error.h"
 #include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/resolver.h"
 #include "ireepkg/registry/fetch.h"
 
@@ -145,6 +146,16 @@ public:
   /// parallel, up to net::FetchOptions::parallel at once.
   virtual std::vector<Expected<net::MetadataResponse>>
   fetchMany(const std::vector<std::string> &relPaths, uint64_t maxBytes);
+  /// For a registry in a local directory: the stamp of one of its files
+  /// (fsutil::FileStamp), which changes whenever the file does, so that
+  /// the client can tell that snapshot.json is the one it verified without
+  /// reading it. None elsewhere (HTTP revalidates instead), or when the
+  /// file is not there.
+  virtual std::optional<fsutil::FileStamp>
+  stamp(const std::string &relPath) const {
+    (void)relPath;
+    return std::nullopt;
+  }
   /// How many files fetchMany fetches at once (1: one after the other).
   virtual size_t parallelFetches() const { return 1; }
   /// Another transport to the same place, which another thread may use
