@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <filesystem>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -192,6 +193,38 @@ Expected<HashedFile> readFileHashed(const std::string &path, size_t maxBytes,
                            digestMemoHead(path, before) + out.sha256 + "\n");
   }
   return out;
+}
+
+Expected<MappedFile> mapOwnCacheFile(const std::string &path, size_t maxBytes) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0)
+    return Unexpected(ioError("cannot open", path, errno));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    return Unexpected(
+        ioError("cannot read", path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL));
+  if (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)
+    return makeError(ErrorCode::Invalid,
+                     "not read: the file is not the current user's, or "
+                     "others may write it",
+                     Location::inFile(path));
+  if (static_cast<size_t>(st.st_size) > maxBytes)
+    return makeError(ErrorCode::Invalid,
+                     "file is larger than " + std::to_string(maxBytes) +
+                         " bytes",
+                     Location::inFile(path));
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0)
+    return MappedFile();
+  void *at =
+      ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+  if (at == MAP_FAILED)
+    return Unexpected(ioError("cannot map", path, errno));
+  return MappedFile(
+      std::shared_ptr<const char>(
+          static_cast<const char *>(at),
+          [size](const char *p) { ::munmap(const_cast<char *>(p), size); }),
+      size);
 }
 
 Expected<std::string> readFile(const std::string &path, size_t maxBytes) {

@@ -249,9 +249,9 @@ RegistryClient::Impl::fetchSnapshotOnce() {
     // Parsed before (the cached form is keyed by this snapshot's hash)?
     std::optional<RegistrySnapshot> parsed;
     auto bin =
-        fsutil::readOwnCacheFile(parsedSnapshotFile(), 2 * kMaxSnapshotBytes);
+        fsutil::mapOwnCacheFile(parsedSnapshotFile(), 2 * kMaxSnapshotBytes);
     if (bin)
-      parsed = decodeParsedSnapshot(*bin, snapSha, false);
+      parsed = decodeParsedSnapshot(bin->bytes(), snapSha, false);
     bool clean = true;
     if (parsed) {
       // Only a parse that warned of nothing was kept.
@@ -372,14 +372,14 @@ void RegistryClient::Impl::completeIndex(PendingIndex &pending,
   if (!pending.pending)
     return;
   pending.pending = false;
-  std::string parsed = std::move(pending.parsed);
+  fsutil::MappedFile parsed = std::move(pending.parsed);
   std::string body = std::move(pending.body);
   if (parsed.empty())
-    if (auto bin = fsutil::readOwnCacheFile(parsedSnapshotFile(),
-                                            2 * kMaxSnapshotBytes))
+    if (auto bin = fsutil::mapOwnCacheFile(parsedSnapshotFile(),
+                                           2 * kMaxSnapshotBytes))
       parsed = std::move(*bin);
   // Keyed by the hash of the verified bytes, so it holds their map.
-  if (auto d = decodeParsedSnapshot(parsed, sha)) {
+  if (auto d = decodeParsedSnapshot(parsed.bytes(), sha)) {
     s.index = std::move(d->index);
     return;
   }

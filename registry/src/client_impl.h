@@ -87,7 +87,7 @@ inline void forwardWarnings(const DiagnosticList &diags, Reporter &reporter) {
 /// a package is first looked up (RegistryClient::Impl::completeIndex).
 struct PendingIndex {
   bool pending = false;
-  std::string parsed; ///< snapshot.bin's bytes, when they were read
+  fsutil::MappedFile parsed; ///< snapshot.bin's bytes, when they were read
   std::string body;   ///< snapshot.json's verified bytes, when they were not
   /// snapshot.json was known by its stamp and not read: should snapshot.bin
   /// fail to decode, the bytes are read then (and must have the hash).
@@ -288,12 +288,12 @@ struct RegistryClient::Impl {
         // read here, they must be keyed by the verified snapshot's hash
         // and whole.
         if (pendingIndex.parsed.empty())
-          if (auto bin = fsutil::readOwnCacheFile(parsedSnapshotFile(),
-                                                  2 * kMaxSnapshotBytes);
-              bin && decodeParsedSnapshot(*bin, snapshotSha, false))
+          if (auto bin = fsutil::mapOwnCacheFile(parsedSnapshotFile(),
+                                                 2 * kMaxSnapshotBytes);
+              bin && decodeParsedSnapshot(bin->bytes(), snapshotSha, false))
             pendingIndex.parsed = std::move(*bin);
         if (!pendingIndex.parsed.empty())
-          pendingPins = parsedSnapshotPackages(pendingIndex.parsed);
+          pendingPins = parsedSnapshotPackages(pendingIndex.parsed.bytes());
       }
       if (!pendingPins.empty()) {
         auto it = std::lower_bound(

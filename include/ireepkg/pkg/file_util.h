@@ -12,8 +12,10 @@
 #include "ireepkg/manifest_schema/error.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -115,6 +117,28 @@ std::string digestMemoPath(const std::string &cacheRoot,
 /// read, so while the file keeps it, it holds those bytes.
 std::optional<std::string> knownDigest(const std::string &path,
                                        const std::string &memoPath);
+
+/// A file's bytes, mapped read-only (mapOwnCacheFile); empty when default
+/// constructed. Copies share the mapping, which ends with the last of them.
+class MappedFile {
+public:
+  MappedFile() = default;
+  MappedFile(std::shared_ptr<const char> map, size_t size)
+      : map_(std::move(map)), size_(size) {}
+  std::string_view bytes() const { return {map_.get(), size_}; }
+  bool empty() const { return size_ == 0; }
+
+private:
+  std::shared_ptr<const char> map_;
+  size_t size_ = 0;
+};
+/// readOwnCacheFile, mapped rather than read: the file's pages are in the
+/// page cache already, so this costs neither a copy nor fresh memory (on
+/// a virtual machine whose host takes freed memory back, fresh memory is
+/// what a run pays most for: docs/performance.md). Only for files that are
+/// replaced (writeCacheFile's rename), never written in place: the mapping
+/// keeps the bytes it was made of. The same errors as readOwnCacheFile.
+Expected<MappedFile> mapOwnCacheFile(const std::string &path, size_t maxBytes);
 
 /// Writes `content` to `path` atomically and durably.
 Status writeFileAtomic(const std::string &path, std::string_view content,
