@@ -1,9 +1,10 @@
-//===- test_file_stamp.cpp - File stamps and digests kept by them ---------===//
+//===- test_file_stamp.cpp - File stamps, digests kept by them, mappings --===//
 //
 // fsutil::FileStamp: what changes when a file does (bytes written in place
 // with the old mtime put back, another file renamed over it); settled
 // stamps; readFileHashed and knownDigest, which take a file's SHA-256 from
-// a memo while the file keeps the stamp it had when it was hashed.
+// a memo while the file keeps the stamp it had when it was hashed; and
+// mapOwnCacheFile, which maps a cache file under readOwnCacheFile's rules.
 //
 //===----------------------------------------------------------------------===//
 #include "temp_dir.h"
@@ -172,4 +173,39 @@ TEST_CASE("readFileHashed: the digest is kept by the file's stamp, only "
   auto missing = fsutil::readFileHashed(tmp.path() + "/none", 1 << 20, memo);
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().message.find("cannot open") != std::string::npos);
+}
+
+TEST_CASE("mapOwnCacheFile: the bytes of a cache file of the user's own, "
+          "which keep while it is replaced") {
+  TempDir tmp("stamp");
+  const std::string path = tmp.path() + "/snapshot.bin";
+  writeBytes(path, "IREEPKGP parsed bytes");
+  auto m = fsutil::mapOwnCacheFile(path, 1 << 20);
+  REQUIRE(m.has_value());
+  CHECK(m->bytes() == "IREEPKGP parsed bytes");
+  // Replaced as writeCacheFile replaces it: the mapping keeps the old bytes.
+  REQUIRE(fsutil::writeCacheFile(path, "other bytes, longer than before")
+              .has_value());
+  CHECK(m->bytes() == "IREEPKGP parsed bytes");
+  fsutil::MappedFile copy = *m;
+  m = fsutil::MappedFile();
+  CHECK(m->empty());
+  CHECK(copy.bytes() == "IREEPKGP parsed bytes");
+
+  // readOwnCacheFile's rules.
+  auto small = fsutil::mapOwnCacheFile(path, 4);
+  REQUIRE_FALSE(small.has_value());
+  CHECK(small.error().message.find("larger than 4 bytes") != std::string::npos);
+  REQUIRE(::chmod(path.c_str(), 0664) == 0);
+  auto shared = fsutil::mapOwnCacheFile(path, 1 << 20);
+  REQUIRE_FALSE(shared.has_value());
+  CHECK(shared.error().message.find("others may write it") !=
+        std::string::npos);
+  CHECK_FALSE(fsutil::mapOwnCacheFile(tmp.path() + "/none", 1 << 20));
+  CHECK_FALSE(fsutil::mapOwnCacheFile(tmp.path(), 1 << 20));
+  writeBytes(tmp.path() + "/empty", "");
+  auto empty = fsutil::mapOwnCacheFile(tmp.path() + "/empty", 1 << 20);
+  REQUIRE(empty.has_value());
+  CHECK(empty->empty());
+  CHECK(empty->bytes().empty());
 }
