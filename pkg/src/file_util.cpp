@@ -34,37 +34,44 @@ static FileStamp stampFrom(const struct stat &st) {
   return s;
 }
 
+/// Opens `path` for readRegularFile and mapOwnCacheFile: a regular file of
+/// at most `maxBytes` and, with `ownOnly`, one of the effective user's that
+/// no one else may write. `st` receives its status.
+static Expected<UniqueFd> openRegularFile(const std::string &path,
+                                          size_t maxBytes, bool ownOnly,
+                                          struct stat &st) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0)
+    return Unexpected(ioError("cannot open", path, errno));
+  if (::fstat(fd.get(), &st) != 0)
+    return Unexpected(ioError("cannot read", path, errno));
+  if (!S_ISREG(st.st_mode))
+    return Unexpected(
+        ioError("cannot read", path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL));
+  if (ownOnly && (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0))
+    return makeError(ErrorCode::Invalid,
+                     "not read: the file is not the current user's, or "
+                     "others may write it",
+                     Location::inFile(path));
+  if (static_cast<size_t>(st.st_size) > maxBytes)
+    return makeError(ErrorCode::Invalid,
+                     "file is larger than " + std::to_string(maxBytes) +
+                         " bytes",
+                     Location::inFile(path));
+  return fd;
+}
+
 /// `before` and `after`, when given, receive the file's stamp as it was
 /// opened and as it was when every byte had been read.
 static Expected<std::string> readRegularFile(const std::string &path,
                                              size_t maxBytes, bool ownOnly,
                                              FileStamp *before = nullptr,
                                              FileStamp *after = nullptr) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Unexpected(ioError("cannot open", path, errno));
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    int e = errno;
-    ::close(fd);
-    return Unexpected(S_ISDIR(st.st_mode)
-                          ? ioError("cannot read", path, EISDIR)
-                          : ioError("cannot read", path, e ? e : EINVAL));
-  }
-  if (ownOnly && (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)) {
-    ::close(fd);
-    return makeError(ErrorCode::Invalid,
-                     "not read: the file is not the current user's, or "
-                     "others may write it",
-                     Location::inFile(path));
-  }
-  if (static_cast<size_t>(st.st_size) > maxBytes) {
-    ::close(fd);
-    return makeError(ErrorCode::Invalid,
-                     "file is larger than " + std::to_string(maxBytes) +
-                         " bytes",
-                     Location::inFile(path));
-  }
+  auto opened = openRegularFile(path, maxBytes, ownOnly, st);
+  if (!opened)
+    return Unexpected(opened.error());
+  const int fd = opened->get();
   if (before)
     *before = stampFrom(st);
   std::string out(static_cast<size_t>(st.st_size), '\0');
@@ -73,11 +80,8 @@ static Expected<std::string> readRegularFile(const std::string &path,
     ssize_t n = ::read(fd, out.data() + done, out.size() - done);
     if (n < 0 && errno == EINTR)
       continue;
-    if (n <= 0) {
-      int e = n < 0 ? errno : EIO;
-      ::close(fd);
-      return Unexpected(ioError("read failed", path, e));
-    }
+    if (n <= 0)
+      return Unexpected(ioError("read failed", path, n < 0 ? errno : EIO));
     done += static_cast<size_t>(n);
   }
   if (after) {
@@ -86,7 +90,6 @@ static Expected<std::string> readRegularFile(const std::string &path,
     else
       *after = FileStamp{}; // unknown: differs from `before`
   }
-  ::close(fd);
   return out;
 }
 
@@ -196,28 +199,15 @@ Expected<HashedFile> readFileHashed(const std::string &path, size_t maxBytes,
 }
 
 Expected<MappedFile> mapOwnCacheFile(const std::string &path, size_t maxBytes) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0)
-    return Unexpected(ioError("cannot open", path, errno));
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
-    return Unexpected(
-        ioError("cannot read", path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL));
-  if (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)
-    return makeError(ErrorCode::Invalid,
-                     "not read: the file is not the current user's, or "
-                     "others may write it",
-                     Location::inFile(path));
-  if (static_cast<size_t>(st.st_size) > maxBytes)
-    return makeError(ErrorCode::Invalid,
-                     "file is larger than " + std::to_string(maxBytes) +
-                         " bytes",
-                     Location::inFile(path));
+  auto fd = openRegularFile(path, maxBytes, /*ownOnly=*/true, st);
+  if (!fd)
+    return Unexpected(fd.error());
   const size_t size = static_cast<size_t>(st.st_size);
   if (size == 0)
     return MappedFile();
-  void *at =
-      ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+  void *at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+                    fd->get(), 0);
   if (at == MAP_FAILED)
     return Unexpected(ioError("cannot map", path, errno));
   return MappedFile(
