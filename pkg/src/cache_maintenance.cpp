@@ -108,9 +108,10 @@ Expected<CacheRemoval> cleanCache(const std::string &root) {
 /// The pid in a partial name ("x.part-<pid>-<random>", "x.tmp-<pid>"), or
 /// 0 when the name is not one.
 static pid_t partialPid(const std::string &name) {
-  // ".part-<pid>-<random>" (downloads), ".tmp-<pid>" (staging). The
-  // metadata cache's ".part-<random hex>" carries no pid, even when its
-  // random part happens to be all digits.
+  // ".part-<pid>-<random>" (downloads and the metadata cache),
+  // ".tmp-<pid>" (staging). The ".part-<random hex>" that the metadata
+  // cache wrote before carries no pid, even when its random part happens
+  // to be all digits.
   for (auto [tag, after] :
        {std::pair{".part-", '-'}, std::pair{".tmp-", '\0'}}) {
     size_t at = name.rfind(tag);
@@ -134,8 +135,8 @@ static bool partialInUse(pid_t pid) {
   return ::kill(pid, 0) == 0 || errno == EPERM;
 }
 
-/// A partial without a process id (`x.part-<random>`, the metadata
-/// cache's): abandoned once it is an hour old.
+/// A partial without a process id (`x.part-<random>`, as the metadata
+/// cache named them before): abandoned once it is an hour old.
 static bool oldAnonymousPartial(const std::string &name,
                                 const std::string &path) {
   if (name.find(".part-") == std::string::npos)

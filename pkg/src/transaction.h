@@ -28,14 +28,13 @@
 #include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/prefix.h"
 
+#include "ireepkg/pkg/fault_point.h"
+
 #include <map>
 #include <string>
 #include <vector>
 
 namespace ireepkg {
-
-/// Kills the process if IREEPKG_FAULT names `point` (tests only).
-void faultPoint(const char *point);
 
 class PrefixLock {
 public:

@@ -32,6 +32,7 @@
 #include "../src/http_module.h"
 #include "http_request.h"
 
+#include "ireepkg/pkg/fault_point.h"
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/partial_files.h"
 #include "ireepkg/pkg/prefix.h"
@@ -239,7 +240,11 @@ public:
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     std::string path = pathFor(url);
-    std::string temp = path + ".part-" + randomHex(8);
+    // Named and watched as downloads are: removed if a signal ends the
+    // process while it is written, and by pid if a SIGKILL leaves it.
+    std::string temp =
+        path + ".part-" + std::to_string(::getpid()) + "-" + randomHex(8);
+    PartialFileGuard guard(temp);
     auto fail = [&](const std::string &what, int e) -> Status {
       ::unlink(temp.c_str());
       return makeError(ErrorCode::Io,
@@ -272,6 +277,7 @@ public:
     }
     if (!written)
       return fail("cannot write " + temp, e);
+    faultPoint("metadata-cache-written");
     if (::rename(temp.c_str(), path.c_str()) != 0)
       return fail("cannot rename " + temp, errno);
     return ok();

@@ -300,9 +300,53 @@ def test_interrupted_download_leaves_no_partial_file(tmp_path, cache, sig):
     assert not (tmp_path / "prefix" / "state" / "installed.json").exists()
 
 
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_interrupted_metadata_cache_write_leaves_no_partial_file(
+        tmp_path, cache, sig):
+    """A signal while a file of the HTTP metadata cache is written (stopped
+    there with IREEPKG_FAULT=metadata-cache-written:stop): its .part file
+    is removed as a download's is."""
+    import signal
+    import subprocess
+    import time
+    from conftest import ireepkg_path
+    from netfix import fault_server
+    reg = Registry(tmp_path)
+    reg.publish("big", "1.0.0")
+    with fault_server(reg.dir) as url:
+        proc = subprocess.Popen(
+            [str(ireepkg_path()), "install", "big", "--registry", url,
+             "--registry-key", reg.pub, "--prefix", tmp_path / "prefix"],
+            env=dict(os.environ, IREEPKG_FAULT="metadata-cache-written:stop"),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            for _ in range(600):
+                state = pathlib.Path(f"/proc/{proc.pid}/stat").read_text()
+                if state.rsplit(")", 1)[1].split()[0] == "T":
+                    break
+                assert proc.poll() is None, proc.communicate()
+                time.sleep(0.05)
+            else:
+                pytest.fail("no metadata cache file was written")
+            parts = list(cache.rglob("*.part-*"))
+            assert len(parts) == 1 and parts[0].parent.name == "http", parts
+            assert f".part-{proc.pid}-" in parts[0].name
+            os.kill(proc.pid, getattr(signal, sig))
+            os.kill(proc.pid, signal.SIGCONT)
+            proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode in (130, -getattr(signal, sig)), proc.returncode
+    assert list(cache.rglob("*.part-*")) == []
+    assert not (tmp_path / "prefix" / "state" / "installed.json").exists()
+
+
 def test_prune_partials_without_a_process_id(tmp_path, cache):
-    """The metadata cache's `.part-<random hex>` names carry no process id:
-    they go once an hour old, even when the random part is all digits."""
+    """The `.part-<random hex>` names the metadata cache wrote before carry
+    no process id: they go once an hour old, even when the random part is
+    all digits."""
     d = cache / "registries" / "abc" / "http"
     d.mkdir(parents=True)
     fresh = d / "snapshot.json.part-12345678"
