@@ -177,7 +177,7 @@ struct RegistryClient::Impl {
   /// file's bytes, so that entry() decodes the one version `lock` chooses
   /// rather than every version in full.
   struct Candidates {
-    std::string_view file; ///< a frame of the mapped pack (packView)
+    std::string_view file; ///< a frame of the mapped pack (packMap)
     std::vector<Version> versions;
     std::vector<uint32_t> offsets;
     std::vector<std::shared_ptr<const Constraint>> constraints;
@@ -199,9 +199,7 @@ struct RegistryClient::Impl {
     uint64_t offset = 0, size = 0;
   };
   bool packLoaded = false;
-  std::shared_ptr<const char> packMap; ///< the mapping; unmapped when freed
-  std::string_view packView;           ///< the pack as it was when loaded
-  uint64_t packSize = 0;
+  fsutil::MappedFile packMap; ///< the pack as it was when loaded
   std::unordered_map<std::string, PackFrame> packed; ///< by key; last wins
   std::vector<PackFrame> packUsed; ///< the frames this run decoded
   /// Frames parsed anew, appended a megabyte at a time and when closing.

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "client_impl.h"
 
-#include <sys/mman.h>
+#include <filesystem>
 
 namespace ireepkg::registry {
 
@@ -69,52 +69,32 @@ void RegistryClient::Impl::loadPack() {
   if (packLoaded)
     return;
   packLoaded = true;
-  // Read only when it is this user's own and no one else may write it, as
-  // fsutil::readOwnCacheFile reads; missing is the normal cold start, and
-  // anything else is replaced when this client has frames to keep.
-  fsutil::UniqueFd fd(::open(packFile().c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
-    packReplace = errno != ENOENT;
+  // Mapped rather than read, and only when it is this user's own and no
+  // one else may write it (fsutil::mapOwnCacheFile). The mapping is of the
+  // size it has now, and stays valid: ireepkg only ever appends to a pack
+  // (past that size, not read here) or replaces it with a new file
+  // (rename, or unlink and create), never truncates one in place. Missing
+  // is the normal cold start; anything else that cannot be mapped is
+  // replaced when this client has frames to keep.
+  auto map = fsutil::mapOwnCacheFile(packFile(), kMaxPackBytes);
+  if (!map) {
+    std::error_code ec;
+    packReplace = std::filesystem::exists(packFile(), ec) || ec;
     return;
   }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      st.st_uid != ::geteuid() || (st.st_mode & 022) != 0 ||
-      static_cast<uint64_t>(st.st_size) > kMaxPackBytes) {
-    packReplace = true;
-    return;
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
-  if (size == 0)
-    return;
-  // Mapped rather than read: the file's pages are in the page cache
-  // already, so this costs neither a copy nor fresh memory. The mapping is
-  // of the size it has now, and stays valid: ireepkg only ever appends to
-  // a pack (past that size, not read here) or replaces it with a new file
-  // (rename, or unlink and create), never truncates one in place, and no
-  // other user may write it (checked above).
-  void *at =
-      ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
-  if (at == MAP_FAILED) {
-    packReplace = true;
-    return;
-  }
-  packMap = std::shared_ptr<const char>(
-      static_cast<const char *>(at),
-      [size](const char *p) { ::munmap(const_cast<char *>(p), size); });
-  packView = std::string_view(packMap.get(), size);
-  for (const PackedIndex &p : splitParsedIndexPack(packView))
+  packMap = std::move(*map);
+  const std::string_view pack = packMap.bytes();
+  for (const PackedIndex &p : splitParsedIndexPack(pack))
     packed[std::string(p.key)] = {
-        static_cast<uint64_t>(p.file.data() - packView.data()), p.file.size()};
-  packSize = size;
+        static_cast<uint64_t>(p.file.data() - pack.data()), p.file.size()};
 }
 
 std::optional<std::string_view>
 RegistryClient::Impl::readPackFrame(const PackFrame &frame) const {
-  if (frame.offset > packView.size() ||
-      frame.size > packView.size() - frame.offset)
+  const std::string_view pack = packMap.bytes();
+  if (frame.offset > pack.size() || frame.size > pack.size() - frame.offset)
     return std::nullopt;
-  return packView.substr(frame.offset, frame.size);
+  return pack.substr(frame.offset, frame.size);
 }
 
 void RegistryClient::Impl::keepParsed(const RegistryIndex &index,
@@ -167,6 +147,7 @@ void RegistryClient::Impl::savePack() {
   for (const PackFrame &f : packUsed)
     live += f.size;
   constexpr uint64_t kCompactFrom = 8u << 20;
+  const uint64_t packSize = packMap.bytes().size();
   if (packNewKeys.empty() || packSize <= kCompactFrom || packSize <= 4 * live)
     return;
   std::string out;

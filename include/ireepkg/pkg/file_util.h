@@ -136,8 +136,9 @@ private:
 /// page cache already, so this costs neither a copy nor fresh memory (on
 /// a virtual machine whose host takes freed memory back, fresh memory is
 /// what a run pays most for: docs/performance.md). Only for files that are
-/// replaced (writeCacheFile's rename), never written in place: the mapping
-/// keeps the bytes it was made of. The same errors as readOwnCacheFile.
+/// never truncated or rewritten in place (replaced by a rename, as
+/// writeCacheFile does, or only appended to): the mapping keeps the bytes
+/// it was made of. The same errors as readOwnCacheFile.
 Expected<MappedFile> mapOwnCacheFile(const std::string &path, size_t maxBytes);
 
 /// Writes `content` to `path` atomically and durably.
