@@ -130,12 +130,10 @@ std::string digestMemoHead(const std::string &path, const FileStamp &stamp) {
   return std::string(kDigestMemoHeader) + path + "\n" + stamp.str() + "\n";
 }
 
-} // namespace
-
 /// The digest `memo` (a memo's bytes) records for `path` with `stamp`.
-static std::optional<std::string> digestIn(const std::string &memo,
-                                           const std::string &path,
-                                           const FileStamp &stamp) {
+std::optional<std::string> digestIn(const std::string &memo,
+                                    const std::string &path,
+                                    const FileStamp &stamp) {
   const std::string head = digestMemoHead(path, stamp);
   if (memo.size() != head.size() + 65 ||
       std::string_view(memo).substr(0, head.size()) != head ||
@@ -143,6 +141,8 @@ static std::optional<std::string> digestIn(const std::string &memo,
     return std::nullopt;
   return memo.substr(head.size(), 64);
 }
+
+} // namespace
 
 std::string digestMemoPath(const std::string &cacheRoot,
                            const std::string &path) {

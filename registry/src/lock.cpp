@@ -117,7 +117,8 @@ Expected<LockResult> lockWith(const Project &project, Sources &src,
     warnIreeUnknown(*ireeProblem, reporter);
 
   // The lockfile's bytes (parsed below, unless nothing changed), and
-  // their SHA-256 when there is a cache to keep the stamp in.
+  // their SHA-256 (taken from <cache>/digests/ while the file keeps the
+  // stamp it had when it was hashed).
   std::string oldText, oldSha;
   if (fsutil::exists(project.lockPath))
     if (auto t = fsutil::readFileHashed(

@@ -48,10 +48,10 @@ std::string lockBytesKeyOf(std::string_view sha256) {
 /// lockfile did not change parses no JSON (a lockfile of 1,000 packages
 /// takes tens of milliseconds to parse). The parsed form is kept in
 /// <cache>/locks/<hash of the lockfile's path>.parsed (parsed_cache.h),
-/// keyed by the SHA-256 of the lockfile's exact bytes, which are read on
-/// every run (and hashed, unless their digest is kept for the file's
-/// stamp: fsutil::readFileHashed), and of this ireepkg version: the same bytes
-/// parse to the same lock. It is a cache of the user's own, trusted as far
+/// keyed by the SHA-256 of the lockfile's exact bytes (hashed, or while
+/// the file keeps its stamp taken from <cache>/digests/ without reading
+/// it: fsutil::readFileHashed, knownDigest) and of this ireepkg version:
+/// the same bytes parse to the same lock. It is a cache of the user's own, trusted as far
 /// as the rest of it (readOwnCacheFile: owned by the current user, writable
 /// by no one else).
 ///
