@@ -33,6 +33,13 @@ bool loadCliConfig() {
     if (!(env && *env))
       ::setenv("IREEPKG_CACHE_DIR", s->value.c_str(), 1);
   }
+  // So are the load checks, through IREEPKG_LOAD_CHECKS (which
+  // --no-load-checks has set already when given).
+  if (const config::Setting *s = configSetting("load-checks")) {
+    const char *env = std::getenv("IREEPKG_LOAD_CHECKS");
+    if (!(env && *env))
+      ::setenv("IREEPKG_LOAD_CHECKS", s->value == "false" ? "0" : "1", 1);
+  }
   return true;
 }
 

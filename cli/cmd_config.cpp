@@ -5,6 +5,7 @@
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/child_process.h"
 #include "ireepkg/pkg/prefix.h"
 
 #include <cstdio>
@@ -51,16 +52,23 @@ Effective effective(const config::KeySpec &k) {
     }
   } else if (k.name == "offline" && g.offline) {
     return {"true", "flag", "--offline"};
+  } else if (k.name == "load-checks" && g.noLoadChecks) {
+    return {"false", "flag", "--no-load-checks"};
   } else if (!k.environment.empty()) {
     const char *v = environmentOverride(k.environment.c_str());
     if (v && *v) {
       std::string value = v;
       if (k.name == "offline")
         value = value == "0" ? "false" : "true";
-      // cache-dir from a file is passed on as IREEPKG_CACHE_DIR: it is
-      // still the file's.
+      if (k.name == "load-checks") {
+        auto on = loadChecksEnabled();
+        value = on && !*on ? "false" : "true";
+      }
+      // cache-dir and load-checks from a file are passed on in the
+      // environment: they are still the file's.
       const config::Setting *s = configSetting(k.name);
-      if (!(k.name == "cache-dir" && s && s->value == value))
+      if (!((k.name == "cache-dir" || k.name == "load-checks") && s &&
+            s->value == value))
         return {value, "env", k.environment};
     }
   }
@@ -76,6 +84,8 @@ Effective effective(const config::KeySpec &k) {
     return {"auto", "default", ""};
   if (k.name == "offline")
     return {"false", "default", ""};
+  if (k.name == "load-checks")
+    return {"true", "default", ""};
   return {std::nullopt, "default", ""};
 }
 
@@ -99,12 +109,6 @@ std::optional<std::string> targetFile(const ParsedArgs &args) {
   auto user = config::userConfigPath();
   if (!user) {
     printError(user.error());
-    return std::nullopt;
-  }
-  if (runningPrivileged()) {
-    printError("running with elevated privileges, ireepkg reads no user "
-               "configuration, so it does not write one",
-               "use --system, or run without privileges");
     return std::nullopt;
   }
   return *user;

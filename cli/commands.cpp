@@ -90,6 +90,12 @@ const std::vector<OptionSpec> &globalOptionTable() {
       {"offline", 0, "",
        "never open a network connection: use only cached metadata and "
        "archives (also IREEPKG_OFFLINE=1)"},
+      {"no-load-checks", 0, "",
+       "load no package code to check it: install, sync, add, update and "
+       "pack then check MLIR pipelines for syntax only and load neither "
+       "MLIR plugins nor runtime plugins (also IREEPKG_LOAD_CHECKS=0, or "
+       "load-checks = false in config.toml); doctor, test and exec still "
+       "run package code, since that is what they are asked to do"},
       {"json", 0, "",
        "print a machine-readable report, for the commands that have one"},
   };
@@ -1351,15 +1357,15 @@ const std::vector<Command> &commandTable() {
           "before: /etc/ireepkg/config.toml, then $XDG_CONFIG_HOME/ireepkg/"
           "config.toml (default ~/.config/ireepkg/config.toml) or, instead, "
           "the file $IREEPKG_CONFIG_FILE names. Environment variables and "
-          "flags override every file. A privileged (set-user-ID) run reads "
-          "only the system file, and takes no environment variable.\n\n"
+          "flags override every file.\n\n"
           "Keys (all at the top of the file): registry and registry-key "
           "(the registry for install and search when neither --registry, "
           "IREEPKG_REGISTRY nor a project names one), cache-dir "
           "(IREEPKG_CACHE_DIR), prefix (the prefix outside projects, below "
           "--prefix and IREEPKG_PREFIX), parallel-downloads "
           "(IREEPKG_PARALLEL_DOWNLOADS, 1 to 256), color (auto, always, "
-          "never) and offline (true or false; IREEPKG_OFFLINE). A relative "
+          "never), offline (true or false; IREEPKG_OFFLINE) and load-checks "
+          "(true or false; IREEPKG_LOAD_CHECKS, --no-load-checks). A relative "
           "path in a file is relative to the file's directory. A file that "
           "is not TOML, an unknown key or a value of the wrong type stops "
           "every command (but help and version) with file:line:column.",

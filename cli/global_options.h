@@ -1,7 +1,7 @@
 //===- global_options.h - Options every command accepts --------*- C++ -*-===//
 //
-// -q/--quiet, -v/--verbose, --color, -C/--directory, --project, --offline
-// and --json may stand before or after the command. Their table is in
+// -q/--quiet, -v/--verbose, --color, -C/--directory, --project, --offline,
+// --no-load-checks and --json may stand before or after the command. Their table is in
 // commands.cpp, beside the commands'; main.cpp parses them with the
 // command's own options and fills in GlobalOptions before the command runs.
 //
@@ -26,6 +26,8 @@ struct GlobalOptions {
   /// "FORCE_COLOR", "CLICOLOR_FORCE", a config file or "default".
   std::string colorSource = "default";
   bool offline = false;
+  /// --no-load-checks: passed on to the libraries as IREEPKG_LOAD_CHECKS=0.
+  bool noLoadChecks = false;
 };
 
 /// The process's global options (filled in by main before the command runs).

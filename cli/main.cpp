@@ -11,8 +11,10 @@
 #include "output.h"
 
 #include "ireepkg/compiler_integration/compiler_state.h"
+#include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "ireepkg/pkg/child_process.h"
 #include "ireepkg/pkg/teardown.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 
@@ -191,6 +193,9 @@ int applyGlobals(const Command &cmd, ParsedArgs &parsed,
         parsed.flags[name]++;
     } else if (name == "verbose") {
       g.verbose++;
+    } else if (name == "no-load-checks") {
+      g.noLoadChecks = true;
+      ::setenv("IREEPKG_LOAD_CHECKS", "0", 1);
     } else if (name == "color") {
       color = item.value;
     } else if (name == "directory") {
@@ -251,6 +256,10 @@ int applyGlobals(const Command &cmd, ParsedArgs &parsed,
   if (cmd.name != "help" && cmd.name != "version") {
     if (!loadCliConfig())
       return kExitFailure;
+    if (auto loadChecks = loadChecksEnabled(); !loadChecks) {
+      printError(loadChecks.error());
+      return kExitUsage;
+    }
     if (const config::Setting *c = configSetting("color"))
       resolveColor(color, c->value, settingWhere(*c));
   }
@@ -313,6 +322,13 @@ int parseAndRun(const Command &cmd, std::vector<std::string> args,
 } // namespace
 
 int main(int argc, char **argv) {
+  // Before anything else, even --help: a package manager does not act with
+  // privileges its user did not start it with.
+  if (std::string refusal = privilegedRunRefusal(); !refusal.empty()) {
+    resolveColor(std::nullopt);
+    printError(refusal, privilegedRunHint());
+    return kExitFailure;
+  }
   // The CLI wires the layers together: every transaction and verification
   // writes (or checks) the integrations' state files.
   ireepkg::registerStateWriter(ireepkg::runtimeStateWriter());

@@ -137,12 +137,6 @@ std::optional<workflow::Project> projectFrom(const ParsedArgs &args) {
     file = *resolved;
   } else {
     file = findProjectFile(fs::current_path().string());
-    if (file.empty() && runningPrivileged()) {
-      printError("running with elevated privileges, ireepkg does not look "
-                 "for a plugins.json in the current directory",
-                 "pass --project with the project file");
-      return std::nullopt;
-    }
     if (file.empty()) {
       printError("no plugins.json here or in any directory above",
                  "run `ireepkg init` to start a project, or pass --project");

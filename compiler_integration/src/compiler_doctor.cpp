@@ -61,6 +61,7 @@ std::optional<ChildResult> runQuietly(const std::vector<std::string> &argv,
   options.timeoutSeconds = timeoutSeconds;
   options.ownProcessGroup = true;
   options.maxOut = options.maxErr = 1u << 20;
+  options.runsPackageCode = true;
   auto r = runChild(options);
   if (!r) {
     why = r.error().message;

@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/compiler_integration/compiler_embedding.h"
+#include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/pkg/prefix.h"
 
 #include <cstdio>
@@ -95,6 +96,10 @@ void printFlags(const char *title, const std::vector<CompilerFlag> &flags) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (std::string refusal =
+          ireepkg::privilegedRunReport("ireepkg-embed-compile");
+      !refusal.empty())
+    return std::fputs(refusal.c_str(), stderr), 1;
   std::optional<std::string> prefix, compilerLib, output;
   std::vector<std::pair<std::string, std::string>> sets;
   std::vector<std::string> positional, extra;

@@ -68,16 +68,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/text.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
-#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
@@ -1156,6 +1157,9 @@ private:
 } // namespace
 
 int main(int argc, char **argv) {
+  if (std::string refusal = ireepkg::privilegedRunReport("ireepkg-mlir-check");
+      !refusal.empty())
+    return std::fputs(refusal.c_str(), stderr), 1;
   std::string path;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];

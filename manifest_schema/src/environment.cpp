@@ -15,6 +15,40 @@ bool runningPrivileged() {
   return privileged;
 }
 
+std::string privilegedRunRefusal() {
+  if (!runningPrivileged())
+    return {};
+  const auto ids = [](const char *what, unsigned real, unsigned effective) {
+    return "the real " + std::string(what) + " id is " + std::to_string(real) +
+           " but the effective one is " + std::to_string(effective);
+  };
+  std::string why;
+  if (::geteuid() != ::getuid())
+    why = ids("user", ::getuid(), ::geteuid()) + " (a set-user-ID program)";
+  else if (::getegid() != ::getgid())
+    why = ids("group", ::getgid(), ::getegid()) + " (a set-group-ID program)";
+  else
+    why = "the kernel started it as a secure program (set-user-ID, "
+          "set-group-ID or file capabilities)";
+  return "refusing to run with privileges the caller does not have: " + why +
+         "; ireepkg installs, loads and runs package code and writes files, "
+         "and does so only with the rights of the user who runs it";
+}
+
+std::string privilegedRunHint() {
+  return "run it as yourself; remove the set-user-ID and set-group-ID bits "
+         "and file capabilities from the program (chmod u-s,g-s; setcap -r), "
+         "or use sudo to act as root";
+}
+
+std::string privilegedRunReport(const char *tool) {
+  std::string why = privilegedRunRefusal();
+  if (why.empty())
+    return why;
+  return std::string(tool) + ": error: " + why +
+         "\n  hint: " + privilegedRunHint() + "\n";
+}
+
 const char *environmentOverride(const char *name) {
   if (runningPrivileged())
     return nullptr;

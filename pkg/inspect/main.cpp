@@ -8,6 +8,8 @@
 // the ireepkg binary links no LLVM and a malformed file cannot take it down.
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/manifest_schema/environment.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -33,6 +35,9 @@ const char *const kUsage =
 } // namespace
 
 int main(int argc, char **argv) {
+  if (std::string refusal = ireepkg::privilegedRunReport("ireepkg-inspect");
+      !refusal.empty())
+    return std::fputs(refusal.c_str(), stderr), 1;
   std::vector<std::string> paths;
   bool options = true;
   for (int i = 1; i < argc; ++i) {

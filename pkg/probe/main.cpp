@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ireepkg/iree_executable_plugin.h"
+#include "ireepkg/manifest_schema/environment.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -47,6 +48,15 @@
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
+#endif
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define IREEPKG_PROBE_HAS_ASAN 1
+#endif
+#endif
+#ifndef IREEPKG_PROBE_HAS_ASAN
+#define IREEPKG_PROBE_HAS_ASAN 0
 #endif
 
 namespace {
@@ -692,6 +702,10 @@ void probe(const Options &options, Report &report,
 } // namespace
 
 int main(int argc, char **argv) {
+  if (std::string refusal =
+          ireepkg::privilegedRunReport("ireepkg-plugin-probe");
+      !refusal.empty())
+    return std::fputs(refusal.c_str(), stderr), 1;
   Options options;
   if (!parseOptions(argc, argv, options))
     return kExitUsage;
@@ -699,6 +713,13 @@ int main(int argc, char **argv) {
   // A crashing plugin must not leave core files behind.
   struct rlimit noCore = {0, 0};
   ::setrlimit(RLIMIT_CORE, &noCore);
+  // Nor may one that allocates without end take the machine's memory: it
+  // gets 16 GiB of address space, as ireepkg-mlir-check's worker does. (Not
+  // under AddressSanitizer, whose shadow memory alone reserves more.)
+#if !defined(__SANITIZE_ADDRESS__) && !IREEPKG_PROBE_HAS_ASAN
+  struct rlimit space = {rlim_t(16) << 30, rlim_t(16) << 30};
+  ::setrlimit(RLIMIT_AS, &space);
+#endif
 #if defined(__linux__)
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // Runs in its own process group: if doctor is interrupted, a plugin that

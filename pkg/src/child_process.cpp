@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/child_process.h"
 
+#include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/pkg/file_util.h"
 
 #include <algorithm>
@@ -102,7 +103,62 @@ struct Stream {
   size_t limit;
 };
 
+/// Whether variable `name` passes into a child that runs package code.
+bool keptForPackageCode(std::string_view name) {
+  static constexpr std::string_view kExact[] = {"PATH",
+                                                "HOME",
+                                                "TMPDIR",
+                                                "TZ",
+                                                "TERM",
+                                                "LANG",
+                                                "LANGUAGE",
+                                                "LD_LIBRARY_PATH",
+                                                "USER",
+                                                "LOGNAME",
+                                                "LLVM_SYMBOLIZER_PATH",
+                                                "MLIR_CRASH_REPRODUCER"};
+  for (std::string_view e : kExact)
+    if (name == e)
+      return true;
+  const auto starts = [&](std::string_view p) {
+    return name.substr(0, p.size()) == p;
+  };
+  const auto ends = [&](std::string_view s) {
+    return name.size() >= s.size() && name.substr(name.size() - s.size()) == s;
+  };
+  return starts("LC_") || (starts("IREE_") && !starts("IREEPKG_")) ||
+         ends("SAN_OPTIONS");
+}
+
 } // namespace
+
+std::vector<std::string> packageCodeEnvironment() {
+  std::vector<std::string> out;
+  for (char **e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    size_t eq = entry.find('=');
+    if (eq != std::string_view::npos && keptForPackageCode(entry.substr(0, eq)))
+      out.emplace_back(entry);
+  }
+  return out;
+}
+
+Expected<bool> loadChecksEnabled() {
+  const char *v = environmentOverride("IREEPKG_LOAD_CHECKS");
+  if (!v || !*v)
+    return true;
+  std::string s = v;
+  for (const char *on : {"1", "true", "yes", "on"})
+    if (s == on)
+      return true;
+  for (const char *off : {"0", "false", "no", "off"})
+    if (s == off)
+      return false;
+  return makeError(ErrorCode::Usage,
+                   "IREEPKG_LOAD_CHECKS=\"" + s + "\" is not on or off", {},
+                   "set it to 0 (load no package code to check it) or 1, or "
+                   "unset it");
+}
 
 Expected<ChildResult> runChild(const ChildOptions &options) {
   if (options.argv.empty())
@@ -161,9 +217,17 @@ Expected<ChildResult> runChild(const ChildOptions &options) {
   for (const std::string &a : options.argv)
     argv.push_back(const_cast<char *>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<std::string> kept;
+  std::vector<char *> envp;
+  if (options.runsPackageCode) {
+    kept = packageCodeEnvironment();
+    for (std::string &e : kept)
+      envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
   pid_t pid = -1;
   int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(),
-                         environ);
+                         options.runsPackageCode ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   input.reset();

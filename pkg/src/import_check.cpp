@@ -98,6 +98,24 @@ void checkDeclaredImports(
     const Manifest &m, const JsonDocument &doc,
     const std::function<std::string(const std::string &)> &fileOf,
     DiagnosticList &diags) {
+  auto loadChecks = loadChecksEnabled();
+  if (!loadChecks) {
+    diags.error(Location{}, loadChecks.error().message,
+                loadChecks.error().hint);
+    return;
+  }
+  if (!*loadChecks) {
+    // The person chose to load no package code: said once, not per plugin.
+    for (size_t i = 0; i < m.runtimePlugins.size(); ++i)
+      if (!m.runtimePlugins[i].imports.empty()) {
+        diags.warning(doc.locate("/runtime/plugins"),
+                      "the runtime plugins' imports were not checked: load "
+                      "checks are off (IREEPKG_LOAD_CHECKS, --no-load-checks "
+                      "or load-checks = false)");
+        break;
+      }
+    return;
+  }
   Platform host = hostPlatform();
   std::string probe;
   bool probeLooked = false;
@@ -138,6 +156,7 @@ void checkDeclaredImports(
     options.timeoutSeconds = kProbeTimeoutSeconds;
     options.ownProcessGroup = true;
     options.maxOut = options.maxErr = 1 << 20;
+    options.runsPackageCode = true;
     auto r = runChild(options);
     if (isFat)
       ::unlink(library.c_str());

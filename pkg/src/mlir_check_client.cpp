@@ -136,6 +136,14 @@ struct Checker {
 
 Expected<Checker> findChecker() {
   Checker c;
+  auto loadChecks = loadChecksEnabled();
+  if (!loadChecks)
+    return Unexpected(loadChecks.error());
+  if (!*loadChecks) {
+    c.skipped = "load checks are off (IREEPKG_LOAD_CHECKS, --no-load-checks "
+                "or load-checks = false)";
+    return c;
+  }
   if (const char *env = environmentOverride("IREEPKG_MLIR_CHECK"); env && *env) {
     std::string v = env;
     if (v == "off" || v == "0" || v == "no") {
@@ -208,6 +216,7 @@ Expected<ChildResult> runChecker(const std::string &tool,
   options.maxOut = kMaxStdout;
   options.maxErr = kMaxStderr;
   options.hintIfNotStarted = kOffHint;
+  options.runsPackageCode = true;
   Expected<ChildResult> result = runChild(options);
   if (result && !result->readError.empty() && !result->timedOut)
     return makeError(ErrorCode::Io, result->readError);

@@ -80,6 +80,7 @@ bool runTool(const std::vector<std::string> &argv, const PackageTest &test,
   options.timeoutSeconds = test.timeoutSeconds;
   options.ownProcessGroup = true;
   options.maxOut = options.maxErr = 1 << 20;
+  options.runsPackageCode = true;
   auto child = runChild(options);
   result.command = commandLine(argv);
   if (!child) {

@@ -53,6 +53,7 @@ ChildResult runTool(const std::vector<std::string> &argv, double timeoutSeconds,
   options.ownProcessGroup = true;
   options.captureFd3 = progressFd;
   options.maxOut = options.maxErr = options.maxFd3 = kMaxCapture;
+  options.runsPackageCode = true;
   Expected<ChildResult> r = runChild(options);
   notStarted.clear();
   if (!r) {

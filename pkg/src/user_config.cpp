@@ -47,6 +47,10 @@ const std::vector<KeySpec> &keys() {
        "--color", "auto, always or never (default auto)"},
       {"offline", ValueType::Bool, "IREEPKG_OFFLINE", "--offline",
        "true: never open a network connection (default false)"},
+      {"load-checks", ValueType::Bool, "IREEPKG_LOAD_CHECKS",
+       "--no-load-checks",
+       "false: install, sync, add, update and pack load no package code to "
+       "check it (MLIR plugins, runtime plugins' imports) (default true)"},
   };
   return table;
 }

@@ -4,13 +4,10 @@ list|get|set|unset`, and errors with file:line:column."""
 import json
 import os
 import pathlib
-import shutil
-import subprocess
-import tempfile
 
 import pytest
 
-from conftest import ROOT_ONLY, ireepkg_path, run
+from conftest import run
 from test_registry_workflow import Registry, installed, project  # noqa: F401
 
 
@@ -217,33 +214,3 @@ def test_bad_toml_is_reported_with_line_and_column(home, tmp_path):
     assert r.code == 1
     assert bad.read_text() == '\n  offline = "yes"\n'
 
-
-def test_setuid_copy_reads_no_user_configuration(home):
-    if os.geteuid() != 0:
-        pytest.skip(f"{ROOT_ONLY} making a set-user-ID root copy; the root run of "
-                    "this file does it")
-    d = pathlib.Path(tempfile.mkdtemp(prefix="ireepkg-setuid-"))
-    try:
-        os.chmod(d, 0o777)
-        binary = d / "ireepkg"
-        shutil.copy2(ireepkg_path(), binary)
-        os.chmod(binary, 0o4755)
-        bad = d / "bad.toml"
-        bad.write_text("this is not toml\n")
-        os.chmod(bad, 0o644)
-        env = {"PATH": os.environ["PATH"], "HOME": str(d),
-               "IREEPKG_CONFIG_FILE": str(bad), "XDG_CONFIG_HOME": str(d)}
-        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-        plain = d / "ireepkg-plain"
-        shutil.copy(binary, plain)
-        os.chmod(plain, 0o755)
-        r = subprocess.run([*cmd, plain, "config", "list"], env=env, cwd=d,
-                           capture_output=True, text=True, timeout=60)
-        assert r.returncode == 1 and "not a valid TOML file" in r.stderr, r
-        r = subprocess.run([*cmd, binary, "config", "list", "--json"], env=env, cwd=d,
-                           capture_output=True, text=True, timeout=60)
-        assert r.returncode == 0, r
-        files = [f["path"] for f in json.loads(r.stdout)["files"]]
-        assert files == ["/etc/ireepkg/config.toml"]
-    finally:
-        shutil.rmtree(d)

@@ -1,8 +1,9 @@
 """Regression tests built from the shapes of hostile inputs that once got
 through: limits that pack and install must agree on, archives checked by
 `manifest check`, a package cache whose blobs were changed behind its back,
-downloads that never end, and privileged copies of ireepkg that must not
-trust their caller's environment. (Hostile archives refused by install are
+downloads that never end, and privileged copies of ireepkg that refuse to
+run (and libireepkg_runtime in a privileged program, which trusts nothing
+of its caller's environment). (Hostile archives refused by install are
 in test_archive_safety.py.)"""
 import json
 import os
@@ -115,7 +116,7 @@ def test_network_limits_from_the_environment_are_checked(tmp_path):
                      'of seconds\n  hint: set it to a number such as 30, or unset it\n')
 
 
-# --- privileged copies trust nothing from their caller ---------------------------
+# --- privileged copies refuse to run ---------------------------------------------
 
 EVIL_MODULE = r"""
 #include <fcntl.h>
@@ -163,41 +164,94 @@ def run_as_nobody(binary, *args, env, cwd):
                           cwd=cwd, capture_output=True, text=True, timeout=60)
 
 
-def test_setuid_copy_ignores_the_callers_environment(setuid_copy):
+REFUSAL = ("error: refusing to run with privileges the caller does not have: "
+           "the real {kind} id is 65534 but the effective one is 0 (a set-{kind}-ID "
+           "program); ireepkg installs, loads and runs package code and writes "
+           "files, and does so only with the rights of the user who runs it\n"
+           "  hint: run it as yourself; remove the set-user-ID and set-group-ID "
+           "bits and file capabilities from the program (chmod u-s,g-s; setcap -r), "
+           "or use sudo to act as root\n")
+
+# What a set-user-ID root copy once did for any caller: run a tool as root
+# (exec), load a package's plugin as root (install, doctor), write root's
+# files anywhere (config set --system, install --prefix, key generate, pack,
+# registry init), sign with a key only root may read, quote root-only files
+# in its errors (manifest check).
+PRIVILEGED_COMMANDS = {
+    "exec": ["exec", "--tool-kind", "python", "--", "python3", "-c",
+             "open('{d}/exec-wrote', 'w')"],
+    "install": ["install", "--prefix", "{d}/p", "{d}/secret.ireepkg"],
+    "doctor": ["doctor", "--prefix", "{d}/p"],
+    "config-set-system": ["config", "set", "--system", "offline", "true"],
+    "key-generate": ["key", "generate", "-o", "{d}/key"],
+    "pack": ["pack", "{d}", "-o", "{d}/out"],
+    "registry-init": ["registry", "init", "{d}/reg"],
+    "sign": ["sign", "--key", "{d}/secret.key", "{d}/evil.c"],
+    "manifest-check": ["manifest", "check", "{d}/secret.json"],
+    "lock": ["lock"],
+    "list": ["list"],
+    "version": ["--version"],
+    "help": ["--help"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRIVILEGED_COMMANDS))
+def test_setuid_copy_refuses_to_run(setuid_copy, name):
+    """A set-user-ID root copy run by an ordinary user does nothing at all
+    but say why; an ordinary copy runs the same command."""
     d = setuid_copy
     marker = d / "loaded"
+    (d / "secret.json").write_text('{"plugins": [{"name": "TOP-SECRET-VALUE-42"}]}\n')
+    os.chmod(d / "secret.json", 0o600)
+    (d / "plugins.json").write_text(json.dumps(
+        {"schema_version": 1, "registries": [], "plugins": []}) + "\n")
     hostile = {"IREEPKG_HTTP_MODULE": str(d / "evil.so"),
                "EVIL_MARKER": str(marker),
                "IREEPKG_PREFIX": str(d / "chosen-by-caller"),
                "HOME": str(d)}
-    cmd = ["install", "foo", "--registry", "http://127.0.0.1:9/reg",
-           "--registry-key", "RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3",
-           "--prefix", d / "p"]
-    # The hostile module works: an ordinary copy loads it.
-    plain = d / "bin" / "ireepkg-plain"
+    args = [a.format(d=d) for a in PRIVILEGED_COMMANDS[name]]
+    system_config = pathlib.Path("/etc/ireepkg/config.toml")
+    config_before = system_config.read_bytes() if system_config.exists() else None
+    from conftest import snapshot
+    before = snapshot(d)
+    r = run_as_nobody(d / "bin" / "ireepkg", *args, env=hostile, cwd=d)
+    assert (r.returncode, r.stdout, r.stderr) == (
+        1, "", "ireepkg: " + REFUSAL.format(kind="user")), r
+    assert snapshot(d) == before
+    assert (system_config.read_bytes() if system_config.exists()
+            else None) == config_before
+    assert "TOP-SECRET" not in r.stdout + r.stderr
+
+
+def test_setgid_copy_refuses_to_run(setuid_copy):
+    d = setuid_copy
+    binary = d / "bin" / "ireepkg"
+    os.chown(binary, 0, 0)
+    os.chmod(binary, 0o2755)
+    r = run_as_nobody(binary, "list", env={"HOME": str(d)}, cwd=d)
+    assert (r.returncode, r.stdout, r.stderr) == (
+        1, "", "ireepkg: " + REFUSAL.format(kind="group")), r
+    # The control: the same copy without the bit runs.
+    os.chmod(binary, 0o755)
+    r = run_as_nobody(binary, "--version", env={"HOME": str(d)}, cwd=d)
+    assert r.returncode == 0 and r.stdout.startswith("ireepkg "), r
+
+
+@pytest.mark.parametrize("tool", ["ireepkg-inspect", "ireepkg-plugin-probe",
+                                  "ireepkg-embed-compile", "ireepkg-mlir-check"])
+def test_setuid_helper_programs_refuse_to_run(setuid_copy, tool):
     import shutil
-    shutil.copy(d / "bin" / "ireepkg", plain)
-    os.chmod(plain, 0o755)
-    run_as_nobody(plain, *cmd, env=hostile, cwd=d)
-    assert marker.exists(), "the control run did not load the module"
-    marker.unlink()
-    # The set-user-ID copy does not.
-    r = run_as_nobody(d / "bin" / "ireepkg", *cmd, env=hostile, cwd=d)
-    assert r.returncode != 0
-    assert not marker.exists(), r
-    # It looked for the module beside itself only.
-    assert f"{d}/bin/../lib/libireepkg_http.so (not found)" in r.stderr, r.stderr
-    # Nor a prefix from the environment or the current directory's project.
-    (d / "plugins.json").write_text(json.dumps(
-        {"schema_version": 1, "registries": [], "plugins": []}) + "\n")
-    r = run_as_nobody(d / "bin" / "ireepkg", "lock", env=hostile, cwd=d)
-    assert r.returncode != 0
-    assert r.stderr.startswith("ireepkg: error: running with elevated privileges, "
-                               "ireepkg does not look for a plugins.json in the "
-                               "current directory\n"), r.stderr
-    r = run_as_nobody(d / "bin" / "ireepkg", "list", "--json", env=hostile, cwd=d)
-    assert "chosen-by-caller" not in r.stdout + r.stderr
-    assert not (d / "chosen-by-caller").exists()
+    from conftest import BUILD
+    d = setuid_copy
+    copy = d / "bin" / tool
+    shutil.copy2(BUILD / "bin" / tool, copy)
+    os.chmod(copy, 0o755)
+    r = run_as_nobody(copy, "--help", env={"HOME": str(d)}, cwd=d)
+    assert r.returncode == 0, r  # the control
+    os.chmod(copy, 0o4755)
+    r = run_as_nobody(copy, "--help", env={"HOME": str(d)}, cwd=d)
+    assert (r.returncode, r.stdout, r.stderr) == (
+        1, "", f"{tool}: " + REFUSAL.format(kind="user")), r
 
 
 LOCATE_PROGRAM = r"""

@@ -7,6 +7,12 @@
 // caller could point it at a library to load (IREEPKG_HTTP_MODULE), a
 // prefix to write, or a tool to run.
 //
+// The ireepkg command and its helper programs go further: they refuse to
+// run at all with such privileges (privilegedRunRefusal), since installing
+// a package, checking it or running a tool under `exec` runs code the
+// caller chose. Only libireepkg_runtime, which set-user-ID applications may
+// link, runs privileged, reading no environment.
+//
 //===----------------------------------------------------------------------===//
 #ifndef IREEPKG_ENVIRONMENT_H
 #define IREEPKG_ENVIRONMENT_H
@@ -20,6 +26,21 @@ namespace ireepkg {
 /// effective and real user or group ids differ, or the kernel marked the
 /// exec as secure (AT_SECURE: set-id bits or file capabilities).
 bool runningPrivileged();
+
+/// Why a tool may not run: empty when the process runs with the
+/// privileges of the user who started it; otherwise one sentence naming
+/// the ids that differ (or the secure-exec mark), to be printed as
+/// `<tool>: error: <sentence>` with privilegedRunHint() before the tool
+/// does anything else.
+std::string privilegedRunRefusal();
+
+/// What to do about a privileged run, for the hint line.
+std::string privilegedRunHint();
+
+/// For the helper programs: `<tool>: error: <refusal>\n  hint: <hint>\n`,
+/// or empty when the run is not privileged. The tool's main prints it and
+/// exits with status 1.
+std::string privilegedRunReport(const char *tool);
 
 /// The value of environment variable `name`, or nullptr when it is unset,
 /// or when the process runs privileged (then every override is ignored).

@@ -42,6 +42,10 @@ struct ChildOptions {
   /// When set, a program that cannot be started is an error ("cannot run
   /// <argv0>: <why>", with this hint) instead of a result with spawnError.
   std::optional<std::string> hintIfNotStarted;
+  /// The child loads or runs a package's native code (ireepkg-mlir-check,
+  /// ireepkg-plugin-probe, IREE's tools with a package's plugins): it gets
+  /// packageCodeEnvironment() instead of ireepkg's whole environment.
+  bool runsPackageCode = false;
 };
 
 struct ChildResult {
@@ -68,6 +72,22 @@ struct ChildResult {
 /// Fails when ireepkg itself cannot set up or wait for the child, and with
 /// hintIfNotStarted when the program cannot be started.
 Expected<ChildResult> runChild(const ChildOptions &options);
+
+/// What of ireepkg's environment a child that runs package code sees, as
+/// "NAME=value" strings: what programs need to start and find their
+/// libraries (PATH, HOME, TMPDIR, the locale, LD_LIBRARY_PATH, IREE's own
+/// IREE_* variables, the sanitizers' options), and nothing else, so that
+/// no token, password or credential file path a caller keeps in its
+/// environment (GITHUB_TOKEN, AWS_*, DOCKER_CONFIG, REGISTRY_AUTH_FILE,
+/// XDG_RUNTIME_DIR, IREEPKG_REGISTRY's URL, ...) reaches a package.
+std::vector<std::string> packageCodeEnvironment();
+
+/// Whether install, sync, add, update and pack may load a package's code to
+/// check it (the MLIR load check, the runtime plugins' import check):
+/// IREEPKG_LOAD_CHECKS, which the CLI sets from --no-load-checks or the
+/// config key load-checks. Unset, empty, 1, true, yes, on: they may; 0,
+/// false, no, off: they may not. Anything else is a Usage error.
+Expected<bool> loadChecksEnabled();
 
 /// The first line of `text` (a tool's stderr), cut at 300 bytes, for
 /// messages.
