@@ -76,8 +76,16 @@ void checkExport(const std::string &subject, const BinaryInfo &info,
   if (!decl.mustExport.empty() && !info.exportsSymbol(decl.mustExport))
     bad(subject + " does not export " + decl.mustExport + " (required of a " +
             decl.what + ")",
-        "export it with default visibility, e.g. "
-        "__attribute__((visibility(\"default\")))");
+        info.format == "coff"
+            ? "export it from the DLL: declare it __declspec(dllexport) (or "
+              "list it in a .def file's EXPORTS)"
+        : info.format == "macho"
+            ? "export it with default visibility, e.g. "
+              "__attribute__((visibility(\"default\"))); Mach-O names it "
+              "with a leading underscore (_" +
+                  decl.mustExport + ")"
+            : "export it with default visibility, e.g. "
+              "__attribute__((visibility(\"default\")))");
 }
 
 /// Every record of a FatELF file, and its image as an embedded ELF.

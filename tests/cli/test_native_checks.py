@@ -180,6 +180,31 @@ def test_missing_query_export(env, elf):
         '__attribute__((visibility("default")))\n'])
 
 
+def test_missing_query_export_of_a_windows_dll(tmp_path):
+    """A DLL exports only what is declared __declspec(dllexport) (or in a
+    .def file): pack's hint says so, not default visibility."""
+    pkg = tmp_path / "windows-quiet"
+    (pkg / "lib").mkdir(parents=True)
+    src = tmp_path / "helper.c"
+    src.write_text("int helper(void) { return 1; }\n")
+    subprocess.run(["clang-22", "--target=x86_64-w64-mingw32", "-shared", "-nostdlib",
+                    "-fuse-ld=lld", "-Wl,-e,helper", src, "-o", pkg / "lib" / "p.dll"],
+                   check=True)
+    m = dict(MANIFEST, name="windows-quiet", runtime={"plugins": [
+        {"name": "p", "format": "system-library",
+         "library": {"windows-x86_64": "lib/p.dll"}}]})
+    (pkg / "ireeplugin.json").write_text(manifest_bytes(m).decode())
+    r = run("pack", pkg, "-o", tmp_path / "dist")
+    assert r.code == 1
+    assert r.err == (
+        f"ireepkg: error: {pkg}/ireeplugin.json:{position(m, 'lib/p.dll')}: "
+        "/runtime/plugins/0/library/windows-x86_64: "
+        f'"lib/p.dll" does not export {QUERY} (required of a system-library runtime '
+        "plugin)\n"
+        "  hint: export it from the DLL: declare it __declspec(dllexport) (or list "
+        "it in a .def file's EXPORTS)\n"), r.err
+
+
 def test_system_library_for_another_architecture(env, elf):
     m = dict(MANIFEST, name="sys", runtime={"plugins": [
         {"name": "p", "format": "system-library",
