@@ -150,12 +150,47 @@ readFatElf(const std::string &path) {
   return std::pair{std::move(*data), std::move(*records)};
 }
 
+/// Where join and select write: the file of -o, or standard output ("-")
+/// for `-o -`, or without -o when standard output is not a terminal (as
+/// IREE's own build calls iree-fatelf: `... > out.sos`). nullopt after a
+/// usage error.
+std::optional<std::string> outputOf(const Command &self,
+                                    const ParsedArgs &args,
+                                    const std::string &file) {
+  if (std::optional<std::string> out = args.value("output"))
+    return out;
+  if (!::isatty(STDOUT_FILENO))
+    return std::string("-");
+  usage(self.name, "'" + self.name + "' needs -o " + file +
+                       " (or -o - for standard output)");
+  return std::nullopt;
+}
+
+/// Writes `bytes` to `out`: atomically to a file, or whole to standard
+/// output for "-".
+Status writeOutput(const std::string &out, std::string_view bytes) {
+  if (out != "-")
+    return writeFileAtomic(out, bytes);
+  std::fflush(stdout);
+  while (!bytes.empty()) {
+    ssize_t n = ::write(STDOUT_FILENO, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return makeError(ErrorCode::Io, std::string("cannot write to standard "
+                                                  "output: ") +
+                                          std::strerror(errno));
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return ok();
+}
+
 } // namespace
 
 int runFatelfJoin(const Command &self, const ParsedArgs &args) {
-  std::optional<std::string> out = args.value("output");
+  std::optional<std::string> out = outputOf(self, args, "<out.sos>");
   if (!out)
-    return usage(self.name, "'fatelf join' needs -o <out.sos>");
+    return kExitUsage;
   std::vector<std::string> data;
   data.reserve(args.positional.size());
   for (const std::string &path : args.positional) {
@@ -174,8 +209,10 @@ int runFatelfJoin(const Command &self, const ParsedArgs &args) {
                  "ELF files (`ireepkg fatelf split` gives them back)";
     return fail(e);
   }
-  if (Status s = writeFileAtomic(*out, *joined); !s)
+  if (Status s = writeOutput(*out, *joined); !s)
     return fail(s.error());
+  if (*out == "-")
+    return kExitOk;
   std::string archs;
   for (const fatelf::Record &r : *fatelf::parse(*joined, *out)) {
     std::optional<Arch> a = recordArch(r);
@@ -231,9 +268,9 @@ int runFatelfSplit(const Command &, const ParsedArgs &args) {
 }
 
 int runFatelfSelect(const Command &self, const ParsedArgs &args) {
-  std::optional<std::string> out = args.value("output");
+  std::optional<std::string> out = outputOf(self, args, "<out>");
   if (!out)
-    return usage(self.name, "'fatelf select' needs -o <out>");
+    return kExitUsage;
   Arch arch = hostPlatform().arch;
   if (std::optional<std::string> name = args.value("arch")) {
     std::optional<Arch> parsed = parseArch(*name);
@@ -265,11 +302,12 @@ int runFatelfSelect(const Command &self, const ParsedArgs &args) {
   };
   while (index < records.size() && !same(records[index]))
     ++index;
-  if (Status s = writeFileAtomic(
-          *out, std::string_view(data).substr(r->offset, r->size));
+  if (Status s =
+          writeOutput(*out, std::string_view(data).substr(r->offset, r->size));
       !s)
     return fail(s.error());
-  printSummary("wrote %s (%s, record %zu)\n", out->c_str(),
+  if (*out != "-")
+    printSummary("wrote %s (%s, record %zu)\n", out->c_str(),
                std::string(archName(arch)).c_str(), index);
   return kExitOk;
 }

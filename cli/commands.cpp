@@ -714,14 +714,18 @@ const std::vector<Command> &commandTable() {
       },
       {
           "fatelf join",
-          "<elf>... -o <out.sos>",
+          "<elf>... [-o <out.sos>]",
           "join per-architecture ELF files into one FatELF .sos",
           "Writes IREE's FatELF v1 layout: header, one record per input, "
           "then the images, page-aligned. IREE's runtime loads the record "
-          "that matches the host.",
-          {{"output", 'o', "FILE", "the .sos file to write"}},
+          "that matches the host. Without -o (or with -o -) the file goes "
+          "to standard output, when that is not a terminal.",
+          {{"output", 'o', "FILE", "the .sos file to write (- for standard "
+                                   "output)"}},
           {"ireepkg fatelf join -o plugin.sos plugin.x86_64.so "
-           "plugin.aarch64.so"},
+           "plugin.aarch64.so",
+           "ireepkg fatelf join plugin.x86_64.so plugin.aarch64.so > "
+           "plugin.sos"},
           1,
           -1,
           false,
@@ -742,12 +746,15 @@ const std::vector<Command> &commandTable() {
       },
       {
           "fatelf select",
-          "<file.sos> [--arch ARCH] -o <out>",
+          "<file.sos> [--arch ARCH] [-o <out>]",
           "extract the image IREE would load on an architecture",
           "Applies the runtime's selection rule (machine, OS ABI, word size, "
-          "byte order) for the host, or for --arch.",
+          "byte order) for the host, or for --arch. Without -o (or with -o "
+          "-) the image goes to standard output, when that is not a "
+          "terminal.",
           {{"arch", 0, "ARCH", "select for this architecture (default: host)"},
-           {"output", 'o', "FILE", "the ELF file to write"}},
+           {"output", 'o', "FILE", "the ELF file to write (- for standard "
+                                   "output)"}},
           {"ireepkg fatelf select plugin.sos -o plugin.so"},
           1,
           1,

@@ -375,9 +375,7 @@ def test_refuses_a_truncated_image(work):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["join", "plugin.x86_64.so"], "'fatelf join' needs -o <out.sos>"),
-    (["join", "-o", "x.sos"], "'fatelf join' needs <elf>... -o <out.sos>"),
-    (["select", "plugin.sos"], "'fatelf select' needs -o <out>"),
+    (["join", "-o", "x.sos"], "'fatelf join' needs <elf>... [-o <out.sos>]"),
     (["select", "plugin.sos", "--arch", "arm64", "-o", "x.so"],
      "unknown architecture 'arm64' (did you mean \"aarch64\"?)"),
     (["select", "plugin.sos", "--arch", "sparc", "-o", "x.so"],
@@ -395,6 +393,57 @@ def test_usage_errors(work, args, message):
     assert r.out == ""
     assert r.err.startswith(f"ireepkg: error: {message}\n  hint: ")
     assert not (work / "x.so").exists() and not (work / "x.sos").exists()
+
+
+def to_stdout(work, *args):
+    """Runs ireepkg with its standard output redirected to a file, as a
+    shell's `> file` does; returns (exit code, bytes written, stderr)."""
+    from conftest import ireepkg_path
+    with open(work / "stdout.bin", "wb") as out:
+        r = subprocess.run([str(ireepkg_path()), *args], cwd=work, stdout=out,
+                           stderr=subprocess.PIPE, text=False, timeout=60)
+    return r.returncode, (work / "stdout.bin").read_bytes(), r.stderr.decode()
+
+
+def test_join_and_select_write_to_standard_output(work):
+    """IREE's own build runs `iree-fatelf join a.so b.so > out.sos`: the same
+    bytes as -o, with nothing else on standard output."""
+    written = join(work, "x86_64", "aarch64").read_bytes()
+    inputs = ["plugin.x86_64.so", "plugin.aarch64.so"]
+    assert to_stdout(work, "fatelf", "join", *inputs) == (0, written, "")
+    assert to_stdout(work, "fatelf", "join", *inputs, "-o", "-") == (0, written, "")
+    r = run("fatelf", "select", "plugin.sos", "--arch", "aarch64", "-o", "a.so",
+            cwd=work)
+    assert r.code == 0, r.err
+    image = (work / "a.so").read_bytes()
+    assert image == (work / "plugin.aarch64.so").read_bytes()
+    assert to_stdout(work, "fatelf", "select", "plugin.sos", "--arch",
+                     "aarch64") == (0, image, "")
+    assert to_stdout(work, "fatelf", "select", "plugin.sos", "--arch", "aarch64",
+                     "-o", "-") == (0, image, "")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["join", "plugin.x86_64.so"],
+     "'fatelf join' needs -o <out.sos> (or -o - for standard output)"),
+    (["select", "plugin.sos"],
+     "'fatelf select' needs -o <out> (or -o - for standard output)"),
+])
+def test_join_and_select_write_no_binary_to_a_terminal(work, args, message):
+    import os
+    import pty
+    from conftest import ireepkg_path
+    join(work, "x86_64")
+    primary, secondary = pty.openpty()
+    try:
+        r = subprocess.run([str(ireepkg_path()), "fatelf", *args], cwd=work,
+                           stdout=secondary, stderr=subprocess.PIPE, text=True,
+                           timeout=60)
+    finally:
+        os.close(secondary)
+        os.close(primary)
+    assert r.returncode == 2, r
+    assert r.stderr.startswith(f"ireepkg: error: {message}\n  hint: "), r.stderr
 
 
 def test_unknown_arch_lists_the_architectures(work):
