@@ -250,6 +250,10 @@ struct HeadReader {
   ArchiveHead head;
   std::string manifestSha;
 
+  /// Reads member `expected`, the first (index 0) or second file of the
+  /// archive. Directory members before it are checked and passed over, as
+  /// anywhere in an archive: `tar -c` writes a directory (`.ireepkg/`)
+  /// before the files in it.
   Status readMember(size_t index, const char *expected, std::string &out) {
     auto entry = reader.next();
     if (!entry)
@@ -257,6 +261,20 @@ struct HeadReader {
     if (index == 0 && *entry)
       if (Status s = reader.requireZstd(); !s)
         return s;
+    while (*entry && archive_entry_filetype(*entry) == AE_IFDIR) {
+      const char *dir = archive_entry_pathname(*entry);
+      std::string name = dir ? dir : "";
+      if (name.size() > 1 && name.back() == '/')
+        name.pop_back();
+      if (name == expected)
+        break; // a directory where the file must be: refused below
+      std::string problem = memberProblem(*entry, name, limits);
+      if (!problem.empty())
+        return Unexpected(memberError(reader.path(), name, problem));
+      entry = reader.next();
+      if (!entry)
+        return Unexpected(entry.error());
+    }
     if (!*entry)
       return makeError(ErrorCode::Invalid,
                        std::string("the archive ends before ") + expected,

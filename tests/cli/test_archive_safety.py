@@ -688,6 +688,38 @@ def test_explicit_metadata_directory_member_is_accepted(env):
     assert run("verify", "--prefix", env.prefix, env=env.env).code == 0
 
 
+def test_directory_members_before_the_metadata_are_accepted(env, tmp_path):
+    """`tar -c` of a package directory writes each directory before the
+    files in it: `./`, then `.ireepkg/` before `.ireepkg/RECORD.json`. Such
+    an archive, made by tar itself, installs and verifies."""
+    import subprocess
+    man = manifest_member()
+    rec = record_bytes(record_for([man, OK_TXT]))
+    tree = tmp_path / "tree"
+    (tree / ".ireepkg").mkdir(parents=True)
+    (tree / "data").mkdir()
+    (tree / "ireeplugin.json").write_bytes(man.data)
+    (tree / RECORD_NAME).write_bytes(rec)
+    (tree / OK_TXT.name).write_bytes(OK_TXT.data)
+    archive = env.root / "tar.ireepkg"
+    subprocess.run(["tar", "--zstd", "--no-recursion", "-C", tree, "-cf", archive,
+                    "ireeplugin.json", ".ireepkg", RECORD_NAME, "data", OK_TXT.name],
+                   check=True)
+    listing = subprocess.run(["tar", "--zstd", "-tf", archive], check=True,
+                             capture_output=True, text=True).stdout.split()
+    assert listing[:3] == ["ireeplugin.json", ".ireepkg/", RECORD_NAME], listing
+    r = env.install(archive)
+    assert r.code == 0, r
+    assert (installed(env) / "data/a.txt").read_bytes() == OK_TXT.data
+    assert run("verify", "--prefix", env.prefix, env=env.env).code == 0
+    # And a directory before the manifest too.
+    archive = forge(env.root / "dirs-first.ireepkg", [OK_TXT], head=[
+        Member("data", type="dir"), man, Member(".ireepkg", type="dir"),
+        file(RECORD_NAME, rec)])
+    r = run("info", archive, env=env.env)
+    assert r.code == 0, r
+
+
 def test_info_on_hostile_records_is_an_error_not_a_crash(env):
     """`info <archive>` reads the same head as install."""
     for case in (c_record_deep, c_record_sizes_wrap):
