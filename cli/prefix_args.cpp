@@ -2,9 +2,13 @@
 #include "prefix_args.h"
 
 #include "cli_config.h"
+#include "global_options.h"
 #include "messages.h"
 #include "reporter.h"
 
+#include <ireepkg/runtime.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -43,7 +47,54 @@ std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args) {
       loc->reason = settingWhere(*p);
     }
   verboseLine(1, "prefix: " + loc->path + " (from " + loc->reason + ")");
+  followMovedPrefix(args, loc->path);
   return *loc;
+}
+
+void followMovedPrefix(const ParsedArgs &args, const std::string &prefix) {
+  // The cheap test first, at every command: the runtime index's header
+  // names the prefix it was written for (libireepkg_runtime compares it
+  // with where the prefix is now).
+  ireepkg_runtime_index_t *index = nullptr;
+  if (ireepkg_runtime_open(prefix.c_str(), 0, &index, nullptr) !=
+      IREEPKG_RUNTIME_OK)
+    return;
+  const char *moved = ireepkg_runtime_index_moved_from(index);
+  std::string from = moved ? moved : "";
+  ireepkg_runtime_close(index);
+  if (from.empty())
+    return;
+  const std::string flagfile = prefix + "/state/runtime.flags";
+  if (args.flag("dry-run")) {
+    if (!globalOptions().quiet)
+      std::fprintf(stderr,
+                   "ireepkg: note: the prefix %s was moved or copied from %s; "
+                   "without --dry-run its state files are written again for "
+                   "where it is now\n",
+                   prefix.c_str(), from.c_str());
+    return;
+  }
+  CliReporter reporter(false);
+  LockOptions lock;
+  lockOptions(args, lock);
+  auto rewritten = rewriteMovedPrefix(prefix, lock, reporter);
+  if (!rewritten) {
+    printWarning("the prefix " + prefix + " was moved or copied from " +
+                 from + ", and its state files cannot be written again "
+                 "here (" + rewritten.error().message + "): ireepkg, Python's "
+                 "ireepkg and libireepkg_runtime find its files where it is "
+                 "now, but IREE's --flagfile=" + flagfile + " still names " +
+                 from + "; run any ireepkg command on the prefix where it can "
+                 "be written (or `ireepkg-runtime write-flagfile --prefix " +
+                 prefix + "`), or give IREE the plugins with `ireepkg exec`");
+    return;
+  }
+  if (*rewritten && !globalOptions().quiet)
+    std::fprintf(stderr,
+                 "ireepkg: note: the prefix %s was moved or copied from %s: "
+                 "its state files, %s among them, were written again for "
+                 "where it is now\n",
+                 prefix.c_str(), (*rewritten)->c_str(), flagfile.c_str());
 }
 
 int printFailure(const Error &e, bool json);

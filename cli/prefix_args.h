@@ -24,7 +24,14 @@ int setupFailure();
 void setSetupFailure(int code);
 
 /// The prefix for this command (see locatePrefix), or prints an error.
+/// A prefix that was moved or copied is followed (followMovedPrefix).
 std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args);
+
+/// When `prefix` was moved or copied since its state files were written,
+/// writes them again for where it is now and says so (with --dry-run,
+/// only says so); when they cannot be written there, warns that IREE's
+/// flagfile still names the old place.
+void followMovedPrefix(const ParsedArgs &args, const std::string &prefix);
 
 /// What the read-only commands start from: the prefix (choosePrefix) and
 /// its installed state, read with a CliReporter. When either fails it has

@@ -172,6 +172,7 @@ std::optional<std::string> projectPrefix(const ParsedArgs &args,
     return p->path;
   }
   verboseLine(1, "prefix: " + project.dir + "/.iree-plugins (the project's)");
+  followMovedPrefix(args, project.dir + "/.iree-plugins");
   return project.dir + "/.iree-plugins";
 }
 

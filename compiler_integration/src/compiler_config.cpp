@@ -566,6 +566,10 @@ buildPrefixCompilerConfig(const std::string &prefix,
     if (!decoded)
       return Unexpected(decoded.error());
     index = std::move(*decoded);
+    // The packages where the prefix is now: a prefix moved or copied since
+    // the index was written still names the old place.
+    for (ActivatedPackage &p : index.packages)
+      p.dir = packageDir(prefix, p.name, p.version);
   }
   const std::vector<ActivatedPackage> &active = index.packages;
   if (!index.platform.empty())

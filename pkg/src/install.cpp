@@ -565,6 +565,46 @@ Expected<InstallReport> removePackages(const std::string &prefix,
   return report;
 }
 
+std::optional<std::string> prefixMovedFrom(const std::string &prefix) {
+  std::string written = activationPrefix(prefix);
+  if (written.empty() || written == prefix)
+    return std::nullopt;
+  struct stat a, b;
+  if (::stat(written.c_str(), &a) == 0 && ::stat(prefix.c_str(), &b) == 0 &&
+      a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    return std::nullopt; // the same directory by another path
+  return written;
+}
+
+Expected<std::optional<std::string>>
+rewriteMovedPrefix(const std::string &prefix, const LockOptions &lock,
+                   Reporter &reporter) {
+  if (!prefixMovedFrom(prefix))
+    return std::optional<std::string>();
+  auto session = openForChange(prefix, lock, reporter);
+  if (!session)
+    return Unexpected(session.error());
+  // Under the lock: another process may have done it meanwhile.
+  std::optional<std::string> from = prefixMovedFrom(prefix);
+  if (!from)
+    return from;
+  std::map<std::string, Manifest> manifests;
+  for (const InstalledPackage &p : session->state.packages) {
+    auto m = readInstalledManifest(prefix, p, reporter);
+    if (!m)
+      return Unexpected(m.error());
+    manifests.emplace(p.name, std::move(*m));
+  }
+  auto tx = Transaction::begin(prefix);
+  if (!tx)
+    return Unexpected(tx.error());
+  if (Status s =
+          commitWithState(*tx, prefix, session->state, manifests, reporter);
+      !s)
+    return Unexpected(s.error());
+  return from;
+}
+
 Expected<VerifyReport> verifyPrefix(const std::string &prefix,
                                     const std::vector<std::string> &names,
                                     Reporter &reporter) {

@@ -18,6 +18,23 @@
 
 namespace ireepkg {
 
+std::string activationPrefix(const std::string &prefix) {
+  std::string file = prefix + "/state/" + kActivationFile;
+  auto stamp = fsutil::fileStamp(file);
+  if (!stamp || stamp->size > (64ull << 20))
+    return {};
+  // "prefix" comes before the lists of packages: On-Demand stops there.
+  simdjson::padded_string json;
+  if (simdjson::padded_string::load(file).get(json))
+    return {};
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  std::string_view written;
+  if (parser.iterate(json).get(doc) || doc["prefix"].get_string().get(written))
+    return {};
+  return std::string(written);
+}
+
 std::vector<ShadowedImport> shadowedImports(const std::string &prefix) {
   std::vector<ShadowedImport> out;
   std::string file = prefix + "/state/" + kActivationFile;

@@ -610,9 +610,14 @@ struct ireepkg_runtime_index_t {
   const uint8_t *refs;
   size_t total_imports; /* over all entries, to size plugin lists */
   size_t total_parameters;
-  const char *prefix;
+  const char *prefix; /* where the prefix is now */
   const char *platform;
   const char *path;
+  /* The prefix the index was written for, when the prefix has been moved
+   * or copied since (prefix then differs); NULL when it has not. Library
+   * paths under it are rebased onto `prefix` when listed. */
+  const char *moved_from;
+  char *owned_prefix; /* malloc'ed `prefix` of a moved index */
   uint16_t version_major;
   uint16_t version_minor;
   /* followed by the strings path (and prefix, platform when empty) */
@@ -624,6 +629,7 @@ static void index_release(ireepkg_runtime_index_t *index) {
     return;
   if (index->mapping)
     munmap(index->mapping, index->mapping_size);
+  free(index->owned_prefix);
   free(index);
 }
 
@@ -635,6 +641,11 @@ IREEPKG_RUNTIME_API void ireepkg_runtime_close(ireepkg_runtime_index_t *index) {
 IREEPKG_RUNTIME_API const char *
 ireepkg_runtime_index_prefix(const ireepkg_runtime_index_t *index) {
   return index ? index->prefix : "";
+}
+
+IREEPKG_RUNTIME_API const char *
+ireepkg_runtime_index_moved_from(const ireepkg_runtime_index_t *index) {
+  return index ? index->moved_from : NULL;
 }
 
 IREEPKG_RUNTIME_API const char *
@@ -1017,6 +1028,42 @@ static ireepkg_runtime_status_t empty_index(const char *prefix,
   return IREEPKG_RUNTIME_OK;
 }
 
+/* Whether two paths name the same existing directory (a symbolic link, a
+ * bind mount): then a prefix reached through either has not moved. */
+static bool same_directory(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+/* Records where the prefix of a just mapped index is now: the first `n`
+ * bytes of `location` (as opened, maybe relative). When that is not where
+ * the index was written (the prefix was moved, copied, unpacked elsewhere
+ * or mounted at another path), the index's paths are rebased onto it. */
+static ireepkg_runtime_status_t note_location(ireepkg_runtime_index_t *index,
+                                              const char *location, size_t n,
+                                              ireepkg_runtime_error_t **err) {
+  buf_t opened = {0};
+  buf_add(&opened, location, n);
+  if (n == 0)
+    buf_char(&opened, '/');
+  if (opened.failed)
+    return out_of_memory(err);
+  ireepkg_runtime_status_t status = IREEPKG_RUNTIME_OK;
+  char *now = normal_path(opened.data, &status, err);
+  buf_free(&opened);
+  if (!now)
+    return status;
+  if (strcmp(now, index->prefix) == 0 || same_directory(now, index->prefix)) {
+    free(now);
+    return IREEPKG_RUNTIME_OK;
+  }
+  index->moved_from = index->prefix;
+  index->owned_prefix = now;
+  index->prefix = now;
+  return IREEPKG_RUNTIME_OK;
+}
+
 /* Opens <prefix>/state/runtime.index; `how` (may be NULL) says how the
  * prefix was chosen, for the NO_PREFIX message. */
 static ireepkg_runtime_status_t open_prefix(const char *prefix, const char *how,
@@ -1037,6 +1084,14 @@ static ireepkg_runtime_status_t open_prefix(const char *prefix, const char *how,
   }
   bool missing = false;
   status = map_index(file.data, &missing, out, err);
+  if (status == IREEPKG_RUNTIME_OK && !missing) {
+    status = note_location(*out, state.data, state.size - strlen("/state"),
+                           err);
+    if (status != IREEPKG_RUNTIME_OK) {
+      index_release(*out);
+      *out = NULL;
+    }
+  }
   if (status != IREEPKG_RUNTIME_OK || !missing)
     goto done;
 
@@ -1120,7 +1175,20 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_open_file(
     return invalid(out_error, "the index path is NULL or empty");
   if (flags != 0)
     return invalid(out_error, "unknown open flags");
-  return map_index(index_path, NULL, out_index, out_error);
+  ireepkg_runtime_status_t status =
+      map_index(index_path, NULL, out_index, out_error);
+  /* At <prefix>/state/runtime.index: that prefix is where it is now. */
+  static const char kTail[] = "/state/runtime.index";
+  size_t n = strlen(index_path), tail = sizeof(kTail) - 1;
+  if (status == IREEPKG_RUNTIME_OK && n > tail &&
+      strcmp(index_path + n - tail, kTail) == 0) {
+    status = note_location(*out_index, index_path, n - tail, out_error);
+    if (status != IREEPKG_RUNTIME_OK) {
+      index_release(*out_index);
+      *out_index = NULL;
+    }
+  }
+  return status;
 }
 
 IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_locate_and_open(
@@ -1195,7 +1263,54 @@ resolve_target(const ireepkg_runtime_index_t *index, const char *target,
 typedef struct list_block_t {
   ireepkg_runtime_plugin_list_t list; /* first: the pointer handed out */
   ireepkg_runtime_index_t *index;
+  char *rebased; /* the paths and specs of a moved prefix, or NULL */
 } list_block_t;
+
+/* The paths of a moved prefix's plugins, which the index stores under the
+ * prefix it was written for, rebased onto where it is now: one allocation
+ * for all of them, owned by the list. */
+static ireepkg_runtime_status_t rebase_paths(list_block_t *block,
+                                             ireepkg_runtime_plugin_t *plugins,
+                                             size_t count,
+                                             ireepkg_runtime_error_t **err) {
+  const ireepkg_runtime_index_t *index = block->index;
+  const size_t oldSize = strlen(index->moved_from);
+  const size_t newSize = strlen(index->prefix);
+  size_t bytes = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const char *path = plugins[i].path;
+    if (strncmp(path, index->moved_from, oldSize) == 0 && path[oldSize] == '/')
+      bytes += IREEPKG_INDEX_EMBEDDED_PREFIX_SIZE + newSize +
+               strlen(path + oldSize) + 1;
+  }
+  if (bytes == 0)
+    return IREEPKG_RUNTIME_OK;
+  char *out = (char *)malloc(bytes);
+  if (!out)
+    return out_of_memory(err);
+  block->rebased = out;
+  for (size_t i = 0; i < count; ++i) {
+    ireepkg_runtime_plugin_t *p = &plugins[i];
+    if (!(strncmp(p->path, index->moved_from, oldSize) == 0 &&
+          p->path[oldSize] == '/'))
+      continue;
+    const bool embedded = p->spec != p->path;
+    char *spec = out;
+    if (embedded) {
+      memcpy(out, IREEPKG_INDEX_EMBEDDED_PREFIX,
+             IREEPKG_INDEX_EMBEDDED_PREFIX_SIZE);
+      out += IREEPKG_INDEX_EMBEDDED_PREFIX_SIZE;
+    }
+    const char *rest = p->path + oldSize;
+    size_t restSize = strlen(rest) + 1;
+    memcpy(out, index->prefix, newSize);
+    memcpy(out + newSize, rest, restSize);
+    p->path = out;
+    p->spec = spec;
+    out += newSize + restSize;
+  }
+  return IREEPKG_RUNTIME_OK;
+}
 
 static inline const char *str_at(const ireepkg_runtime_index_t *index,
                                  uint32_t offset) {
@@ -1368,6 +1483,14 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
   }
 
   block->index = (ireepkg_runtime_index_t *)index;
+  block->rebased = NULL;
+  if (index->moved_from) {
+    status = rebase_paths(block, slots, front, out_error);
+    if (status != IREEPKG_RUNTIME_OK) {
+      free(block);
+      return status;
+    }
+  }
   block->list.prefix = index->prefix;
   block->list.target_platform = names;
   block->list.target_arch = names + platformSize;
@@ -1379,6 +1502,7 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
   if (flags & IREEPKG_RUNTIME_LIST_CHECK_FILES) {
     status = check_files(&block->list, out_error);
     if (status != IREEPKG_RUNTIME_OK) {
+      free(block->rebased);
       free(block);
       return status;
     }
@@ -1394,6 +1518,7 @@ ireepkg_runtime_free_plugin_list(ireepkg_runtime_plugin_list_t *list) {
     return;
   list_block_t *block = (list_block_t *)list;
   ireepkg_runtime_index_t *index = block->index;
+  free(block->rebased);
   free(block);
   index_release(index);
 }

@@ -281,6 +281,32 @@ Expected<InstallReport> removePackages(const std::string &prefix,
                                        Reporter &reporter);
 
 //===----------------------------------------------------------------------===//
+// Moved prefixes
+//===----------------------------------------------------------------------===//
+
+/// The "prefix" of `prefix`'s state/activation.json: the absolute path its
+/// state files were written for; "" when there is none (no state yet, or a
+/// file that does not read).
+std::string activationPrefix(const std::string &prefix);
+
+/// The absolute path a prefix's state files were written for (activation
+/// .json's "prefix"), when that is not `prefix` (absolute, normalized) nor
+/// the same directory: the prefix was moved, copied, unpacked or mounted
+/// elsewhere since. nullopt when it was not, or when the prefix has no
+/// state yet.
+std::optional<std::string> prefixMovedFrom(const std::string &prefix);
+
+/// Writes every state file of `prefix` again for where it is now (one
+/// transaction, under the prefix's lock; the packages are unchanged), so
+/// that the files that name paths (the flagfiles IREE reads literally,
+/// activation.json, the indexes) name this prefix's files. Returns the
+/// path it was moved from, or nullopt when it had not moved (nothing is
+/// written then).
+Expected<std::optional<std::string>>
+rewriteMovedPrefix(const std::string &prefix, const LockOptions &lock,
+                   Reporter &reporter);
+
+//===----------------------------------------------------------------------===//
 // Verifying
 //===----------------------------------------------------------------------===//
 

@@ -35,7 +35,9 @@
  *    plugins or format flags from one handle concurrently. A plugin list
  *    points into the index's mapping and keeps the index alive; lists and the
  *    index may be released in any order and from any thread.
- *  - Strings are NUL-terminated UTF-8; paths are absolute.
+ *  - Strings are NUL-terminated UTF-8; paths are absolute, and name the
+ *    prefix's files where the prefix is now (a prefix may be moved or
+ *    copied after ireepkg wrote it).
  *
  * C99 and C++; links neither LLVM, MLIR nor the C++ standard library.
  *
@@ -218,10 +220,20 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_locate_and_open(
  * list uses it any more. Accepts NULL. */
 IREEPKG_RUNTIME_API void ireepkg_runtime_close(ireepkg_runtime_index_t *index);
 
-/** The prefix the index was written for (absolute); for an empty prefix
- * without an index, the path it was opened with. */
+/** Where the prefix is now: the path it was opened with (absolute,
+ * lexically normalized) when the prefix has been moved or copied since
+ * ireepkg wrote the index; else the path ireepkg wrote it for. */
 IREEPKG_RUNTIME_API const char *
 ireepkg_runtime_index_prefix(const ireepkg_runtime_index_t *index);
+/** The path the index was written for, when the prefix has been moved,
+ * copied, unpacked or mounted elsewhere since (and that path is not the
+ * same directory); NULL when it has not. Plugin lists of a moved prefix
+ * give the paths of its files where it is now; the prefix's flagfile
+ * (state/runtime.flags), which IREE reads literally, still names the old
+ * place until it is written again (ireepkg_runtime_write_flagfile, any
+ * ireepkg command on the prefix, or `ireepkg-runtime write-flagfile`). */
+IREEPKG_RUNTIME_API const char *
+ireepkg_runtime_index_moved_from(const ireepkg_runtime_index_t *index);
 /** The prefix's platform, e.g. "linux-x86_64" (the host's for an empty
  * prefix without an index). */
 IREEPKG_RUNTIME_API const char *
