@@ -1,6 +1,7 @@
 //===- file_util.cpp - Durable file operations ---------------------------===//
 #include "ireepkg/pkg/file_util.h"
 #include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/pkg/fault_point.h"
 #include "ireepkg/pkg/hash.h"
 
 #include <cerrno>
@@ -302,7 +303,7 @@ Status fsyncPath(const std::string &path) {
 }
 
 Status writeFileAtomic(const std::string &path, std::string_view content,
-                       mode_t mode) {
+                       mode_t mode, const char *faultPointName) {
   fs::path p(path);
   std::string tmp = (p.parent_path() / ("." + p.filename().string() + ".tmp." +
                                         std::to_string(::getpid())))
@@ -312,6 +313,8 @@ Status writeFileAtomic(const std::string &path, std::string_view content,
     ::unlink(tmp.c_str()); // a partly written temporary (disk full)
     return s;
   }
+  if (faultPointName)
+    faultPoint(faultPointName);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
@@ -319,6 +322,18 @@ Status writeFileAtomic(const std::string &path, std::string_view content,
   }
   std::string dir = p.parent_path().empty() ? "." : p.parent_path().string();
   return fsyncPath(dir);
+}
+
+bool isAtomicTempName(std::string_view name) {
+  constexpr std::string_view kTmp = ".tmp.";
+  size_t at = name.rfind(kTmp);
+  if (name.size() < 2 || name[0] != '.' || at == std::string_view::npos ||
+      at < 2 || at + kTmp.size() == name.size())
+    return false;
+  for (char c : name.substr(at + kTmp.size()))
+    if (c < '0' || c > '9')
+      return false;
+  return true;
 }
 
 Status writeCacheFile(const std::string &path, std::string_view content) {

@@ -69,6 +69,18 @@ def snapshot(root: pathlib.Path) -> dict:
     return out
 
 
+def wait_stopped(pid, timeout=30):
+    """Waits until process `pid` is stopped (IREEPKG_FAULT=<point>:stop)."""
+    import time
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        time.sleep(0.01)
+    raise AssertionError("ireepkg did not stop at the fault point")
+
+
 def make_writable(root: pathlib.Path):
     """Installed packages are read-only; make a tree removable."""
     for dirpath, dirnames, _ in os.walk(root):

@@ -141,9 +141,16 @@ private:
 /// it was made of. The same errors as readOwnCacheFile.
 Expected<MappedFile> mapOwnCacheFile(const std::string &path, size_t maxBytes);
 
-/// Writes `content` to `path` atomically and durably.
+/// Writes `content` to `path` atomically and durably, through the
+/// temporary file ".<name>.tmp.<pid>" beside it (isAtomicTempName). With
+/// `faultPointName`, that fault point (fault_point.h) is passed once the
+/// temporary file is written, before it is renamed.
 Status writeFileAtomic(const std::string &path, std::string_view content,
-                       mode_t mode = 0644);
+                       mode_t mode = 0644,
+                       const char *faultPointName = nullptr);
+/// Whether `name` (a file name, no directory) is one of writeFileAtomic's
+/// temporary files: "." + a name + ".tmp." + digits.
+bool isAtomicTempName(std::string_view name);
 /// Writes a cache entry: atomically (temporary file and rename) but not
 /// durably. For files that are checked (by hash) whenever they are read,
 /// so that one lost in a crash is only fetched again.
