@@ -35,20 +35,40 @@ static FileStamp stampFrom(const struct stat &st) {
   return s;
 }
 
+Expected<UniqueFd> openForReading(const std::string &path,
+                                  struct stat *status) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0)
+    return Unexpected(ioError("cannot open", path, errno));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0)
+    return Unexpected(ioError("cannot read", path, errno));
+  if (S_ISDIR(st.st_mode))
+    return Unexpected(ioError("cannot read", path, EISDIR));
+  if (!S_ISREG(st.st_mode))
+    return makeError(ErrorCode::Invalid,
+                     std::string("not read: not a regular file but ") +
+                         (S_ISFIFO(st.st_mode)   ? "a named pipe (FIFO)"
+                          : S_ISSOCK(st.st_mode) ? "a socket"
+                                                 : "a device"),
+                     Location::inFile(path), "give the path of a regular file");
+  int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
+    return Unexpected(ioError("cannot read", path, errno));
+  if (status)
+    *status = st;
+  return fd;
+}
+
 /// Opens `path` for readRegularFile and mapOwnCacheFile: a regular file of
 /// at most `maxBytes` and, with `ownOnly`, one of the effective user's that
 /// no one else may write. `st` receives its status.
 static Expected<UniqueFd> openRegularFile(const std::string &path,
                                           size_t maxBytes, bool ownOnly,
                                           struct stat &st) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0)
-    return Unexpected(ioError("cannot open", path, errno));
-  if (::fstat(fd.get(), &st) != 0)
-    return Unexpected(ioError("cannot read", path, errno));
-  if (!S_ISREG(st.st_mode))
-    return Unexpected(
-        ioError("cannot read", path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL));
+  auto fd = openForReading(path, &st);
+  if (!fd)
+    return Unexpected(fd.error());
   if (ownOnly && (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0))
     return makeError(ErrorCode::Invalid,
                      "not read: the file is not the current user's, or "

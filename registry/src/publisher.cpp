@@ -630,15 +630,15 @@ std::vector<Platform> manifestPlatforms(const Manifest &m,
 /// Copies `src` to a new file `dest`, hashing it on the way.
 Status copyHashing(const std::string &src, const std::string &dest,
                    std::string &sha256, uint64_t &size) {
-  int in = ::open(src.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0)
-    return Unexpected(fsutil::ioError("cannot open", src, errno));
   struct stat st;
-  if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(in);
-    return makeError(ErrorCode::Invalid, "not a regular file", Location::inFile(src),
-                     "give the path of a .ireepkg archive");
+  auto opened = fsutil::openForReading(src, &st);
+  if (!opened) {
+    Error e = opened.error();
+    if (e.code == ErrorCode::Invalid)
+      e.hint = "give the path of a .ireepkg archive";
+    return Unexpected(e);
   }
+  int in = opened->release();
   int out = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (out < 0) {
     int e = errno;

@@ -295,3 +295,24 @@ def test_set_leaves_a_file_it_cannot_edit_as_it_was(home):
     assert f.stat().st_mode & 0o777 == 0o600
     assert [p.name for p in f.parent.iterdir()] == ["config.toml"]
 
+
+def test_a_fifo_is_not_waited_on(home, tmp_path):
+    """A named pipe as config.toml, or given to `install` as the archive,
+    is refused at once instead of blocking the command."""
+    config = user_file(home)
+    config.parent.mkdir(parents=True)
+    os.mkfifo(config)
+    for args in (["config", "list"], ["list", "--prefix", tmp_path / "p"]):
+        r = run(*args, timeout=20)
+        assert r.code == 1, r
+        assert r.err == (
+            f"ireepkg: error: {config}: not read: not a regular file but a "
+            "named pipe (FIFO)\n  hint: give the path of a regular file\n")
+    config.unlink()
+    archive = tmp_path / "a.ireepkg"
+    os.mkfifo(archive)
+    r = run("install", archive, "--prefix", tmp_path / "prefix", timeout=20)
+    assert r.code == 1, r
+    assert r.err == (
+        f"ireepkg: error: {archive}: not read: not a regular file but a "
+        "named pipe (FIFO)\n  hint: give the path of a regular file\n")

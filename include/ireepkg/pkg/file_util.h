@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -38,6 +39,12 @@ public:
   }
   ~UniqueFd() { reset(); }
   int get() const { return fd_; }
+  /// Gives up the descriptor without closing it.
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
   void reset() {
     if (fd_ >= 0)
       ::close(fd_);
@@ -49,6 +56,14 @@ private:
 };
 
 Error ioError(const std::string &what, const std::string &path, int err);
+
+/// Opens `path` read-only when it is a regular file. Anything else is
+/// refused, a FIFO, device or socket without being waited on (it is opened
+/// O_NONBLOCK, checked with fstat, then made blocking again): a named pipe
+/// given as a file would otherwise block the open until a writer comes.
+/// `st`, when given, receives the file's status.
+Expected<UniqueFd> openForReading(const std::string &path,
+                                  struct stat *st = nullptr);
 
 Expected<std::string> readFile(const std::string &path,
                                size_t maxBytes = 256u << 20);
