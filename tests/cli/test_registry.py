@@ -616,9 +616,7 @@ def test_killed_publish_leaves_a_signed_state(reg, tmp_path, monkeypatch,
     and `install` from the registry see the old or the new signed state,
     never a mix, and the next command that writes finishes or drops the
     operation and leaves no file of it behind."""
-    import os
-    import signal
-    from conftest import ireepkg_path, wait_stopped
+    from conftest import kill_at_fault_point
     monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
     base = {v: pack(data_package(reg.src, "base", v), reg.dist)
             for v in ("1.1.0", "1.2.0")}
@@ -626,21 +624,10 @@ def test_killed_publish_leaves_a_signed_state(reg, tmp_path, monkeypatch,
        "--registry", reg.dir, "--key", reg.key)
     op = (["publish", base["1.2.0"]] if operation == "publish"
           else ["yank", "base@1.1.0"])
-    proc = subprocess.Popen(
-        [str(ireepkg_path()), *map(str, op), "--registry", reg.dir,
-         "--key", reg.key],
-        env=dict(os.environ, IREEPKG_FAULT=f"{point}:stop"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_stopped(proc.pid)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=TIMEOUT)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    pid = kill_at_fault_point([*op, "--registry", reg.dir, "--key", reg.key],
+                              point)
     if point == "registry-snapshot-temp-written":
-        assert (reg.dir / f"..snapshot.json.new.tmp.{proc.pid}").exists()
+        assert (reg.dir / f"..snapshot.json.new.tmp.{pid}").exists()
 
     versions = {("publish", "old"): "1.0.0, 1.1.0",
                 ("publish", "new"): "1.0.0, 1.1.0, 1.2.0",

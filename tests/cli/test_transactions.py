@@ -20,7 +20,8 @@ import time
 import pytest
 
 from conftest import (copy_package, data_package, EXAMPLES, ireepkg_path,
-                      make_writable, pack, run, snapshot, wait_stopped)
+                      kill_at_fault_point, make_writable, pack, run,
+                      snapshot)
 
 # In transaction order; points up to state-staged roll back, the rest roll
 # forward.
@@ -128,23 +129,10 @@ def test_kill_while_the_journal_is_written(tmp_path, archives, writes):
     prefix = tmp_path / "p"
     prepare(prefix, [["install", "simple-mul"]], archives)
     before = snapshot(prefix)
-    proc = subprocess.Popen(
-        [str(ireepkg_path()), "install", str(archives["mul-pipeline"]),
-         "--prefix", str(prefix)],
-        env=dict(os.environ, IREEPKG_FAULT="journal-temp-written:stop"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        for n in range(writes):
-            if n:
-                os.kill(proc.pid, signal.SIGCONT)
-            wait_stopped(proc.pid)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    temporary = prefix / "state" / f".journal.json.tmp.{proc.pid}"
+    pid = kill_at_fault_point(
+        ["install", archives["mul-pipeline"], "--prefix", prefix],
+        "journal-temp-written", stops=writes)
+    temporary = prefix / "state" / f".journal.json.tmp.{pid}"
     assert temporary.exists()
     assert (prefix / "state" / "journal.json").exists() == (writes == 2)
 
