@@ -50,6 +50,10 @@ Expected<std::string> readFile(const std::string &path) {
   if (fs::is_directory(path, ec))
     return makeError(ErrorCode::Io, "is a directory, not a file",
                      Location::inFile(path));
+  // Opening a named pipe would wait for a writer.
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+    return makeError(ErrorCode::Io, "not a regular file",
+                     Location::inFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return makeError(ErrorCode::Io,

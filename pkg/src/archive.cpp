@@ -83,9 +83,10 @@ public:
   }
 
   Status open(const std::string &path) {
-    src_.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (src_.fd < 0)
-      return Unexpected(fsutil::ioError("cannot open", path, errno));
+    auto fd = fsutil::openForReading(path);
+    if (!fd)
+      return Unexpected(fd.error());
+    src_.fd = fd->release();
     return openDescriptor(path);
   }
 
@@ -579,9 +580,10 @@ private:
 Expected<ArchiveFile> ArchiveFile::open(const std::string &path) {
   ArchiveFile f;
   f.path_ = path;
-  f.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd_ < 0)
-    return Unexpected(fsutil::ioError("cannot open", path, errno));
+  auto fd = fsutil::openForReading(path);
+  if (!fd)
+    return Unexpected(fd.error());
+  f.fd_ = fd->release();
   return f;
 }
 

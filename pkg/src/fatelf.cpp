@@ -253,7 +253,9 @@ Expected<std::vector<Record>> parseRecords(std::string_view data,
 }
 
 Expected<std::vector<Record>> readTable(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a named pipe is refused below instead of waited on (reads of
+  // a regular file do not block either way).
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return makeError(ErrorCode::Io,
                      std::string("cannot read: ") + std::strerror(errno),

@@ -1,6 +1,7 @@
 //===- file_util.cpp - Durable file operations ---------------------------===//
 #include "ireepkg/pkg/file_util.h"
 #include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/pkg/fault_point.h"
 #include "ireepkg/pkg/hash.h"
 
 #include <cerrno>
@@ -34,20 +35,40 @@ static FileStamp stampFrom(const struct stat &st) {
   return s;
 }
 
+Expected<UniqueFd> openForReading(const std::string &path,
+                                  struct stat *status) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0)
+    return Unexpected(ioError("cannot open", path, errno));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0)
+    return Unexpected(ioError("cannot read", path, errno));
+  if (S_ISDIR(st.st_mode))
+    return Unexpected(ioError("cannot read", path, EISDIR));
+  if (!S_ISREG(st.st_mode))
+    return makeError(ErrorCode::Invalid,
+                     std::string("not read: not a regular file but ") +
+                         (S_ISFIFO(st.st_mode)   ? "a named pipe (FIFO)"
+                          : S_ISSOCK(st.st_mode) ? "a socket"
+                                                 : "a device"),
+                     Location::inFile(path), "give the path of a regular file");
+  int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
+    return Unexpected(ioError("cannot read", path, errno));
+  if (status)
+    *status = st;
+  return fd;
+}
+
 /// Opens `path` for readRegularFile and mapOwnCacheFile: a regular file of
 /// at most `maxBytes` and, with `ownOnly`, one of the effective user's that
 /// no one else may write. `st` receives its status.
 static Expected<UniqueFd> openRegularFile(const std::string &path,
                                           size_t maxBytes, bool ownOnly,
                                           struct stat &st) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0)
-    return Unexpected(ioError("cannot open", path, errno));
-  if (::fstat(fd.get(), &st) != 0)
-    return Unexpected(ioError("cannot read", path, errno));
-  if (!S_ISREG(st.st_mode))
-    return Unexpected(
-        ioError("cannot read", path, S_ISDIR(st.st_mode) ? EISDIR : EINVAL));
+  auto fd = openForReading(path, &st);
+  if (!fd)
+    return Unexpected(fd.error());
   if (ownOnly && (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0))
     return makeError(ErrorCode::Invalid,
                      "not read: the file is not the current user's, or "
@@ -302,7 +323,7 @@ Status fsyncPath(const std::string &path) {
 }
 
 Status writeFileAtomic(const std::string &path, std::string_view content,
-                       mode_t mode) {
+                       mode_t mode, const char *faultPointName) {
   fs::path p(path);
   std::string tmp = (p.parent_path() / ("." + p.filename().string() + ".tmp." +
                                         std::to_string(::getpid())))
@@ -312,6 +333,8 @@ Status writeFileAtomic(const std::string &path, std::string_view content,
     ::unlink(tmp.c_str()); // a partly written temporary (disk full)
     return s;
   }
+  if (faultPointName)
+    faultPoint(faultPointName);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
@@ -319,6 +342,18 @@ Status writeFileAtomic(const std::string &path, std::string_view content,
   }
   std::string dir = p.parent_path().empty() ? "." : p.parent_path().string();
   return fsyncPath(dir);
+}
+
+bool isAtomicTempName(std::string_view name) {
+  constexpr std::string_view kTmp = ".tmp.";
+  size_t at = name.rfind(kTmp);
+  if (name.size() < 2 || name[0] != '.' || at == std::string_view::npos ||
+      at < 2 || at + kTmp.size() == name.size())
+    return false;
+  for (char c : name.substr(at + kTmp.size()))
+    if (c < '0' || c > '9')
+      return false;
+  return true;
 }
 
 Status writeCacheFile(const std::string &path, std::string_view content) {

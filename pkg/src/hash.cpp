@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/file_util.h"
 
 #include <nettle/sha2.h>
 
@@ -63,11 +64,10 @@ std::string Sha256::hex(std::string_view data) {
   return toHex(digest, SHA256_DIGEST_SIZE);
 }
 Expected<std::string> sha256File(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return makeError(ErrorCode::Io,
-                     std::string("cannot open: ") + std::strerror(errno),
-                     Location::inFile(path));
+  auto opened = fsutil::openForReading(path);
+  if (!opened)
+    return Unexpected(opened.error());
+  int fd = opened->release();
   Sha256 h;
   static thread_local char buf[1 << 17];
   while (true) {

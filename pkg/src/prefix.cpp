@@ -91,7 +91,8 @@ std::string packageDir(const std::string &prefix, const std::string &name,
 static bool changeUnderWay(const std::string &prefix) {
   return fsutil::exists(prefix + "/state/journal.json") ||
          fsutil::exists(prefix + "/.staging") ||
-         fsutil::exists(prefix + "/.trash");
+         fsutil::exists(prefix + "/.trash") ||
+         !leftoverTemporaryFiles(prefix).empty();
 }
 
 std::string installedStateFingerprint(const std::string &prefix,

@@ -209,9 +209,10 @@ Prehash blake2b512(std::string_view data) {
 
 /// BLAKE2b-512 of a file of any size, streamed.
 Expected<Prehash> blake2b512File(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Unexpected(fsutil::ioError("cannot open", path, errno));
+  auto opened = fsutil::openForReading(path);
+  if (!opened)
+    return Unexpected(opened.error());
+  int fd = opened->release();
   crypto_generichash_state st;
   crypto_generichash_init(&st, nullptr, 0, kPrehashSize);
   std::vector<uint8_t> buf(1 << 17);

@@ -309,8 +309,26 @@ std::string newTransactionId() {
 
 } // namespace
 
+std::vector<std::string> leftoverTemporaryFiles(const std::string &prefix) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(prefix + "/state", ec))
+    if (fsutil::isAtomicTempName(e.path().filename().string()) &&
+        e.is_regular_file(ec) && !e.is_symlink(ec))
+      found.push_back(e.path().string());
+  return found;
+}
+
 Expected<std::string> recoverPrefix(const std::string &prefix) {
   std::string what;
+  // A writer killed between writing a temporary file and renaming it (the
+  // journal's) left it; the lock is held, so no writer is using it now.
+  bool temporaries = false;
+  for (const std::string &tmp : leftoverTemporaryFiles(prefix)) {
+    if (::unlink(tmp.c_str()) != 0 && errno != ENOENT)
+      return Unexpected(fsutil::ioError("cannot remove", tmp, errno));
+    temporaries = true;
+  }
   std::string jp = journalPath(prefix);
   if (fsutil::exists(jp)) {
     auto text = fsutil::readFile(jp, 16u << 20);
@@ -339,7 +357,7 @@ Expected<std::string> recoverPrefix(const std::string &prefix) {
     pruneEmptyNameDirs(prefix);
   (void)fsutil::removeTree(prefix + "/.staging");
   (void)fsutil::removeTree(prefix + "/.trash");
-  if (what.empty() && leftovers)
+  if (what.empty() && (leftovers || temporaries))
     what = "removed scratch files of an interrupted change";
   return what;
 }
@@ -377,7 +395,8 @@ Status Transaction::writeJournal(const std::string &phase) {
   Journal j{id_, phase, adds_, removes_, {}, removedStateFiles_};
   for (const auto &[f, content] : stateFiles_)
     j.stateFiles.push_back(f);
-  return fsutil::writeFileAtomic(journalPath(prefix_), serializeJournal(j));
+  return fsutil::writeFileAtomic(journalPath(prefix_), serializeJournal(j),
+                                 0644, "journal-temp-written");
 }
 
 std::string Transaction::stagePackage(const std::string &name,

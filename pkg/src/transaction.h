@@ -49,8 +49,15 @@ private:
   fsutil::UniqueFd fd_; ///< closing it releases the lock
 };
 
-/// Finishes or rolls back an interrupted transaction. Call with the lock
-/// held. Returns a description of what it did ("" if nothing).
+/// The temporary files an interrupted writer left in the prefix's own
+/// directories: only writeFileAtomic's names (fsutil::isAtomicTempName),
+/// only regular files, only in <prefix>/state (the journal's; state files
+/// and packages are staged under .staging/).
+std::vector<std::string> leftoverTemporaryFiles(const std::string &prefix);
+
+/// Finishes or rolls back an interrupted transaction and removes
+/// leftoverTemporaryFiles. Call with the lock held. Returns a description of
+/// what it did ("" if nothing).
 Expected<std::string> recoverPrefix(const std::string &prefix);
 
 class Transaction {

@@ -154,18 +154,16 @@ std::string keyNames() {
 
 } // namespace
 
-Expected<ConfigFile> readConfigFile(const std::string &path) {
+namespace {
+
+/// Reads `text`, the content of the file `path`, as readConfigFile does.
+Expected<ConfigFile> parseConfigText(const std::string &text,
+                                     const std::string &path) {
   ConfigFile out;
   out.path = path;
-  std::error_code ec;
-  if (!fs::exists(path, ec))
-    return out;
-  auto text = fsutil::readFile(path, 1u << 20);
-  if (!text)
-    return Unexpected(text.error());
   toml::table table;
   try {
-    table = toml::parse(*text, path);
+    table = toml::parse(text, path);
   } catch (const toml::parse_error &e) {
     std::string what(e.description());
     for (size_t i = 0; (i = what.find('\n', i)) != std::string::npos;)
@@ -200,6 +198,18 @@ Expected<ConfigFile> readConfigFile(const std::string &path) {
   return out;
 }
 
+} // namespace
+
+Expected<ConfigFile> readConfigFile(const std::string &path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return ConfigFile{path, {}};
+  auto text = fsutil::readFile(path, 1u << 20);
+  if (!text)
+    return Unexpected(text.error());
+  return parseConfigText(*text, path);
+}
+
 Expected<std::vector<ConfigFile>> readConfig() {
   std::vector<ConfigFile> out;
   for (const std::string &p : configPaths()) {
@@ -227,6 +237,16 @@ Expected<std::string> tomlValue(const std::string &key,
   if (!spec)
     return makeError(ErrorCode::Usage, "unknown key \"" + key + "\"", {},
                      "the keys are " + keyNames());
+  // One line of the file, whatever the type: a newline would start
+  // another key ("true\ncache-dir = ..."), and no value needs any other
+  // control character either.
+  for (char c : value)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return makeError(ErrorCode::Usage,
+                       "\"" + key +
+                           "\" may not hold control characters (newlines, "
+                           "tabs, ...)",
+                       {}, spec->help);
   // Read the value as TOML would hold it, then check it like a file's.
   std::string literal;
   switch (spec->type) {
@@ -239,18 +259,20 @@ Expected<std::string> tomlValue(const std::string &key,
     for (char c : value) {
       if (c == '"' || c == '\\')
         literal += '\\';
-      if (static_cast<unsigned char>(c) < 0x20)
-        return makeError(ErrorCode::Usage,
-                         "\"" + key + "\" may not hold control characters");
       literal += c;
     }
     literal += "\"";
   }
   }
   try {
+    // Exactly the one key, of the key's type; true, false and numbers are
+    // written as textOf reads them ("true # x" is true, written "true").
     toml::table t = toml::parse("v = " + literal);
-    if (const toml::node *n = t.get("v"); n && textOf(*spec, *n))
-      return literal;
+    if (const toml::node *n = t.get("v"); n && t.size() == 1)
+      if (auto text = textOf(*spec, *n))
+        return spec->type == ValueType::Bool || spec->type == ValueType::Integer
+                   ? *text
+                   : literal;
   } catch (const toml::parse_error &) {
   }
   return makeError(ErrorCode::Usage,
@@ -285,9 +307,27 @@ long findLine(const std::vector<std::string> &lines, const std::string &key,
   return -1;
 }
 
+/// The settings of `f` other than `key`'s, in order.
+std::vector<std::pair<std::string, std::string>>
+settingsBut(const ConfigFile &f, const std::string &key) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Setting &s : f.settings)
+    if (s.key != key)
+      out.emplace_back(s.key, s.value);
+  return out;
+}
+
+/// Edits the line of `key` (an edit of text, so that comments and the
+/// order stay). Nothing is written unless the edited text, read back, holds
+/// exactly the settings the file held with `key` changed as asked (a line
+/// edit cannot see, for instance, a multi-line string that holds a line
+/// like "key = ..."); the new file replaces the old one by a rename, with
+/// the old file's permissions.
 Status rewrite(const std::string &path, const std::string &key,
                const std::optional<std::string> &literal) {
   std::string text;
+  std::optional<ConfigFile> before;
+  std::optional<mode_t> mode;
   std::error_code ec;
   if (fs::exists(path, ec)) {
     auto t = fsutil::readFile(path, 1u << 20);
@@ -296,8 +336,13 @@ Status rewrite(const std::string &path, const std::string &key,
     text = std::move(*t);
     // The file must be valid before it is edited: never guess around a
     // broken one.
-    if (auto f = readConfigFile(path); !f)
+    auto f = parseConfigText(text, path);
+    if (!f)
       return Unexpected(f.error());
+    before = std::move(*f);
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0)
+      mode = st.st_mode & 07777;
   }
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -319,12 +364,39 @@ Status rewrite(const std::string &path, const std::string &key,
   std::string out;
   for (const std::string &l : lines)
     out += l + "\n";
+  auto after = parseConfigText(out, path);
+  bool same = after && settingsBut(*after, key) ==
+                           settingsBut(before.value_or(ConfigFile{}), key);
+  if (same) {
+    const Setting *now = nullptr;
+    for (const Setting &st : after->settings)
+      if (st.key == key)
+        now = &st;
+    if (literal) {
+      auto want = parseConfigText(key + " = " + *literal + "\n", path);
+      same = now && want && want->settings.size() == 1 &&
+             want->settings[0].value == now->value;
+    } else {
+      same = now == nullptr;
+    }
+  }
+  if (!same)
+    return makeError(ErrorCode::Invalid,
+                     "cannot change \"" + key +
+                         "\" here without changing more of the file (a "
+                         "value over several lines?); the file was left as it "
+                         "was",
+                     Location::inFile(path),
+                     "edit the file by hand, or keep each value on one line");
   if (Status s = fsutil::makeDirs(fs::path(path).parent_path().string()); !s)
     return s;
-  if (Status s = fsutil::writeFileAtomic(path, out, 0644); !s)
+  // Created 0644 unless it was there; the umask may take bits away, which
+  // are then given back (the new file is never more open than the old).
+  if (Status s = fsutil::writeFileAtomic(path, out, mode.value_or(0644)); !s)
     return s;
-  if (auto f = readConfigFile(path); !f)
-    return Unexpected(f.error());
+  struct stat st;
+  if (mode && ::stat(path.c_str(), &st) == 0 && (st.st_mode & 07777) != *mode)
+    (void)::chmod(path.c_str(), *mode);
   return ok();
 }
 

@@ -117,20 +117,22 @@ Error RegistryClient::Impl::noKeyError() const {
 //===----------------------------------------------------------------------===//
 
 std::expected<RegistryClient::Impl::Loaded, RegistryClient::Impl::Failure>
-RegistryClient::Impl::fetchSnapshotOnce() {
+RegistryClient::Impl::fetchSnapshotOnce(const std::string &file,
+                                        const std::string &signatureFile) {
   using U = std::unexpected<Failure>;
-  const std::string snapName = shown("snapshot.json");
-  const std::string sigName = shown("snapshot.json.minisig");
+  const std::string snapName = shown(file);
+  const std::string sigName = shown(signatureFile);
   // In a local directory: the files as verified before, by their stamps?
+  // (Only for snapshot.json: snapshot.verified records its stamps.)
   std::optional<fsutil::FileStamp> snapStamp, sigStamp;
-  if (!rechecking()) {
+  if (!rechecking() && file == "snapshot.json") {
     snapStamp = transport->stamp("snapshot.json");
     sigStamp = transport->stamp("snapshot.json.minisig");
     if (snapStamp && sigStamp)
       if (auto known = loadedByStamps(*snapStamp, *sigStamp))
         return std::move(*known);
   }
-  auto snap = transport->fetch("snapshot.json", kMaxSnapshotBytes);
+  auto snap = transport->fetch(file, kMaxSnapshotBytes);
   if (!snap) {
     Error e = snap.error();
     if (e.code == ErrorCode::NotFound)
@@ -141,7 +143,7 @@ RegistryClient::Impl::fetchSnapshotOnce() {
                 "its URL");
     return U(Failure{e});
   }
-  auto sigText = transport->fetch("snapshot.json.minisig", kMaxSignatureBytes);
+  auto sigText = transport->fetch(signatureFile, kMaxSignatureBytes);
   const std::string fingerprint =
       Sha256::hex(snap->body) + (sigText ? Sha256::hex(sigText->body) : "");
   if (!sigText) {
@@ -244,7 +246,9 @@ RegistryClient::Impl::fetchSnapshotOnce() {
       e.hint = "the snapshot was changed after it was signed: the registry, "
                "or the way to it, is being tampered with, or the copy is "
                "corrupt; do not use it";
-      return U(Failure{e, true, fingerprint});
+      Failure f{e, true, fingerprint};
+      f.signatureMismatch = true;
+      return U(std::move(f));
     }
     // Parsed before (the cached form is keyed by this snapshot's hash)?
     std::optional<RegistrySnapshot> parsed;
@@ -352,13 +356,39 @@ RegistryClient::Impl::loadedByStamps(const fsutil::FileStamp &snapshot,
   return loaded;
 }
 
-Expected<RegistryClient::Impl::Loaded> RegistryClient::Impl::fetchSnapshot() {
-  auto r = fetchSnapshotOnce();
+Expected<RegistryClient::Impl::Loaded>
+RegistryClient::Impl::fetchSnapshot(bool staged) {
+  // A publish to a directory registry stages the new snapshot and its
+  // signature (kStagedSnapshot, kStagedSignature), renames the new index
+  // files into place (step 3 of publisher.cpp), then the signature over
+  // snapshot.json.minisig (4), then the snapshot over snapshot.json (5).
+  // One killed in between leaves, until the next publish, new index files
+  // under the old snapshot (3-4), or the new signature beside the old
+  // snapshot (4-5). Every file the staged snapshot names is in place from
+  // step 3 on, so in both cases the staged snapshot is the new state,
+  // signed, and a reader uses it (checked for expiry and rollback like any
+  // other):
+  //  - a signature that does not verify snapshot.json is tried on the
+  //    staged snapshot (4-5);
+  //  - when an index file does not match (`staged`), a staged snapshot
+  //    with its staged signature is taken if it is newer (3-4).
+  auto once = [&]() -> std::expected<Loaded, Failure> {
+    auto r = fetchSnapshotOnce();
+    if (!r && r.error().signatureMismatch)
+      if (auto next = fetchSnapshotOnce(kStagedSnapshot))
+        return next;
+    if (staged)
+      if (auto next = fetchSnapshotOnce(kStagedSnapshot, kStagedSignature);
+          next && (!r || next->snapshot.version > r->snapshot.version))
+        return next;
+    return r;
+  };
+  auto r = once();
   Rereads rereads;
   bool changed = true;
   while (!r && r.error().retryable && rereads.next(changed)) {
     std::string before = r.error().fingerprint;
-    r = fetchSnapshotOnce();
+    r = once();
     changed = r || r.error().fingerprint != before;
   }
   if (!r)
@@ -528,8 +558,15 @@ RegistryClient::open(const RegistrySpec &spec,
   auto loaded = impl->fetchSnapshot();
   if (!loaded)
     return Unexpected(loaded.error());
-  if (auto st = impl->checkAndRecord(*loaded); !st)
-    return Unexpected(st.error());
+  if (auto st = impl->checkAndRecord(*loaded); !st) {
+    // Refused (as a rollback) because this machine took the newer snapshot
+    // a killed publish staged (fetchSnapshot), which is still there.
+    auto staged = impl->fetchSnapshot(/*staged=*/true);
+    if (!staged || staged->snapshot.version <= loaded->snapshot.version ||
+        !impl->checkAndRecord(*staged))
+      return Unexpected(st.error());
+    loaded = std::move(staged);
+  }
   impl->snapshot = std::move(loaded->snapshot);
   impl->snapshotSha = loaded->sha256;
   impl->pendingIndex = std::move(loaded->pendingIndex);

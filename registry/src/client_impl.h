@@ -317,18 +317,27 @@ struct RegistryClient::Impl {
     Error error;
     bool retryable;
     std::string fingerprint;
+    /// The signature is by a trusted key but does not verify the snapshot.
+    bool signatureMismatch = false;
   };
 
   Expected<void> loadKeys();
   Expected<void> loadConfig();
   Error noKeyError() const;
-  std::expected<Loaded, Failure> fetchSnapshotOnce();
+  /// Reads and checks `file` (snapshot.json, or kStagedSnapshot) against
+  /// `signatureFile` (snapshot.json.minisig, or kStagedSignature).
+  std::expected<Loaded, Failure>
+  fetchSnapshotOnce(const std::string &file = "snapshot.json",
+                    const std::string &signatureFile = "snapshot.json.minisig");
   /// The snapshot as snapshot.verified records it, when snapshot.json and
   /// its signature still have the stamps recorded there and the key that
   /// verified them is still trusted; nothing is read from the registry.
   std::optional<Loaded> loadedByStamps(const fsutil::FileStamp &snapshot,
                                        const fsutil::FileStamp &signature);
-  Expected<Loaded> fetchSnapshot();
+  /// The current snapshot. With `staged` (an index file did not match), a
+  /// newer snapshot staged by a publish with its own signature is
+  /// preferred (fetchSnapshot in client.cpp says when that happens).
+  Expected<Loaded> fetchSnapshot(bool staged = false);
   Expected<void> checkAndRecord(const Loaded &loaded);
   Expected<const RegistryIndex *> index(const std::string &name);
   /// The SHA-256 the snapshot pins for `name`'s index file; NotFound with

@@ -387,11 +387,12 @@ RegistryClient::Impl::index(const std::string &name) {
   Rereads rereads;
   bool changed = true;
   while (retryable && rereads.next(changed)) {
-    // Perhaps a publish is in progress: read the snapshot again.
+    // Perhaps a publish is in progress, or was killed while it renamed
+    // index files: read the snapshot again, or the one it staged.
     int64_t versionBefore = snapshot.version;
     std::string shaBefore = sha;
     bool okBefore = first.has_value();
-    auto loaded = fetchSnapshot();
+    auto loaded = fetchSnapshot(/*staged=*/true);
     if (loaded && loaded->snapshot.version > snapshot.version &&
         loaded->full().index.count(name) && checkAndRecord(*loaded)) {
       snapshot = loaded->snapshot;

@@ -21,6 +21,14 @@ inline constexpr uint64_t kMaxSnapshotBytes = 32u << 20;  // 32 MiB
 inline constexpr uint64_t kMaxSignatureBytes = 64u << 10; // 64 KiB
 inline constexpr uint64_t kMaxIndexBytes = 16u << 20;     // 16 MiB
 
+/// The new snapshot and its signature as a publish to a directory
+/// registry stages them before it renames them over snapshot.json and
+/// snapshot.json.minisig (publisher.cpp). The client reads them when the
+/// files in place do not agree, as a publish killed between its renames
+/// leaves them (client.cpp, fetchSnapshot).
+inline constexpr const char *kStagedSnapshot = ".snapshot.json.new";
+inline constexpr const char *kStagedSignature = ".snapshot.json.minisig.new";
+
 /// Sorted keys, two-space indent, final newline.
 std::string canonicalJson(const nlohmann::json &value);
 

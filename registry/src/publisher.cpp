@@ -38,6 +38,16 @@
 // signature once more after a short pause (client.cpp): by then it sees the
 // new consistent state.
 //
+// A publish killed between 4 and 5 (kill -9, a power cut) leaves that pair
+// for good, until the next operation recovers. So readers never depend on
+// the pause for it: a client whose snapshot.json does not verify against
+// snapshot.json.minisig verifies the intent, .snapshot.json.new, against
+// it (client.cpp, fetchSnapshot). The intent is complete before step 3 and
+// is only ever renamed, and every file it names is in place by step 4, so
+// at every instant the pair a reader can verify is the old signed state
+// (before 4) or the new one (from 4 on). This needs no change of the
+// registry's layout, which static HTTP servers and mirrors copy as it is.
+//
 // Recovery: every operation starts, under the lock, by finishing what an
 // interrupted one left. If .snapshot.json.new is there and its signature
 // verifies, each index file it pins that lacks its hash is renamed in from
@@ -46,13 +56,16 @@
 // place when every index file then has the hash it pins; otherwise the
 // crash came before step 3, the index files are still the old ones, and
 // the intent is deleted. Staged index files, incoming archives and
-// signatures and extraction directories left over are removed.
+// signatures, extraction directories and the temporary files of the intent,
+// its signature and config.json (".<file>.tmp.<pid>", of a write killed
+// before its rename) left over are removed.
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/registry/registry.h"
 #include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/manifest_schema/suggest.h"
 
+#include "ireepkg/pkg/fault_point.h"
 #include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/fatelf.h"
 #include "ireepkg/pkg/hash.h"
@@ -84,8 +97,8 @@ namespace {
 constexpr const char *kConfig = "config.json";
 constexpr const char *kSnapshot = "snapshot.json";
 constexpr const char *kSnapshotSig = "snapshot.json.minisig";
-constexpr const char *kSnapshotNew = ".snapshot.json.new";
-constexpr const char *kSnapshotSigNew = ".snapshot.json.minisig.new";
+constexpr const char *kSnapshotNew = kStagedSnapshot;     // the client reads
+constexpr const char *kSnapshotSigNew = kStagedSignature; // them too
 constexpr const char *kLock = ".lock";
 constexpr const char *kIncomingPrefix = ".incoming-";
 constexpr const char *kVerifyPrefix = ".verify-";
@@ -266,6 +279,18 @@ Status dropStagedIndexFiles(const std::string &dir) {
   return ok();
 }
 
+/// Whether `name` is the temporary file (fsutil::writeFileAtomic's) of one
+/// of the registry's files written that way: the intent, its signature and
+/// config.json. Only these are removed by recover().
+bool isOwnTemporary(const std::string &name) {
+  if (!fsutil::isAtomicTempName(name))
+    return false;
+  for (const char *f : {kSnapshotNew, kSnapshotSigNew, kConfig})
+    if (name.rfind("." + std::string(f) + ".tmp.", 0) == 0)
+      return true;
+  return false;
+}
+
 /// Finishes or undoes what an interrupted operation left (see the file
 /// comment). Called with the lock held.
 Status recover(const std::string &dir,
@@ -276,6 +301,11 @@ Status recover(const std::string &dir,
     if (n.rfind(kIncomingPrefix, 0) == 0 || n.rfind(kVerifyPrefix, 0) == 0)
       if (Status s = fsutil::removeTree(e.path().string()); !s)
         return s;
+    // A write killed before its rename (the lock is held: no writer is
+    // using it now).
+    if (isOwnTemporary(n) && e.is_regular_file(ec) && !e.is_symlink(ec) &&
+        ::unlink(e.path().c_str()) != 0 && errno != ENOENT)
+      return Unexpected(fsutil::ioError("cannot remove", e.path(), errno));
   }
   const std::string intent = dir + "/" + kSnapshotNew;
   const std::string intentSig = dir + "/" + kSnapshotSigNew;
@@ -516,7 +546,9 @@ commit(const Session &s, const RegistrySnapshot &next,
   }
   const std::string intent = s.dir + "/" + kSnapshotNew;
   const std::string intentSig = s.dir + "/" + kSnapshotSigNew;
-  if (Status st = fsutil::writeFileAtomic(intent, text); !st) {
+  if (Status st = fsutil::writeFileAtomic(intent, text, 0644,
+                                          "registry-snapshot-temp-written");
+      !st) {
     dropStaged();
     return st;
   }
@@ -525,6 +557,7 @@ commit(const Session &s, const RegistrySnapshot &next,
     dropStaged();
     return st;
   }
+  faultPoint("registry-intent-written");
   // From here on, an interrupted commit is finished by the next operation
   // (recover): the intent and every staged index file are in place.
   for (const auto &[name, content] : indexFiles) {
@@ -535,9 +568,11 @@ commit(const Session &s, const RegistrySnapshot &next,
   if (!indexFiles.empty())
     if (Status st = fsutil::fsyncPath(indexDir); !st)
       return st;
+  faultPoint("registry-index-renamed");
   if (Status st = fsutil::renameDurable(intentSig, s.dir + "/" + kSnapshotSig);
       !st)
     return st;
+  faultPoint("registry-signature-renamed");
   return fsutil::renameDurable(intent, s.dir + "/" + kSnapshot);
 }
 
@@ -595,15 +630,15 @@ std::vector<Platform> manifestPlatforms(const Manifest &m,
 /// Copies `src` to a new file `dest`, hashing it on the way.
 Status copyHashing(const std::string &src, const std::string &dest,
                    std::string &sha256, uint64_t &size) {
-  int in = ::open(src.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0)
-    return Unexpected(fsutil::ioError("cannot open", src, errno));
   struct stat st;
-  if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(in);
-    return makeError(ErrorCode::Invalid, "not a regular file", Location::inFile(src),
-                     "give the path of a .ireepkg archive");
+  auto opened = fsutil::openForReading(src, &st);
+  if (!opened) {
+    Error e = opened.error();
+    if (e.code == ErrorCode::Invalid)
+      e.hint = "give the path of a .ireepkg archive";
+    return Unexpected(e);
   }
+  int in = opened->release();
   int out = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (out < 0) {
     int e = errno;

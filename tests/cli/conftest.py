@@ -69,6 +69,41 @@ def snapshot(root: pathlib.Path) -> dict:
     return out
 
 
+def wait_stopped(pid, timeout=30):
+    """Waits until process `pid` is stopped (IREEPKG_FAULT=<point>:stop)."""
+    import time
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        time.sleep(0.01)
+    raise AssertionError("ireepkg did not stop at the fault point")
+
+
+def kill_at_fault_point(args, point, stops=1):
+    """Runs ireepkg with IREEPKG_FAULT=<point>:stop, lets it pass the point
+    `stops` - 1 times, then kills it there with SIGKILL; returns its pid."""
+    import signal
+    proc = subprocess.Popen(
+        [str(ireepkg_path()), *map(str, args)],
+        env=dict(os.environ, IREEPKG_FAULT=f"{point}:stop"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for n in range(stops):
+            if n:
+                os.kill(proc.pid, signal.SIGCONT)
+            wait_stopped(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -signal.SIGKILL, proc.returncode
+    return proc.pid
+
+
 def make_writable(root: pathlib.Path):
     """Installed packages are read-only; make a tree removable."""
     for dirpath, dirnames, _ in os.walk(root):

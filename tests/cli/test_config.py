@@ -214,3 +214,71 @@ def test_bad_toml_is_reported_with_line_and_column(home, tmp_path):
     assert r.code == 1
     assert bad.read_text() == '\n  offline = "yes"\n'
 
+
+def test_set_refuses_values_that_would_write_more(home):
+    """A value is one line of its key's type: a newline would write another
+    key, and no value holds any other control character."""
+    f = user_file(home)
+    for key, value in [("offline", 'true\ncache-dir = "/"'),
+                       ("parallel-downloads", '8\nprefix = "/"'),
+                       ("registry", 'https://r.example/iree\nx = 1'),
+                       ("color", "never\t"),
+                       ("offline", "true\r")]:
+        r = run("config", "set", key, value)
+        assert r.code == 2, r
+        assert r.err.startswith(
+            f'ireepkg: error: "{key}" may not hold control characters '
+            "(newlines, tabs, ...)\n"), r.err
+    assert not f.exists()
+    # true, false and numbers are written as they are read.
+    assert run("config", "set", "offline", "true # yes").code == 0
+    assert run("config", "set", "parallel-downloads", "0x10").code == 0
+    assert f.read_text() == "offline = true\nparallel-downloads = 16\n"
+
+
+def test_set_leaves_a_file_it_cannot_edit_as_it_was(home):
+    """A line edit that would change more than the key (here a multi-line
+    string holding a line "offline = ...") is refused before anything is
+    written; an edit keeps the file's permissions, and no temporary file
+    is left."""
+    f = user_file(home)
+    f.parent.mkdir(parents=True)
+    text = 'registry = """\nhttps://r.example/iree\noffline = false\n"""\n'
+    f.write_text(text)
+    f.chmod(0o600)
+    for args in (["set", "offline", "true"], ["unset", "offline"]):
+        r = run("config", *args)
+        assert r.code == 1, r
+        assert r.err == (
+            f'ireepkg: error: {f}: cannot change "offline" here without '
+            "changing more of the file (a value over several lines?); the "
+            "file was left as it was\n"
+            "  hint: edit the file by hand, or keep each value on one line\n")
+        assert f.read_text() == text
+    f.write_text('# mine\ncolor = "never"\n')
+    assert run("config", "set", "offline", "true").code == 0
+    assert f.read_text() == '# mine\ncolor = "never"\noffline = true\n'
+    assert f.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in f.parent.iterdir()] == ["config.toml"]
+
+
+def test_a_fifo_is_not_waited_on(home, tmp_path):
+    """A named pipe as config.toml, or given to `install` as the archive,
+    is refused at once instead of blocking the command."""
+    config = user_file(home)
+    config.parent.mkdir(parents=True)
+    os.mkfifo(config)
+    for args in (["config", "list"], ["list", "--prefix", tmp_path / "p"]):
+        r = run(*args, timeout=20)
+        assert r.code == 1, r
+        assert r.err == (
+            f"ireepkg: error: {config}: not read: not a regular file but a "
+            "named pipe (FIFO)\n  hint: give the path of a regular file\n")
+    config.unlink()
+    archive = tmp_path / "a.ireepkg"
+    os.mkfifo(archive)
+    r = run("install", archive, "--prefix", tmp_path / "prefix", timeout=20)
+    assert r.code == 1, r
+    assert r.err == (
+        f"ireepkg: error: {archive}: not read: not a regular file but a "
+        "named pipe (FIFO)\n  hint: give the path of a regular file\n")

@@ -12,7 +12,7 @@ import pathlib
 import pytest
 
 from archive_forge import MANIFEST, Member, file, forge
-from conftest import ROOT_ONLY, run
+from conftest import ROOT_ONLY, run, wait_stopped
 
 
 def many_files_package(root: pathlib.Path, count: int) -> pathlib.Path:
@@ -305,17 +305,6 @@ def test_setuid_program_using_the_runtime_library(setuid_copy):
 
 
 # --- install reads what it checked -----------------------------------------------
-
-def wait_stopped(pid, timeout=30):
-    import time
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(f"/proc/{pid}/stat") as f:
-            if f.read().rsplit(")", 1)[1].split()[0] == "T":
-                return
-        time.sleep(0.01)
-    raise AssertionError("ireepkg did not stop at the fault point")
-
 
 def install_with_swap(tmp_path, swap):
     """Starts `install` of a.ireepkg, stops it once the heads are read,

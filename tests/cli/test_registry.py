@@ -590,3 +590,67 @@ def test_concurrent_publishers_take_turns(reg):
                       "--archives", "--json").out)
     assert [p["name"] for p in j["packages"]] == [f"pkg{i}" for i in range(4)]
     schema_check(reg.dir)
+
+
+# -- interrupted writes ---------------------------------------------------------
+
+# Where a publish or yank is killed (IREEPKG_FAULT=<point>:stop, then kill -9),
+# whether readers then see the registry as it was ("old") or as the
+# operation makes it ("new"), and whether the next command that writes
+# finishes the operation (once its staged snapshot is complete): the staged
+# snapshot's temporary file written; the staged snapshot and its signature
+# written; the index files renamed into place; the signature renamed over
+# snapshot.json.minisig.
+KILL_POINTS = [("registry-snapshot-temp-written", "old", False),
+               ("registry-intent-written", "old", True),
+               ("registry-index-renamed", "new", True),
+               ("registry-signature-renamed", "new", True)]
+
+
+@pytest.mark.parametrize("point,state,finished", KILL_POINTS)
+@pytest.mark.parametrize("operation", ["publish", "yank"])
+def test_killed_publish_leaves_a_signed_state(reg, tmp_path, monkeypatch,
+                                              operation, point, state,
+                                              finished):
+    """A publish or yank killed between two of its writes: `registry verify`
+    and `install` from the registry see the old or the new signed state,
+    never a mix, and the next command that writes finishes or drops the
+    operation and leaves no file of it behind."""
+    from conftest import kill_at_fault_point
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
+    base = {v: pack(data_package(reg.src, "base", v), reg.dist)
+            for v in ("1.1.0", "1.2.0")}
+    ok("publish", reg.archives["base-1.0.0"], base["1.1.0"],
+       "--registry", reg.dir, "--key", reg.key)
+    op = (["publish", base["1.2.0"]] if operation == "publish"
+          else ["yank", "base@1.1.0"])
+    pid = kill_at_fault_point([*op, "--registry", reg.dir, "--key", reg.key],
+                              point)
+    if point == "registry-snapshot-temp-written":
+        assert (reg.dir / f"..snapshot.json.new.tmp.{pid}").exists()
+
+    versions = {("publish", "old"): "1.0.0, 1.1.0",
+                ("publish", "new"): "1.0.0, 1.1.0, 1.2.0",
+                ("yank", "old"): "1.0.0, 1.1.0",
+                ("yank", "new"): "1.0.0, 1.1.0 (yanked)"}[operation, state]
+    r = ok("registry", "verify", reg.dir, "--registry-key", reg.line)
+    assert f"snapshot version {2 if state == 'old' else 3} " in r.out
+    assert f"  base: {versions}" in r.out.splitlines()
+    r = ok("install", "base", "--registry", reg.dir, "--registry-key",
+           reg.line, "--prefix", tmp_path / "prefix")
+    chosen = {("publish", "new"): "1.2.0", ("yank", "new"): "1.0.0"}.get(
+        (operation, state), "1.1.0")
+    assert f"installed base {chosen}" in r.out
+
+    # The next command that writes finishes (or drops) the operation first.
+    ok("publish", reg.archives["app-1.0.0"], "--registry", reg.dir,
+       "--key", reg.key)
+    assert snapshot_json(reg.dir)["version"] == (4 if finished else 3)
+    assert sorted(p.name for p in reg.dir.iterdir()
+                  if p.name.startswith(".")) == [".lock"]
+    r = ok("registry", "verify", reg.dir, "--registry-key", reg.line,
+           "--archives")
+    if finished:
+        versions = {"publish": "1.0.0, 1.1.0, 1.2.0",
+                    "yank": "1.0.0, 1.1.0 (yanked)"}[operation]
+    assert f"  base: {versions}" in r.out.splitlines()

@@ -20,7 +20,8 @@ import time
 import pytest
 
 from conftest import (copy_package, data_package, EXAMPLES, ireepkg_path,
-                      make_writable, pack, run, snapshot)
+                      kill_at_fault_point, make_writable, pack, run,
+                      snapshot)
 
 # In transaction order; points up to state-staged roll back, the rest roll
 # forward.
@@ -117,6 +118,50 @@ def test_recovery_by_a_read_only_command(tmp_path, archives):
     assert "completed an interrupted change" in listing.err
     assert "mul-pipeline" in listing.out
     assert not (prefix / "state" / "journal.json").exists()
+
+
+@pytest.mark.parametrize("writes", [1, 2])
+def test_kill_while_the_journal_is_written(tmp_path, archives, writes):
+    """kill -9 once the journal's temporary file is written, before it is
+    renamed (IREEPKG_FAULT=journal-temp-written:stop, at the first journal,
+    phase staging, or at the second, phase committing): the next command
+    rolls back and removes the temporary file, and `verify` passes."""
+    prefix = tmp_path / "p"
+    prepare(prefix, [["install", "simple-mul"]], archives)
+    before = snapshot(prefix)
+    pid = kill_at_fault_point(
+        ["install", archives["mul-pipeline"], "--prefix", prefix],
+        "journal-temp-written", stops=writes)
+    temporary = prefix / "state" / f".journal.json.tmp.{pid}"
+    assert temporary.exists()
+    assert (prefix / "state" / "journal.json").exists() == (writes == 2)
+
+    v = run("verify", "--prefix", prefix)
+    assert v.code == 0, v.out + v.err
+    note = ("rolled back an interrupted change" if writes == 2
+            else "removed scratch files of an interrupted change")
+    assert f"ireepkg: note: {note} in {prefix}" in v.err
+    assert snapshot(prefix) == before
+    r = run("install", archives["mul-pipeline"], "--prefix", prefix)
+    assert r.code == 0, r.err
+    assert run("verify", "--prefix", prefix).code == 0
+    assert not [k for k in snapshot(prefix) if ".tmp." in k]
+
+
+def test_recovery_removes_only_its_own_temporary_files(tmp_path, archives):
+    """Recovery removes the temporary names of writeFileAtomic in state/
+    and nothing else: not a file of that shape elsewhere, not other names."""
+    prefix = tmp_path / "p"
+    prepare(prefix, [["install", "simple-mul"]], archives)
+    (prefix / "state" / ".runtime.flags.tmp.4242").write_text("partial")
+    (prefix / "keep.tmp.1").write_text("mine")
+    (prefix / ".notes.tmp.7").write_text("mine")
+    r = run("list", "--prefix", prefix)
+    assert r.code == 0, r.err
+    assert f"ireepkg: note: removed scratch files of an interrupted change in {prefix}" in r.err
+    assert not (prefix / "state" / ".runtime.flags.tmp.4242").exists()
+    assert (prefix / "keep.tmp.1").read_text() == "mine"
+    assert (prefix / ".notes.tmp.7").read_text() == "mine"
 
 
 def test_corrupted_journal_is_reported(tmp_path, archives):

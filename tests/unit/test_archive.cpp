@@ -183,7 +183,7 @@ TEST_CASE("archive: what is not an ireepkg archive") {
     fs::create_directories(tmp / "d.ireepkg");
     auto h = readArchiveHead(tmp / "d.ireepkg");
     REQUIRE_FALSE(h.has_value());
-    CHECK(h.error().message == "not a regular file");
+    CHECK(h.error().message == "cannot read: Is a directory");
   }
   SUBCASE("the manifest is not first") {
     std::string manifest = manifestFor("p").dump() + "\n";

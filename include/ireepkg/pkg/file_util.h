@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -38,6 +39,12 @@ public:
   }
   ~UniqueFd() { reset(); }
   int get() const { return fd_; }
+  /// Gives up the descriptor without closing it.
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
   void reset() {
     if (fd_ >= 0)
       ::close(fd_);
@@ -49,6 +56,14 @@ private:
 };
 
 Error ioError(const std::string &what, const std::string &path, int err);
+
+/// Opens `path` read-only when it is a regular file. Anything else is
+/// refused, a FIFO, device or socket without being waited on (it is opened
+/// O_NONBLOCK, checked with fstat, then made blocking again): a named pipe
+/// given as a file would otherwise block the open until a writer comes.
+/// `st`, when given, receives the file's status.
+Expected<UniqueFd> openForReading(const std::string &path,
+                                  struct stat *st = nullptr);
 
 Expected<std::string> readFile(const std::string &path,
                                size_t maxBytes = 256u << 20);
@@ -141,9 +156,16 @@ private:
 /// it was made of. The same errors as readOwnCacheFile.
 Expected<MappedFile> mapOwnCacheFile(const std::string &path, size_t maxBytes);
 
-/// Writes `content` to `path` atomically and durably.
+/// Writes `content` to `path` atomically and durably, through the
+/// temporary file ".<name>.tmp.<pid>" beside it (isAtomicTempName). With
+/// `faultPointName`, that fault point (fault_point.h) is passed once the
+/// temporary file is written, before it is renamed.
 Status writeFileAtomic(const std::string &path, std::string_view content,
-                       mode_t mode = 0644);
+                       mode_t mode = 0644,
+                       const char *faultPointName = nullptr);
+/// Whether `name` (a file name, no directory) is one of writeFileAtomic's
+/// temporary files: "." + a name + ".tmp." + digits.
+bool isAtomicTempName(std::string_view name);
 /// Writes a cache entry: atomically (temporary file and rename) but not
 /// durably. For files that are checked (by hash) whenever they are read,
 /// so that one lost in a crash is only fetched again.
