@@ -25,9 +25,9 @@ import pytest
 
 from conftest import data_package, pack, run
 from netfix import free_port
-from ocifix import (MANIFEST, Keys, docker_config, get, isolated, keys, ok,
-                    oci_registry, pk, project, published, put_manifest,
-                    sha256_file)
+from ocifix import (MANIFEST, Keys, docker_config, forwarder, get, isolated,
+                    keys, ok, oci_registry, pk, project, published,
+                    put_manifest, sha256_file)
 from test_registry_workflow import installed
 
 pytestmark = pytest.mark.usefixtures("isolated")
@@ -848,3 +848,55 @@ def test_the_snapshot_signature_is_also_an_oci_referrer(tmp_path, keys, pk,
         ok("install", "fft-kit", "--registry", url, "--registry-key",
            keys.pub, "--prefix", tmp_path / "p2",
            env={"IREEPKG_CACHE_DIR": str(tmp_path / "c2")})
+
+
+def test_an_https_registry_with_a_plain_http_token_realm_gets_no_credentials(
+        tmp_path, monkeypatch, keys):
+    """An oci:// registry whose Bearer realm is plain http would have the
+    docker credentials (Basic, at the realm) and its tokens travel in
+    clear: the realm is refused, and nothing reaches it."""
+    with oci_registry(tmp_path / "oci", https=True, auth="token",
+                      users={"alice": "s3cret"}) as reg:
+        assert reg.realm.startswith("http://")
+        monkeypatch.setenv("IREEPKG_CA_FILE", str(reg.ca_file))
+        monkeypatch.setenv("DOCKER_CONFIG", str(docker_config(
+            tmp_path / "docker", reg.host, "alice", "s3cret")))
+        url = reg.url()
+        r = run("registry", "init", url, "--key", keys.key)
+        assert r.code != 0, r
+        assert f"{url}: the registry is served over HTTPS but sends for its " \
+               f"tokens to {reg.realm}, which is not HTTPS; no credentials " \
+               "or tokens are sent there" in r.err, r
+        assert "oci+http://" in r.err, r
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p1")
+        assert r.code != 0 and "which is not HTTPS" in r.err, r
+        assert reg.token_log == []
+
+
+def test_credentials_never_go_to_an_upload_location_on_another_port(
+        tmp_path, keys, pk, published):
+    """publish sends the credentials to the registry's own scheme, host and
+    port only: an upload Location elsewhere gets none, and its 401 is not
+    answered with them."""
+    with published("base-1.0.0", auth="htpasswd", proxy=True,
+                   login=("alice", "s3cret")) as (reg, url):
+        with forwarder(tmp_path / "other", reg.port) as other:
+            elsewhere = other.host
+            reg.faults.append({"match": "/blobs/uploads/", "method": "POST",
+                               "times": 100,
+                               "location": lambda l: l.replace(reg.host,
+                                                               elsewhere)})
+            r = run("publish", pk["fft-1.0.0"], "--registry", url, "--key",
+                    keys.key)
+        assert r.code != 0, r
+        assert f"HTTP 401 from http://{elsewhere}/v2/iree/plugins/fft-kit/" \
+               f"blobs/uploads/" in r.err, r
+        assert f"which is not the registry's own http://{reg.host}; the " \
+               f"credentials for {reg.host} are not sent there" in r.err, r
+        assert other.proxy_log, "the upload never went to the other port"
+        assert all(e["authorization"] is None for e in other.proxy_log), \
+            other.proxy_log
+        # The registry's own origin still gets them.
+        assert any(e["authorization"] for e in reg.proxy_log), reg.proxy_log
+
