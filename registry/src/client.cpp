@@ -494,7 +494,11 @@ void RegistryClient::saveCache() {
 Expected<std::unique_ptr<RegistryClient>>
 RegistryClient::open(const RegistrySpec &spec, const ClientOptions &options,
                      Reporter &reporter) {
-  auto transport = openTransport(spec, options);
+  // The transport's requests tell of the waits a server asks for.
+  ClientOptions withReporter = options;
+  if (!withReporter.fetch.reporter)
+    withReporter.fetch.reporter = &reporter;
+  auto transport = openTransport(spec, withReporter);
   if (!transport)
     return Unexpected(transport.error());
   return open(spec, std::move(*transport), options, reporter);

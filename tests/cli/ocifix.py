@@ -32,7 +32,9 @@ carried) and answers chosen requests itself:
 `reg.faults.append({"match": "/manifests/snapshot", "status": 429,
 "retry_after": 1, "times": 1})`, or run a function before forwarding
 one: `{"match": ..., "method": "PUT", "before": fn}`, or rewrite the
-Location of its answer: `{"match": ..., "location": fn}`.
+Location of its answer: `{"match": ..., "location": fn}`, or announce a
+body it never sends: `{"match": ..., "content_length": 10**15, "hold": 5}`
+(headers only, then the connection is held for `hold` seconds).
 
 A missing docker-registry, openssl or htpasswd is an error, never a skip.
 
@@ -254,6 +256,19 @@ def _proxy_handler(reg, upstream_port):
                     if "location" in f:
                         rewrite = f["location"]  # forwarded, then rewritten
                         continue
+                    if "content_length" in f:
+                        reg.proxy_log.append({"method": self.command,
+                                              "path": self.path,
+                                              "status": 200,
+                                              "authorization": auth})
+                        self.send_response(200)
+                        self.send_header("Content-Length",
+                                         str(f["content_length"]))
+                        self.end_headers()
+                        self.wfile.flush()
+                        time.sleep(f.get("hold", 5))
+                        self.close_connection = True
+                        return
                     reg.proxy_log.append({"method": self.command,
                                           "path": self.path,
                                           "status": f["status"],

@@ -412,6 +412,9 @@ def test_retry_after_on_429_is_honoured(tmp_path, keys, pk, published):
         assert time.monotonic() - start >= 2.0
         assert "HTTP 429: waiting 1 s before retrying, as the server asks " \
                "(Retry-After)" in r.err, r
+        # Said for the manifest too, not only for the archive's download.
+        assert reg.http("/v2/iree/plugins/manifests/snapshot") + \
+            ": HTTP 429: waiting 1 s before retrying" in r.err, r
         statuses = [(e["path"].split("/")[-1], e["status"])
                     for e in reg.proxy_log if e["method"] == "GET"]
         assert statuses.count(("snapshot", 429)) == 1
@@ -899,4 +902,34 @@ def test_credentials_never_go_to_an_upload_location_on_another_port(
             other.proxy_log
         # The registry's own origin still gets them.
         assert any(e["authorization"] for e in reg.proxy_log), reg.proxy_log
+
+
+def test_an_announced_huge_answer_is_refused_at_once(tmp_path, keys, pk,
+                                                     published):
+    with published("base-1.0.0", proxy=True) as (reg, url):
+        reg.faults.append({"match": "/manifests/config", "method": "GET",
+                           "content_length": 10**15, "hold": 20})
+        start = time.monotonic()
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p1")
+        assert time.monotonic() - start < 15, r
+        assert r.code != 0, r
+        assert "the answer is larger than the limit of 4194304 bytes; " \
+               "cut off" in r.err, r
+
+
+def test_retry_after_beyond_the_cap_is_said_and_not_waited(tmp_path, keys,
+                                                           pk, published):
+    with published("base-1.0.0", proxy=True) as (reg, url):
+        reg.faults.append({"match": "/manifests/snapshot", "status": 503,
+                           "retry_after": 30})
+        start = time.monotonic()
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p1",
+                env={"IREEPKG_RETRY_AFTER_MAX": "2"})
+        assert time.monotonic() - start < 15, r
+        assert r.code != 0, r
+        assert reg.http("/v2/iree/plugins/manifests/snapshot") + \
+            ": HTTP 503: the server asks to retry after 30 s, longer than " \
+            "ireepkg waits (2 s); not retried" in r.err, r
 
