@@ -322,6 +322,11 @@ struct RegistryClient::Impl {
   Expected<void> loadKeys();
   Expected<void> loadConfig();
   Error noKeyError() const;
+  /// snapshot.json.minisig: the transport's one copy, or of several the
+  /// first that verifies `snapshot` with a trusted key (Integrity, with
+  /// each one's reason, when none does).
+  Expected<net::MetadataResponse>
+  fetchSnapshotSignature(const std::string &snapshot);
   std::expected<Loaded, Failure> fetchSnapshotOnce();
   /// The snapshot as snapshot.verified records it, when snapshot.json and
   /// its signature still have the stamps recorded there and the key that

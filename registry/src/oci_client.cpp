@@ -841,11 +841,12 @@ Status Client::pushReferrer(const std::string &repo, const std::string &text,
   return ok();
 }
 
-Expected<std::string> Client::snapshotSignature(const std::string &repo,
-                                                const Manifest &m,
-                                                uint64_t maxBytes) {
+Expected<std::vector<Expected<std::string>>>
+Client::snapshotSignatures(const std::string &repo, const Manifest &m,
+                           uint64_t maxBytes) {
+  using Candidates = std::vector<Expected<std::string>>;
   if (const Descriptor *d = m.layer(kSignatureLayer))
-    return getBlob(repo, d->digest, maxBytes);
+    return Candidates{getBlob(repo, d->digest, maxBytes)};
   auto refs = referrers(repo, m.digest, kSnapshotSignatureArtifact);
   if (!refs)
     return Unexpected(refs.error());
@@ -857,23 +858,44 @@ Expected<std::string> Client::snapshotSignature(const std::string &repo,
                          kSnapshotSignatureArtifact + ")",
                      at(loc_.url),
                      "publish or re-sign the registry with ireepkg");
-  auto sig = getManifest(repo, refs->front().digest);
-  if (!sig)
-    return Unexpected(sig.error());
-  const Descriptor *d = sig->layer(kSignatureLayer);
-  if (!d)
-    return makeError(ErrorCode::Invalid,
-                     loc_.host + "/" + repo + "@" + refs->front().digest +
-                         " (the snapshot's signature referrer) has no layer "
-                         "of media type " +
-                         kSignatureLayer,
-                     at(loc_.url));
-  if (d->size > maxBytes)
-    return makeError(ErrorCode::Integrity,
-                     "the snapshot's signature is larger than the " +
-                         std::to_string(maxBytes) + " bytes allowed",
-                     at(loc_.url));
-  return getBlob(repo, d->digest, maxBytes);
+  // Anyone who may push to the repository may add a referrer: each is
+  // read, and the client uses one that verifies.
+  Candidates out;
+  for (const Descriptor &ref : *refs) {
+    const std::string what = loc_.host + "/" + repo + "@" + ref.digest +
+                             " (a signature referrer of the snapshot)";
+    auto sig = getManifest(repo, ref.digest);
+    if (!sig) {
+      out.push_back(Unexpected(sig.error()));
+      continue;
+    }
+    const Descriptor *d = sig->layer(kSignatureLayer);
+    if (!d)
+      out.push_back(
+          makeError(ErrorCode::Invalid,
+                    what + " has no layer of media type " + kSignatureLayer,
+                    at(loc_.url)));
+    else if (d->size > maxBytes)
+      out.push_back(makeError(ErrorCode::Integrity,
+                              what + ": the signature is larger than the " +
+                                  std::to_string(maxBytes) + " bytes allowed",
+                              at(loc_.url)));
+    else
+      out.push_back(getBlob(repo, d->digest, maxBytes));
+  }
+  return out;
+}
+
+Expected<std::string> Client::snapshotSignature(const std::string &repo,
+                                                const Manifest &m,
+                                                uint64_t maxBytes) {
+  auto all = snapshotSignatures(repo, m, maxBytes);
+  if (!all)
+    return Unexpected(all.error());
+  for (auto &sig : *all)
+    if (sig)
+      return std::move(*sig);
+  return Unexpected(all->front().error());
 }
 
 } // namespace ireepkg::registry::oci

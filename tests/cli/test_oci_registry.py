@@ -933,3 +933,69 @@ def test_retry_after_beyond_the_cap_is_said_and_not_waited(tmp_path, keys,
             ": HTTP 503: the server asks to retry after 30 s, longer than " \
             "ireepkg waits (2 s); not retried" in r.err, r
 
+
+def test_a_bogus_signature_referrer_does_not_hide_a_valid_one(tmp_path, keys,
+                                                              published):
+    """Anyone who may push to the repository may add referrers to the
+    snapshot: each is tried, and the snapshot is refused only when none
+    verifies, with each one's reason."""
+    idx_type = "application/vnd.oci.image.index.v1+json"
+    sig_type = "application/vnd.ireepkg.snapshot.signature.v1"
+
+    def sha(data):
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+
+    def put(reg, ref, body, media=MANIFEST):
+        req = urllib.request.Request(
+            reg.http(f"/v2/iree/plugins/manifests/{ref}"), data=body,
+            method="PUT", headers={"Content-Type": media})
+        with urllib.request.urlopen(req, timeout=30) as f:
+            assert f.status == 201
+
+    with published("base-1.0.0") as (reg, url):
+        snap = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        s = json.loads(snap)
+        snapshot_layer, signature_layer = s["layers"]
+        s["layers"] = [snapshot_layer]
+        bare = (json.dumps(s, indent=2) + "\n").encode()
+        put(reg, "snapshot", bare)
+        subject = {"mediaType": MANIFEST, "digest": sha(bare),
+                   "size": len(bare)}
+
+        def referrer(layer):
+            m = {"schemaVersion": 2, "mediaType": MANIFEST,
+                 "artifactType": sig_type, "config": s["config"],
+                 "layers": [layer], "subject": subject}
+            body = (json.dumps(m, indent=2) + "\n").encode()
+            put(reg, sha(body), body)
+            return {"mediaType": MANIFEST, "digest": sha(body),
+                    "size": len(body), "artifactType": sig_type}
+
+        no_signature_layer = referrer(snapshot_layer)
+        not_a_signature = referrer(dict(snapshot_layer,
+                                        mediaType=signature_layer["mediaType"]))
+        valid = referrer(signature_layer)
+
+        def listed(*refs):
+            put(reg, f"sha256-{sha(bare)[7:]}", json.dumps(
+                {"schemaVersion": 2, "mediaType": idx_type,
+                 "manifests": list(refs)}).encode(), idx_type)
+
+        listed(no_signature_layer, not_a_signature)
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p0",
+                env={"IREEPKG_CACHE_DIR": str(tmp_path / "c0")})
+        assert r.code == 1, r
+        assert f"none of the 2 signatures of snapshot.json of {url} " \
+               "verifies with a key you trust" in r.err, r
+        assert f"signature 1: {reg.host}/iree/plugins@" \
+               f"{no_signature_layer['digest']} (a signature referrer of the " \
+               "snapshot) has no layer of media type " \
+               f"{signature_layer['mediaType']}" in r.err, r
+        assert "signature 2: " in r.err, r
+
+        listed(no_signature_layer, not_a_signature, valid)
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1",
+           env={"IREEPKG_CACHE_DIR": str(tmp_path / "c1")})
+        assert set(installed(tmp_path / "p1")) == {"base-kernels"}
