@@ -855,18 +855,8 @@ void HttpClientImpl::finishAttempt(Job &job, CURLcode rc) {
                          std::to_string(
                              static_cast<long>(options_.maxRetryAfterSeconds)) +
                          " s ireepkg waits");
-      notice(job.url() + ": HTTP " + std::to_string(status) +
-             (honoured ? ": waiting " + std::to_string(retryAfter) +
-                             " s before retrying, as the server asks "
-                             "(Retry-After)"
-                       : ": the server asks to retry after " +
-                             std::to_string(retryAfter) + " s" +
-                             (asked > options_.maxRetryAfterSeconds
-                                  ? ", longer than ireepkg waits (" +
-                                        std::to_string(static_cast<long>(
-                                            options_.maxRetryAfterSeconds)) +
-                                        " s); not retried"
-                                  : "")));
+      notice(retryAfterNotice(job.url(), status, retryAfter, honoured,
+                              options_.maxRetryAfterSeconds));
       return retryOrMoveOn(job, what, p, honoured, asked);
     }
     return retryOrMoveOn(job, what, p, retryable);

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "http_request.h"
 
+#include "ireepkg/pkg/prefix.h"
+
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -19,6 +21,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 
@@ -161,6 +164,20 @@ std::string urlOrigin(const std::string &url) {
   return out;
 }
 
+std::string retryAfterNotice(const std::string &url, long status,
+                             long long seconds, bool honoured,
+                             double maxSeconds) {
+  std::string s = url + ": HTTP " + std::to_string(status);
+  if (honoured)
+    return s + ": waiting " + std::to_string(seconds) +
+           " s before retrying, as the server asks (Retry-After)";
+  s += ": the server asks to retry after " + std::to_string(seconds) + " s";
+  if (static_cast<double>(seconds) > maxSeconds)
+    s += ", longer than ireepkg waits (" +
+         std::to_string(static_cast<long>(maxSeconds)) + " s); not retried";
+  return s;
+}
+
 Expected<HttpResponse> performRequest(const FetchOptions &options,
                                       const std::string &caFile,
                                       const HttpRequest &request) {
@@ -257,6 +274,13 @@ Expected<HttpResponse> performRequest(const FetchOptions &options,
       curl_easy_setopt(
           easy, CURLOPT_TIMEOUT_MS,
           static_cast<long>(std::ceil(options.fileDeadlineSeconds * 1000)));
+    // A body announced larger than the limit fails before it starts, as
+    // for metadata and downloads (a HEAD's Content-Length is the size of
+    // what a GET would send, not a body).
+    if (request.method != "HEAD")
+      curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
+                       static_cast<curl_off_t>(std::min<uint64_t>(
+                           x.limit, static_cast<uint64_t>(INT64_MAX))));
     if (!caFile.empty())
       curl_easy_setopt(easy, CURLOPT_CAINFO, caFile.c_str());
     if (options.interrupted) {
@@ -278,7 +302,7 @@ Expected<HttpResponse> performRequest(const FetchOptions &options,
                     std::pow(2.0, static_cast<double>(attempt - 1));
       std::this_thread::sleep_for(std::chrono::duration<double>(wait));
     };
-    if (x.overflow)
+    if (x.overflow || rc == CURLE_FILESIZE_EXCEEDED)
       return makeError(ErrorCode::Integrity,
                        "cannot " + what +
                            ": the answer is larger than the "
@@ -305,9 +329,19 @@ Expected<HttpResponse> performRequest(const FetchOptions &options,
           "check the network and the registry's URL");
     }
     x.response.status = status;
-    if ((status == 429 || status == 503) && retryAfter >= 0 &&
-        static_cast<double>(retryAfter) <= options.maxRetryAfterSeconds &&
-        attempt <= options.retries) {
+    if ((status == 429 || status == 503) && retryAfter >= 0) {
+      const bool honoured =
+          static_cast<double>(retryAfter) <= options.maxRetryAfterSeconds &&
+          attempt <= options.retries;
+      if (options.reporter)
+        options.reporter->warning(
+            Diagnostic{Severity::Warning,
+                       {},
+                       retryAfterNotice(url, status, retryAfter, honoured,
+                                        options.maxRetryAfterSeconds),
+                       ""});
+      if (!honoured)
+        return x.response; // longer than the cap: not asked again
       std::this_thread::sleep_for(std::chrono::seconds(retryAfter));
       continue;
     }

@@ -20,6 +20,12 @@ Expected<HttpResponse> performRequest(const FetchOptions &options,
 /// case: two URLs with the same origin may share credentials.
 std::string urlOrigin(const std::string &url);
 
+/// What the user is told of a 429 or 503 with Retry-After: `seconds`
+/// waited before retrying `url` (`honoured`), or not, and why.
+std::string retryAfterNotice(const std::string &url, long status,
+                             long long seconds, bool honoured,
+                             double maxSeconds);
+
 } // namespace ireepkg::net
 
 #endif // IREEPKG_REGISTRY_HTTP_REQUEST_H

@@ -116,6 +116,52 @@ Error RegistryClient::Impl::noKeyError() const {
 // The snapshot
 //===----------------------------------------------------------------------===//
 
+Expected<net::MetadataResponse> RegistryClient::Impl::fetchSnapshotSignature(
+    const std::string &snapshot, const std::string &file,
+    const std::string &signatureFile) {
+  auto all = transport->fetchCandidates(signatureFile, kMaxSignatureBytes);
+  if (all.size() == 1)
+    return std::move(all.front());
+  // Several (an OCI registry's signature referrers, which anyone who may
+  // push there can add): the first that verifies with a trusted key.
+  const std::string snapName = shown(file);
+  const std::string sigName = shown(signatureFile);
+  std::string reasons;
+  for (size_t i = 0; i < all.size(); ++i) {
+    std::string why;
+    if (!all[i]) {
+      why = all[i].error().message;
+    } else if (auto sig = signing::parseSignature(all[i]->body, sigName);
+               !sig) {
+      why = sig.error().message;
+    } else {
+      const signing::PublicKey *key = nullptr;
+      for (const auto &k : keys)
+        if (k.keyId == sig->keyId)
+          key = &k;
+      if (!key)
+        why = "signed by key " + signing::keyIdHex(sig->keyId) +
+              ", which is not a key you trust for this registry";
+      else if (auto v = signing::verifyBuffer(*key, snapshot, *sig, snapName,
+                                              sigName);
+               !v)
+        why = v.error().message;
+      else
+        return std::move(*all[i]);
+    }
+    reasons += "\n  signature " + std::to_string(i + 1) + ": " + why;
+  }
+  return makeError(
+      ErrorCode::Integrity,
+      "none of the " + std::to_string(all.size()) +
+          " signatures of snapshot.json of " + where +
+          " verifies with a key you trust (" + keyIdList(keys) + "):" + reasons,
+      Location::inFile(sigName),
+      "the snapshot was changed after it was signed, or someone other "
+      "than the registry signed it: do not use the registry; its "
+      "maintainer re-signs it with `ireepkg registry resign`");
+}
+
 std::expected<RegistryClient::Impl::Loaded, RegistryClient::Impl::Failure>
 RegistryClient::Impl::fetchSnapshotOnce(const std::string &file,
                                         const std::string &signatureFile) {
@@ -143,7 +189,7 @@ RegistryClient::Impl::fetchSnapshotOnce(const std::string &file,
                 "its URL");
     return U(Failure{e});
   }
-  auto sigText = transport->fetch(signatureFile, kMaxSignatureBytes);
+  auto sigText = fetchSnapshotSignature(snap->body, file, signatureFile);
   const std::string fingerprint =
       Sha256::hex(snap->body) + (sigText ? Sha256::hex(sigText->body) : "");
   if (!sigText) {
@@ -524,7 +570,11 @@ void RegistryClient::saveCache() {
 Expected<std::unique_ptr<RegistryClient>>
 RegistryClient::open(const RegistrySpec &spec, const ClientOptions &options,
                      Reporter &reporter) {
-  auto transport = openTransport(spec, options);
+  // The transport's requests tell of the waits a server asks for.
+  ClientOptions withReporter = options;
+  if (!withReporter.fetch.reporter)
+    withReporter.fetch.reporter = &reporter;
+  auto transport = openTransport(spec, withReporter);
   if (!transport)
     return Unexpected(transport.error());
   return open(spec, std::move(*transport), options, reporter);

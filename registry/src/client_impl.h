@@ -324,6 +324,12 @@ struct RegistryClient::Impl {
   Expected<void> loadKeys();
   Expected<void> loadConfig();
   Error noKeyError() const;
+  /// `signatureFile`: the transport's one copy, or of several the first
+  /// that verifies `snapshot` (the bytes of `file`) with a trusted key
+  /// (Integrity, with each one's reason, when none does).
+  Expected<net::MetadataResponse>
+  fetchSnapshotSignature(const std::string &snapshot, const std::string &file,
+                         const std::string &signatureFile);
   /// Reads and checks `file` (snapshot.json, or kStagedSnapshot) against
   /// `signatureFile` (snapshot.json.minisig, or kStagedSignature).
   std::expected<Loaded, Failure>

@@ -194,9 +194,15 @@ public:
   Status pushReferrer(const std::string &repo, const std::string &text,
                       const std::string &artifactType,
                       const std::string &subjectDigest);
-  /// The snapshot's signature for the snapshot manifest `m` of `repo`: its
-  /// kSignatureLayer, or else the one layer of its first referrer of type
-  /// kSnapshotSignatureArtifact. NotFound when it has neither.
+  /// The snapshot's signatures for the snapshot manifest `m` of `repo`:
+  /// its kSignatureLayer, or else the one layer of each of its referrers
+  /// of type kSnapshotSignatureArtifact, in the order listed (each the
+  /// bytes, or why they could not be read). NotFound when it has neither.
+  Expected<std::vector<Expected<std::string>>>
+  snapshotSignatures(const std::string &repo, const Manifest &m,
+                     uint64_t maxBytes);
+  /// The first of snapshotSignatures that could be read (else the first's
+  /// error).
   Expected<std::string> snapshotSignature(const std::string &repo,
                                           const Manifest &m, uint64_t maxBytes);
 

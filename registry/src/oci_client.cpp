@@ -126,6 +126,26 @@ parseChallenge(const std::string &header) {
   return std::make_pair(scheme, params);
 }
 
+/// scheme://host:port of an absolute URL, lower case, the port made
+/// explicit: credentials go to the registry's origin only.
+std::string originOf(const std::string &url) {
+  size_t sep = url.find("://");
+  if (sep == std::string::npos)
+    return "";
+  const std::string scheme = lower(url.substr(0, sep));
+  size_t start = sep + 3;
+  size_t end = url.find_first_of("/?#", start);
+  std::string authority =
+      lower(url.substr(start, end == std::string::npos ? end : end - start));
+  if (size_t at = authority.rfind('@'); at != std::string::npos)
+    authority = authority.substr(at + 1);
+  size_t colon = authority.rfind(':');
+  if (colon == std::string::npos ||
+      authority.find(']', colon) != std::string::npos)
+    authority += scheme == "https" ? ":443" : scheme == "http" ? ":80" : ":";
+  return scheme + "://" + authority;
+}
+
 std::string scopeFor(const std::string &repo, bool push) {
   return "repository:" + repo + (push ? ":pull,push" : ":pull");
 }
@@ -393,6 +413,22 @@ Client::authorize(const Challenge &challenge,
     return makeError(ErrorCode::Invalid,
                      loc_.url + ": the registry's Bearer challenge names no "
                                 "realm to ask for a token");
+  // The token service gets the credentials, and its token is one: over
+  // plain HTTP only for a registry that is itself plain HTTP.
+  if (loc_.scheme == "https" && lower(realm->second.substr(0, 8)) != "https://")
+    return makeError(
+        ErrorCode::Invalid,
+        loc_.url +
+            ": the registry is served over HTTPS but sends for its "
+            "tokens to " +
+            realm->second +
+            ", which is not HTTPS; no credentials or tokens are sent "
+            "there",
+        at(loc_.url),
+        "the registry's token service (its Bearer realm) must be an "
+        "https:// URL: tell the registry's maintainers; a registry served "
+        "over plain HTTP altogether is written oci+http://" +
+            loc_.host + "/" + loc_.ns);
   std::string url = realm->second;
   url += url.find('?') == std::string::npos ? "?" : "&";
   bool first = true;
@@ -455,13 +491,30 @@ Expected<net::HttpResponse> Client::send(net::HttpRequest request,
   for (const std::string &sc : scopes)
     scope += (scope.empty() ? "" : " ") + sc;
   const std::vector<std::string> base = request.headers;
+  // Credentials and tokens go to the registry's own origin only: not to an
+  // upload Location elsewhere, nor to a realm another origin's 401 names.
+  const std::string origin = originOf(loc_.base());
+  const bool ours = originOf(request.url) == origin;
   for (int round = 0;; ++round) {
     request.headers = base;
-    if (auto it = auth_.find(scope); it != auth_.end() && !it->second.empty())
+    if (auto it = auth_.find(scope);
+        ours && it != auth_.end() && !it->second.empty())
       request.headers.push_back(it->second);
     auto r = http_->request(request);
     if (!r || r->status != 401 || round == 1)
       return r;
+    if (!ours || originOf(r->url) != origin)
+      return makeError(
+          ErrorCode::Io,
+          (request.label.rfind("cannot ", 0) == 0 ? request.label
+                                                  : "cannot " + request.label) +
+              ": HTTP 401 from " + r->url +
+              ", which is not the registry's own " + origin +
+              "; the credentials for " + loc_.host + " are not sent there",
+          at(r->url),
+          "the registry sends this request to another host "
+          "or port that asks for credentials: tell the "
+          "registry's maintainers");
     auto parsed = parseChallenge(r->header("www-authenticate"));
     if (!parsed)
       return r;
@@ -788,11 +841,12 @@ Status Client::pushReferrer(const std::string &repo, const std::string &text,
   return ok();
 }
 
-Expected<std::string> Client::snapshotSignature(const std::string &repo,
-                                                const Manifest &m,
-                                                uint64_t maxBytes) {
+Expected<std::vector<Expected<std::string>>>
+Client::snapshotSignatures(const std::string &repo, const Manifest &m,
+                           uint64_t maxBytes) {
+  using Candidates = std::vector<Expected<std::string>>;
   if (const Descriptor *d = m.layer(kSignatureLayer))
-    return getBlob(repo, d->digest, maxBytes);
+    return Candidates{getBlob(repo, d->digest, maxBytes)};
   auto refs = referrers(repo, m.digest, kSnapshotSignatureArtifact);
   if (!refs)
     return Unexpected(refs.error());
@@ -804,23 +858,44 @@ Expected<std::string> Client::snapshotSignature(const std::string &repo,
                          kSnapshotSignatureArtifact + ")",
                      at(loc_.url),
                      "publish or re-sign the registry with ireepkg");
-  auto sig = getManifest(repo, refs->front().digest);
-  if (!sig)
-    return Unexpected(sig.error());
-  const Descriptor *d = sig->layer(kSignatureLayer);
-  if (!d)
-    return makeError(ErrorCode::Invalid,
-                     loc_.host + "/" + repo + "@" + refs->front().digest +
-                         " (the snapshot's signature referrer) has no layer "
-                         "of media type " +
-                         kSignatureLayer,
-                     at(loc_.url));
-  if (d->size > maxBytes)
-    return makeError(ErrorCode::Integrity,
-                     "the snapshot's signature is larger than the " +
-                         std::to_string(maxBytes) + " bytes allowed",
-                     at(loc_.url));
-  return getBlob(repo, d->digest, maxBytes);
+  // Anyone who may push to the repository may add a referrer: each is
+  // read, and the client uses one that verifies.
+  Candidates out;
+  for (const Descriptor &ref : *refs) {
+    const std::string what = loc_.host + "/" + repo + "@" + ref.digest +
+                             " (a signature referrer of the snapshot)";
+    auto sig = getManifest(repo, ref.digest);
+    if (!sig) {
+      out.push_back(Unexpected(sig.error()));
+      continue;
+    }
+    const Descriptor *d = sig->layer(kSignatureLayer);
+    if (!d)
+      out.push_back(
+          makeError(ErrorCode::Invalid,
+                    what + " has no layer of media type " + kSignatureLayer,
+                    at(loc_.url)));
+    else if (d->size > maxBytes)
+      out.push_back(makeError(ErrorCode::Integrity,
+                              what + ": the signature is larger than the " +
+                                  std::to_string(maxBytes) + " bytes allowed",
+                              at(loc_.url)));
+    else
+      out.push_back(getBlob(repo, d->digest, maxBytes));
+  }
+  return out;
+}
+
+Expected<std::string> Client::snapshotSignature(const std::string &repo,
+                                                const Manifest &m,
+                                                uint64_t maxBytes) {
+  auto all = snapshotSignatures(repo, m, maxBytes);
+  if (!all)
+    return Unexpected(all.error());
+  for (auto &sig : *all)
+    if (sig)
+      return std::move(*sig);
+  return Unexpected(all->front().error());
 }
 
 } // namespace ireepkg::registry::oci

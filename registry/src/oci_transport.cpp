@@ -78,6 +78,35 @@ public:
     return Unexpected(*first);
   }
 
+  std::vector<Expected<net::MetadataResponse>>
+  fetchCandidates(const std::string &relPath, uint64_t maxBytes) override {
+    std::vector<Expected<net::MetadataResponse>> out;
+    // The snapshot's signature as referrers (no layer of its own): each.
+    if (relPath != "snapshot.json.minisig" || offline_ || !snapshotManifest_ ||
+        snapshotManifest_->layer(oci::kSignatureLayer)) {
+      out.push_back(fetch(relPath, maxBytes));
+      return out;
+    }
+    oci::Client &c = *clients_[snapshotFrom_];
+    auto all =
+        c.snapshotSignatures(c.location().ns, *snapshotManifest_, maxBytes);
+    if (!all) {
+      out.push_back(Unexpected(all.error()));
+      return out;
+    }
+    for (auto &sig : *all) {
+      if (!sig) {
+        out.push_back(Unexpected(sig.error()));
+        continue;
+      }
+      net::MetadataResponse r;
+      r.url = joinUrl(c.location().url, relPath);
+      r.body = std::move(*sig);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
   Status downloadAll(const std::vector<Download> &downloads,
                      Reporter &reporter) override {
     Status first = downloadOnce(downloads, reporter);

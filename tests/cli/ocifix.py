@@ -27,10 +27,14 @@ With https=True, docker-registry serves TLS with a certificate for
 
 With proxy=True, the registry is reached through a forwarding proxy of
 the test's own on another port (`reg.host` is the proxy's), which records
-every request (`reg.proxy_log`) and answers chosen requests itself:
+every request (`reg.proxy_log`, with the Authorization header it
+carried) and answers chosen requests itself:
 `reg.faults.append({"match": "/manifests/snapshot", "status": 429,
 "retry_after": 1, "times": 1})`, or run a function before forwarding
-one: `{"match": ..., "method": "PUT", "before": fn}`.
+one: `{"match": ..., "method": "PUT", "before": fn}`, or rewrite the
+Location of its answer: `{"match": ..., "location": fn}`, or announce a
+body it never sends: `{"match": ..., "content_length": 10**15, "hold": 5}`
+(headers only, then the connection is held for `hold` seconds).
 
 A missing docker-registry, openssl or htpasswd is an error, never a skip.
 
@@ -240,6 +244,8 @@ def _proxy_handler(reg, upstream_port):
         def _any(self):
             n = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(n) if n else b""
+            auth = self.headers.get("Authorization")
+            rewrite = None
             for f in reg.faults:
                 if f["match"] in self.path and f.get("times", 1) > 0 and \
                         f.get("method", self.command) == self.command:
@@ -247,9 +253,26 @@ def _proxy_handler(reg, upstream_port):
                     if "before" in f:
                         f["before"]()  # then forwarded as usual
                         continue
+                    if "location" in f:
+                        rewrite = f["location"]  # forwarded, then rewritten
+                        continue
+                    if "content_length" in f:
+                        reg.proxy_log.append({"method": self.command,
+                                              "path": self.path,
+                                              "status": 200,
+                                              "authorization": auth})
+                        self.send_response(200)
+                        self.send_header("Content-Length",
+                                         str(f["content_length"]))
+                        self.end_headers()
+                        self.wfile.flush()
+                        time.sleep(f.get("hold", 5))
+                        self.close_connection = True
+                        return
                     reg.proxy_log.append({"method": self.command,
                                           "path": self.path,
-                                          "status": f["status"]})
+                                          "status": f["status"],
+                                          "authorization": auth})
                     self.send_response(f["status"])
                     if "retry_after" in f:
                         self.send_header("Retry-After", str(f["retry_after"]))
@@ -265,9 +288,12 @@ def _proxy_handler(reg, upstream_port):
             resp = conn.getresponse()
             data = resp.read()
             reg.proxy_log.append({"method": self.command, "path": self.path,
-                                  "status": resp.status})
+                                  "status": resp.status,
+                                  "authorization": auth})
             self.send_response(resp.status)
             for k, v in resp.getheaders():
+                if k.lower() == "location" and rewrite:
+                    v = rewrite(v)
                 if k.lower() not in ("connection", "content-length",
                                      "transfer-encoding"):
                     self.send_header(k, v)
@@ -382,6 +408,17 @@ def oci_registry(root, auth=None, users=None, redirect=False, proxy=False,
             front = stack.enter_context(_serve(_proxy_handler(reg, port)))
             reg.host = f"127.0.0.1:{front.server_address[1]}"
         yield reg
+
+
+@contextlib.contextmanager
+def forwarder(root, port):
+    """Another way to the registry on `port`, on another port of 127.0.0.1:
+    a forwarding proxy that records every request (`.proxy_log`, `.host`)
+    as the one of proxy=True does."""
+    rec = Registry(pathlib.Path(root), port)
+    with _serve(_proxy_handler(rec, port)) as server:
+        rec.host = f"127.0.0.1:{server.server_address[1]}"
+        yield rec
 
 
 def docker_config(directory, host, user, password, helper=None,

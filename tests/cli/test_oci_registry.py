@@ -25,9 +25,9 @@ import pytest
 
 from conftest import data_package, pack, run
 from netfix import free_port
-from ocifix import (MANIFEST, Keys, docker_config, get, isolated, keys, ok,
-                    oci_registry, pk, project, published, put_manifest,
-                    sha256_file)
+from ocifix import (MANIFEST, Keys, docker_config, forwarder, get, isolated,
+                    keys, ok, oci_registry, pk, project, published,
+                    put_manifest, sha256_file)
 from test_registry_workflow import installed
 
 pytestmark = pytest.mark.usefixtures("isolated")
@@ -412,6 +412,9 @@ def test_retry_after_on_429_is_honoured(tmp_path, keys, pk, published):
         assert time.monotonic() - start >= 2.0
         assert "HTTP 429: waiting 1 s before retrying, as the server asks " \
                "(Retry-After)" in r.err, r
+        # Said for the manifest too, not only for the archive's download.
+        assert reg.http("/v2/iree/plugins/manifests/snapshot") + \
+            ": HTTP 429: waiting 1 s before retrying" in r.err, r
         statuses = [(e["path"].split("/")[-1], e["status"])
                     for e in reg.proxy_log if e["method"] == "GET"]
         assert statuses.count(("snapshot", 429)) == 1
@@ -848,3 +851,151 @@ def test_the_snapshot_signature_is_also_an_oci_referrer(tmp_path, keys, pk,
         ok("install", "fft-kit", "--registry", url, "--registry-key",
            keys.pub, "--prefix", tmp_path / "p2",
            env={"IREEPKG_CACHE_DIR": str(tmp_path / "c2")})
+
+
+def test_an_https_registry_with_a_plain_http_token_realm_gets_no_credentials(
+        tmp_path, monkeypatch, keys):
+    """An oci:// registry whose Bearer realm is plain http would have the
+    docker credentials (Basic, at the realm) and its tokens travel in
+    clear: the realm is refused, and nothing reaches it."""
+    with oci_registry(tmp_path / "oci", https=True, auth="token",
+                      users={"alice": "s3cret"}) as reg:
+        assert reg.realm.startswith("http://")
+        monkeypatch.setenv("IREEPKG_CA_FILE", str(reg.ca_file))
+        monkeypatch.setenv("DOCKER_CONFIG", str(docker_config(
+            tmp_path / "docker", reg.host, "alice", "s3cret")))
+        url = reg.url()
+        r = run("registry", "init", url, "--key", keys.key)
+        assert r.code != 0, r
+        assert f"{url}: the registry is served over HTTPS but sends for its " \
+               f"tokens to {reg.realm}, which is not HTTPS; no credentials " \
+               "or tokens are sent there" in r.err, r
+        assert "oci+http://" in r.err, r
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p1")
+        assert r.code != 0 and "which is not HTTPS" in r.err, r
+        assert reg.token_log == []
+
+
+def test_credentials_never_go_to_an_upload_location_on_another_port(
+        tmp_path, keys, pk, published):
+    """publish sends the credentials to the registry's own scheme, host and
+    port only: an upload Location elsewhere gets none, and its 401 is not
+    answered with them."""
+    with published("base-1.0.0", auth="htpasswd", proxy=True,
+                   login=("alice", "s3cret")) as (reg, url):
+        with forwarder(tmp_path / "other", reg.port) as other:
+            elsewhere = other.host
+            reg.faults.append({"match": "/blobs/uploads/", "method": "POST",
+                               "times": 100,
+                               "location": lambda l: l.replace(reg.host,
+                                                               elsewhere)})
+            r = run("publish", pk["fft-1.0.0"], "--registry", url, "--key",
+                    keys.key)
+        assert r.code != 0, r
+        assert f"HTTP 401 from http://{elsewhere}/v2/iree/plugins/fft-kit/" \
+               f"blobs/uploads/" in r.err, r
+        assert f"which is not the registry's own http://{reg.host}; the " \
+               f"credentials for {reg.host} are not sent there" in r.err, r
+        assert other.proxy_log, "the upload never went to the other port"
+        assert all(e["authorization"] is None for e in other.proxy_log), \
+            other.proxy_log
+        # The registry's own origin still gets them.
+        assert any(e["authorization"] for e in reg.proxy_log), reg.proxy_log
+
+
+def test_an_announced_huge_answer_is_refused_at_once(tmp_path, keys, pk,
+                                                     published):
+    with published("base-1.0.0", proxy=True) as (reg, url):
+        reg.faults.append({"match": "/manifests/config", "method": "GET",
+                           "content_length": 10**15, "hold": 20})
+        start = time.monotonic()
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p1")
+        assert time.monotonic() - start < 15, r
+        assert r.code != 0, r
+        assert "the answer is larger than the limit of 4194304 bytes; " \
+               "cut off" in r.err, r
+
+
+def test_retry_after_beyond_the_cap_is_said_and_not_waited(tmp_path, keys,
+                                                           pk, published):
+    with published("base-1.0.0", proxy=True) as (reg, url):
+        reg.faults.append({"match": "/manifests/snapshot", "status": 503,
+                           "retry_after": 30})
+        start = time.monotonic()
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p1",
+                env={"IREEPKG_RETRY_AFTER_MAX": "2"})
+        assert time.monotonic() - start < 15, r
+        assert r.code != 0, r
+        assert reg.http("/v2/iree/plugins/manifests/snapshot") + \
+            ": HTTP 503: the server asks to retry after 30 s, longer than " \
+            "ireepkg waits (2 s); not retried" in r.err, r
+
+
+def test_a_bogus_signature_referrer_does_not_hide_a_valid_one(tmp_path, keys,
+                                                              published):
+    """Anyone who may push to the repository may add referrers to the
+    snapshot: each is tried, and the snapshot is refused only when none
+    verifies, with each one's reason."""
+    idx_type = "application/vnd.oci.image.index.v1+json"
+    sig_type = "application/vnd.ireepkg.snapshot.signature.v1"
+
+    def sha(data):
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+
+    def put(reg, ref, body, media=MANIFEST):
+        req = urllib.request.Request(
+            reg.http(f"/v2/iree/plugins/manifests/{ref}"), data=body,
+            method="PUT", headers={"Content-Type": media})
+        with urllib.request.urlopen(req, timeout=30) as f:
+            assert f.status == 201
+
+    with published("base-1.0.0") as (reg, url):
+        snap = get(reg, "/v2/iree/plugins/manifests/snapshot")
+        s = json.loads(snap)
+        snapshot_layer, signature_layer = s["layers"]
+        s["layers"] = [snapshot_layer]
+        bare = (json.dumps(s, indent=2) + "\n").encode()
+        put(reg, "snapshot", bare)
+        subject = {"mediaType": MANIFEST, "digest": sha(bare),
+                   "size": len(bare)}
+
+        def referrer(layer):
+            m = {"schemaVersion": 2, "mediaType": MANIFEST,
+                 "artifactType": sig_type, "config": s["config"],
+                 "layers": [layer], "subject": subject}
+            body = (json.dumps(m, indent=2) + "\n").encode()
+            put(reg, sha(body), body)
+            return {"mediaType": MANIFEST, "digest": sha(body),
+                    "size": len(body), "artifactType": sig_type}
+
+        no_signature_layer = referrer(snapshot_layer)
+        not_a_signature = referrer(dict(snapshot_layer,
+                                        mediaType=signature_layer["mediaType"]))
+        valid = referrer(signature_layer)
+
+        def listed(*refs):
+            put(reg, f"sha256-{sha(bare)[7:]}", json.dumps(
+                {"schemaVersion": 2, "mediaType": idx_type,
+                 "manifests": list(refs)}).encode(), idx_type)
+
+        listed(no_signature_layer, not_a_signature)
+        r = run("install", "base-kernels", "--registry", url,
+                "--registry-key", keys.pub, "--prefix", tmp_path / "p0",
+                env={"IREEPKG_CACHE_DIR": str(tmp_path / "c0")})
+        assert r.code == 1, r
+        assert f"none of the 2 signatures of snapshot.json of {url} " \
+               "verifies with a key you trust" in r.err, r
+        assert f"signature 1: {reg.host}/iree/plugins@" \
+               f"{no_signature_layer['digest']} (a signature referrer of the " \
+               "snapshot) has no layer of media type " \
+               f"{signature_layer['mediaType']}" in r.err, r
+        assert "signature 2: " in r.err, r
+
+        listed(no_signature_layer, not_a_signature, valid)
+        ok("install", "base-kernels", "--registry", url, "--registry-key",
+           keys.pub, "--prefix", tmp_path / "p1",
+           env={"IREEPKG_CACHE_DIR": str(tmp_path / "c1")})
+        assert set(installed(tmp_path / "p1")) == {"base-kernels"}

@@ -79,6 +79,11 @@ struct FetchOptions {
   /// with ErrorCode::Interrupted and its partial files are removed. The
   /// CLI's Ctrl-C flag; nullptr: never.
   bool (*interrupted)() = nullptr;
+  /// Told (a warning) of every wait a server asks for with Retry-After in
+  /// request(), and of one longer than maxRetryAfterSeconds that is not
+  /// made (downloadAll tells its own reporter). RegistryClient::open sets
+  /// its reporter here; nullptr: nobody is told.
+  Reporter *reporter = nullptr;
 };
 
 struct MetadataRequest {
@@ -178,9 +183,11 @@ public:
   /// One exchange (with its redirects). Connection failures and timeouts
   /// of GET, HEAD and PUT are retried with the backoff, and a 429 or 503
   /// with a Retry-After within FetchOptions::maxRetryAfterSeconds is
-  /// waited for and retried; any other answer, 4xx and 5xx included, is
-  /// returned as it is. Errors: the network (Io), a body over the limit
-  /// (Integrity), offline (NotFound).
+  /// waited for (told to FetchOptions::reporter) and retried, one with a
+  /// longer Retry-After is returned at once (and told); any other answer,
+  /// 4xx and 5xx included, is returned as it is. Errors: the
+  /// network (Io), a body over the limit, or announced over it by its
+  /// Content-Length (Integrity, at once), offline (NotFound).
   virtual Expected<HttpResponse> request(const HttpRequest &request) = 0;
 };
 

@@ -146,6 +146,16 @@ public:
   /// parallel, up to net::FetchOptions::parallel at once.
   virtual std::vector<Expected<net::MetadataResponse>>
   fetchMany(const std::vector<std::string> &relPaths, uint64_t maxBytes);
+  /// Every copy of a file that a registry may hold more than once (the
+  /// snapshot's signature, as several OCI referrers), each the bytes or
+  /// why they could not be read, never empty: the client takes the first
+  /// that verifies. This default: fetch()'s one answer.
+  virtual std::vector<Expected<net::MetadataResponse>>
+  fetchCandidates(const std::string &relPath, uint64_t maxBytes) {
+    std::vector<Expected<net::MetadataResponse>> out;
+    out.push_back(fetch(relPath, maxBytes));
+    return out;
+  }
   /// For a registry in a local directory: the stamp of one of its files
   /// (fsutil::FileStamp), which changes whenever the file does, so that
   /// the client can tell that snapshot.json is the one it verified without
