@@ -191,7 +191,13 @@ int runExec(const Command &, const ParsedArgs &args) {
   std::vector<std::string> userArgs(args.passthrough.begin() + 1,
                                     args.passthrough.end());
   std::vector<std::string> argv = {tool};
-  if (kind == ToolKind::Runtime) {
+  // A moved prefix whose flagfiles could not be written again (a read-only
+  // image) still names its old place there: the flags go as arguments.
+  const bool stale = flagfilesAreStale(prefix->path);
+  if (kind == ToolKind::Runtime && stale) {
+    for (std::string &f : runtimeFlagsOf(prefix->path))
+      argv.push_back(std::move(f));
+  } else if (kind == ToolKind::Runtime) {
     argv.push_back("--flagfile=" + flagfile);
   } else if (kind == ToolKind::Python) {
     // Python takes the configuration from its environment (python_env.h):
@@ -240,11 +246,13 @@ int runExec(const Command &, const ParsedArgs &args) {
       // IREE's compiler tools read the prefix's response file (they take
       // LLVM's @file, not the runtime's --flagfile); what only a known
       // compiler allows (dynamically loaded plugins) follows it.
-      argv.push_back("@" + flagfile);
+      if (!stale)
+        argv.push_back("@" + flagfile);
       bool dynamic = false;
       for (const CompilerFlag &f : config->flags) {
         dynamic |= f.name == "iree-load-plugin";
-        if (dynamic && (f.name == "iree-load-plugin" || f.name == "iree-plugin"))
+        if (stale || (dynamic && (f.name == "iree-load-plugin" ||
+                                  f.name == "iree-plugin")))
           argv.push_back(f.text());
       }
     }

@@ -97,6 +97,34 @@ void followMovedPrefix(const ParsedArgs &args, const std::string &prefix) {
                  prefix.c_str(), (*rewritten)->c_str(), flagfile.c_str());
 }
 
+bool flagfilesAreStale(const std::string &prefix) {
+  ireepkg_runtime_index_t *index = nullptr;
+  if (ireepkg_runtime_open(prefix.c_str(), 0, &index, nullptr) !=
+      IREEPKG_RUNTIME_OK)
+    return false;
+  bool moved = ireepkg_runtime_index_moved_from(index) != nullptr;
+  ireepkg_runtime_close(index);
+  return moved;
+}
+
+std::vector<std::string> runtimeFlagsOf(const std::string &prefix) {
+  std::vector<std::string> out;
+  ireepkg_runtime_index_t *index = nullptr;
+  if (ireepkg_runtime_open(prefix.c_str(), 0, &index, nullptr) !=
+      IREEPKG_RUNTIME_OK)
+    return out;
+  ireepkg_runtime_plugin_list_t *list = nullptr;
+  if (ireepkg_runtime_list_plugins(index, nullptr, 0, &list, nullptr) ==
+      IREEPKG_RUNTIME_OK) {
+    for (size_t i = 0; i < list->count; ++i)
+      out.push_back(std::string("--executable_plugin=") +
+                    list->plugins[i].spec);
+    ireepkg_runtime_free_plugin_list(list);
+  }
+  ireepkg_runtime_close(index);
+  return out;
+}
+
 int printFailure(const Error &e, bool json);
 
 std::optional<PrefixState> readPrefixState(const ParsedArgs &args, bool json,

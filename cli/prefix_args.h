@@ -33,6 +33,16 @@ std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args);
 /// flagfile still names the old place.
 void followMovedPrefix(const ParsedArgs &args, const std::string &prefix);
 
+/// Whether `prefix`'s state files still name another place (it was moved
+/// and they could not be written again): then its flagfiles are stale and
+/// the flags are given as arguments instead (runtimeFlagsOf).
+bool flagfilesAreStale(const std::string &prefix);
+
+/// `--executable_plugin=<spec>` for each runtime plugin of `prefix` for
+/// this host, from libireepkg_runtime (which finds a moved prefix's files
+/// where it is now); empty when it has none or cannot be read.
+std::vector<std::string> runtimeFlagsOf(const std::string &prefix);
+
 /// What the read-only commands start from: the prefix (choosePrefix) and
 /// its installed state, read with a CliReporter. When either fails it has
 /// been printed, and `exitCode` is what the command exits with.

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "python_env.h"
+#include "prefix_args.h"
 
 #include "ireepkg/manifest_schema/environment.h"
 
@@ -43,10 +44,17 @@ pythonEnvironment(const std::string &prefix, const std::string &ireeCompile) {
   vars.emplace_back("IREEPKG_PREFIX", prefix);
   // iree.runtime splits IREE_PY_RUNTIME_FLAGS like a shell (shlex).
   std::string pyFlags;
-  std::ifstream in(prefix + "/state/runtime.flags");
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#')
-      pyFlags += (pyFlags.empty() ? "" : " ") + shellQuote(line);
+  std::vector<std::string> lines;
+  if (flagfilesAreStale(prefix)) { // moved, and read-only where it is
+    lines = runtimeFlagsOf(prefix);
+  } else {
+    std::ifstream in(prefix + "/state/runtime.flags");
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#')
+        lines.push_back(line);
+  }
+  for (const std::string &line : lines)
+    pyFlags += (pyFlags.empty() ? "" : " ") + shellQuote(line);
   vars.emplace_back("IREE_PY_RUNTIME_FLAGS", pyFlags);
   std::string wrapper = ireeToolWrapperDir();
   if (!wrapper.empty()) {
