@@ -6,6 +6,7 @@
 #include "output.h"
 
 #include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -177,8 +178,13 @@ std::optional<std::string> projectPrefix(const ParsedArgs &args,
       return std::nullopt;
     return p->path;
   }
-  verboseLine(1, "prefix: " + project.dir + "/.iree-plugins (the project's)");
-  return project.dir + "/.iree-plugins";
+  const std::string prefix = project.dir + "/.iree-plugins";
+  if (Status s = checkProjectPrefix(prefix); !s) {
+    printError(s.error());
+    return std::nullopt;
+  }
+  verboseLine(1, "prefix: " + prefix + " (the project's)");
+  return prefix;
 }
 
 std::vector<registry::RegistrySpec>
