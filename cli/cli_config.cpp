@@ -24,9 +24,12 @@ bool loadCliConfig() {
     return false;
   }
   files() = std::move(*read);
-  for (const config::ConfigFile &f : files())
+  for (const config::ConfigFile &f : files()) {
+    if (!f.ignored.empty())
+      printWarning(f.path + ": not used: " + f.ignored);
     if (!f.settings.empty())
       verboseLine(1, "configuration: " + f.path);
+  }
   // The cache is opened in many places, all through IREEPKG_CACHE_DIR.
   if (const config::Setting *s = configSetting("cache-dir")) {
     const char *env = std::getenv("IREEPKG_CACHE_DIR");

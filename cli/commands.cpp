@@ -1322,7 +1322,10 @@ const std::vector<Command> &commandTable() {
           "removes only the downloaded archives of those packages (every "
           "version). Prints the number of files and bytes removed. Installed "
           "prefixes are not affected: their files are links or copies; the "
-          "next install or sync fetches or extracts again what it needs.",
+          "next install or sync fetches or extracts again what it needs. "
+          "Only the cache's own files go: a directory that holds anything "
+          "else at its top level (a home directory given by mistake) is "
+          "refused, and nothing is removed.",
           {kJson},
           {"ireepkg cache clean", "ireepkg cache clean simple-mul"},
           0,
@@ -1335,7 +1338,8 @@ const std::vector<Command> &commandTable() {
           "[--json]",
           "remove what nothing uses from the package cache",
           "Removes every partial download or staging file whose process is "
-          "gone (`*.part-<pid>-*`, `*.tmp-<pid>`; a `*.part-<random>` without "
+          "gone (`*.part-<pid>-*`, `*.tmp-<pid>` in downloads/, "
+          "registries/<id>/http/ and bundles/; a `*.part-<random>` without "
           "a process id once it is an hour old); every installed-file blob "
           "that no prefix hard-links (its link count is 1), with its "
           "\"verified\" markers, and markers of blobs that changed; and, when "
@@ -1345,7 +1349,8 @@ const std::vector<Command> &commandTable() {
           "the next install of such a package extracts its archive again. "
           "Downloaded archives, registry metadata and extracted bundles are "
           "kept (a lockfile may need them offline; `cache clean` removes "
-          "them). Prints the number of files and bytes removed.",
+          "them). Prints the number of files and bytes removed. Refuses a "
+          "directory that is not an ireepkg cache, as `cache clean` does.",
           {kJson},
           {"ireepkg cache prune"},
           0,

@@ -15,6 +15,7 @@
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/child_process.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/teardown.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 
@@ -254,6 +255,13 @@ int applyGlobals(const Command &cmd, ParsedArgs &parsed,
   // The configuration files, after -C (IREEPKG_CONFIG_FILE may be
   // relative); `help` and `version` need none.
   if (cmd.name != "help" && cmd.name != "version") {
+    fsutil::onUntrustedCachePath([](const std::string &path) {
+      printWarning(path +
+                   ": another user owns it or may write it, so nothing of "
+                   "the package cache there is used (use a cache directory "
+                   "of your own: IREEPKG_CACHE_DIR, or cache-dir in "
+                   "config.toml)");
+    });
     if (!loadCliConfig())
       return kExitFailure;
     if (auto loadChecks = loadChecksEnabled(); !loadChecks) {

@@ -6,6 +6,7 @@
 #include "output.h"
 
 #include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/pkg/prefix.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -171,9 +172,14 @@ std::optional<std::string> projectPrefix(const ParsedArgs &args,
       return std::nullopt;
     return p->path;
   }
-  verboseLine(1, "prefix: " + project.dir + "/.iree-plugins (the project's)");
-  followMovedPrefix(args, project.dir + "/.iree-plugins");
-  return project.dir + "/.iree-plugins";
+  const std::string prefix = project.dir + "/.iree-plugins";
+  if (Status s = checkProjectPrefix(prefix); !s) {
+    printError(s.error());
+    return std::nullopt;
+  }
+  verboseLine(1, "prefix: " + prefix + " (the project's)");
+  followMovedPrefix(args, prefix);
+  return prefix;
 }
 
 std::vector<registry::RegistrySpec>

@@ -7,6 +7,7 @@
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/child_process.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/environment.h"
@@ -126,10 +127,9 @@ Expected<CompilerCapabilities> probeCompilerTool(const std::string &toolPath) {
   std::string cache = cachePath();
   json cached = json::object();
   if (!cache.empty()) {
-    std::ifstream in(cache);
-    std::string text((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
-    cached = parseJsonOrDiscarded(text);
+    // Trusted as it is: only the user's own (readOwnCacheFile).
+    auto text = fsutil::readOwnCacheFile(cache, 1 << 20);
+    cached = parseJsonOrDiscarded(text ? *text : std::string());
     if (!cached.is_object())
       cached = json::object();
     if (auto it = cached.find(key); it != cached.end() && it->is_object()) {

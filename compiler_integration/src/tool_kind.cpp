@@ -7,6 +7,7 @@
 #include "ireepkg/manifest_schema/json_document.h"
 
 #include "ireepkg/pkg/cache.h"
+#include "ireepkg/pkg/file_util.h"
 
 #include "ireepkg/pkg/child_process.h"
 
@@ -124,10 +125,9 @@ Expected<ToolKind> probeToolKind(const std::string &toolPath,
   std::string file = key.empty() ? "" : cacheFile();
   nlohmann::json cached = nlohmann::json::object();
   if (!file.empty()) {
-    std::ifstream in(file);
-    std::string text((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
-    cached = parseJsonOrDiscarded(text);
+    // Trusted as it is: only the user's own (readOwnCacheFile).
+    auto text = fsutil::readOwnCacheFile(file, 1 << 20);
+    cached = parseJsonOrDiscarded(text ? *text : std::string());
     if (!cached.is_object())
       cached = nlohmann::json::object();
     if (auto it = cached.find(key); it != cached.end() && it->is_string())

@@ -63,7 +63,8 @@ PackageCache::lookup(const std::string &archivePath,
   std::string key = identityKey(archivePath);
   if (key.empty())
     return std::nullopt;
-  auto text = fsutil::readFile(root_ + "/archives/" + key + ".json", 1 << 20);
+  auto text =
+      fsutil::readOwnCacheFile(root_ + "/archives/" + key + ".json", 1 << 20);
   if (!text)
     return std::nullopt;
   nlohmann::json j = parseJsonOrDiscarded(*text);
@@ -164,11 +165,15 @@ static std::string verifiedMarker(const std::string &blob,
 /// the hash until the blob changes), so a blob changed behind the cache's
 /// back is never linked into a prefix. A changed blob whose modification
 /// time was set back on purpose is not noticed here; `ireepkg verify` hashes
-/// installed files.
+/// installed files. Nor is a blob used that another user owns, or that is
+/// in a directory another user may write (fsutil::trustedCacheFile): a
+/// hard link shares the file, and its owner could change it in the prefix
+/// afterwards.
 static bool blobIntact(const std::string &blob, const RecordEntry &e) {
   struct stat st;
   if (::stat(blob.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      (st.st_mode & 0222) != 0 || static_cast<uint64_t>(st.st_size) != e.size)
+      (st.st_mode & 0222) != 0 || static_cast<uint64_t>(st.st_size) != e.size ||
+      !fsutil::trustedCacheFile(blob, st))
     return false;
   std::string marker = verifiedMarker(blob, st);
   if (::access(marker.c_str(), F_OK) == 0)
@@ -277,9 +282,12 @@ Status PackageCache::store(const std::string &archivePath,
     std::string blob = blobPath(e);
     if (blobIntact(blob, e))
       continue; // a changed blob is replaced by the verified file below
-    if (Status s = fsutil::makeDirs(root_ + "/files/" + e.sha256.substr(0, 2));
-        !s)
+    const std::string dir = root_ + "/files/" + e.sha256.substr(0, 2);
+    if (Status s = fsutil::makeDirs(dir); !s)
       return s;
+    // Another user's directory: nothing of it would be used.
+    if (!fsutil::trustedCacheDirectory(dir))
+      return ok();
     std::string src = extractedDir + "/" + e.path;
     std::string tmp = blob + ".tmp." + std::to_string(::getpid());
     ::unlink(tmp.c_str());
@@ -298,6 +306,8 @@ Status PackageCache::store(const std::string &archivePath,
     return ok();
   if (Status s = fsutil::makeDirs(root_ + "/archives"); !s)
     return s;
+  if (!fsutil::trustedCacheDirectory(root_ + "/archives"))
+    return ok();
   nlohmann::json j = {{"archive_sha256", archiveSha256},
                       {"record_sha256", recordSha256}};
   return fsutil::writeFileAtomic(root_ + "/archives/" + key + ".json",

@@ -97,7 +97,49 @@ Expected<CacheRemoval> cacheUsage(const std::string &root) {
   return u;
 }
 
+/// The entries of the cache's top level (cache.h, cache_maintenance.h);
+/// nothing else is ever made there, but a file's temporary while it is
+/// written (`tools.json.tmp.<pid>`).
+static bool inCacheLayout(const std::string &name) {
+  static const char *const kNames[] = {
+      "files",   "archives",       "downloads", "registries",
+      "bundles", "inspect",        "locks",     "syncs",
+      "digests", "compilers.json", "tools.json"};
+  for (const char *n : kNames)
+    if (name == n)
+      return true;
+  for (const char *n : {"compilers.json.tmp.", "tools.json.tmp."})
+    if (name.rfind(n, 0) == 0 && name.size() > std::strlen(n) &&
+        name.find_first_not_of("0123456789", std::strlen(n)) ==
+            std::string::npos)
+      return true;
+  return false;
+}
+
+Status checkCacheLayout(const std::string &root) {
+  std::vector<std::string> foreign;
+  for (const std::string &n : listDir(root))
+    if (!inCacheLayout(n))
+      foreign.push_back(n);
+  if (foreign.empty())
+    return ok();
+  std::string list;
+  for (size_t i = 0; i < foreign.size() && i < 5; ++i)
+    list += (i ? ", " : "") + foreign[i];
+  if (foreign.size() > 5)
+    list += " and " + std::to_string(foreign.size() - 5) + " more";
+  return makeError(ErrorCode::Invalid,
+                   "not an ireepkg cache directory: it holds " + list +
+                       ", which ireepkg never makes there; nothing was removed",
+                   Location::inFile(root),
+                   "give the cache directory itself (`ireepkg cache dir` "
+                   "prints it; IREEPKG_CACHE_DIR, XDG_CACHE_HOME and "
+                   "cache-dir in config.toml choose it)");
+}
+
 Expected<CacheRemoval> cleanCache(const std::string &root) {
+  if (Status s = checkCacheLayout(root); !s)
+    return Unexpected(s.error());
   CacheRemoval out;
   for (const std::string &n : listDir(root))
     if (Status s = removeCounted(root + "/" + n, n, out); !s)
@@ -146,7 +188,7 @@ static bool oldAnonymousPartial(const std::string &name,
          ::time(nullptr) - st.st_mtime > 3600;
 }
 
-/// Removes stale partials anywhere under `dir`.
+/// Removes the stale partials in `dir` (not in its subdirectories).
 static Status prunePartials(const std::string &dir, CacheRemoval &out) {
   for (const std::string &n : listDir(dir)) {
     std::string path = dir + "/" + n;
@@ -155,18 +197,25 @@ static Status prunePartials(const std::string &dir, CacheRemoval &out) {
       if (pid == 0 || !partialInUse(pid))
         if (Status s = removeCounted(path, "partial", out); !s)
           return s;
-      continue;
     }
-    if (isDir(path))
-      if (Status s = prunePartials(path, out); !s)
-        return s;
   }
+  return ok();
+}
+
+/// prunePartials in `dir` and in each directory in it.
+static Status prunePartialsTwoDeep(const std::string &dir, CacheRemoval &out) {
+  if (Status s = prunePartials(dir, out); !s)
+    return s;
+  for (const std::string &n : listDir(dir))
+    if (isDir(dir + "/" + n))
+      if (Status s = prunePartials(dir + "/" + n, out); !s)
+        return s;
   return ok();
 }
 
 Expected<CacheRemoval> removeAbandonedPartials(const std::string &dir) {
   CacheRemoval out;
-  if (Status s = prunePartials(dir, out); !s)
+  if (Status s = prunePartialsTwoDeep(dir, out); !s)
     return Unexpected(s.error());
   return out;
 }
@@ -174,6 +223,8 @@ Expected<CacheRemoval> removeAbandonedPartials(const std::string &dir) {
 Expected<CacheRemoval>
 cleanCachedPackages(const std::string &root,
                     const std::vector<std::string> &names) {
+  if (Status s = checkCacheLayout(root); !s)
+    return Unexpected(s.error());
   CacheRemoval out;
   std::set<std::string> wanted(names.begin(), names.end());
   std::string downloads = root + "/downloads";
@@ -202,7 +253,16 @@ Expected<CacheRemoval> pruneCache(const std::string &root) {
   CacheRemoval out;
   if (!isDir(root))
     return out;
-  if (Status s = prunePartials(root, out); !s)
+  if (Status s = checkCacheLayout(root); !s)
+    return Unexpected(s.error());
+  // Partials are written only in downloads/<aa>/, registries/<id>/http/
+  // and bundles/.
+  if (Status s = prunePartialsTwoDeep(root + "/downloads", out); !s)
+    return Unexpected(s.error());
+  for (const std::string &id : listDir(root + "/registries"))
+    if (Status s = prunePartials(root + "/registries/" + id + "/http", out); !s)
+      return Unexpected(s.error());
+  if (Status s = prunePartials(root + "/bundles", out); !s)
     return Unexpected(s.error());
   std::string files = root + "/files";
   bool removedBlob = false;

@@ -5,13 +5,20 @@
 #include "ireepkg/pkg/hash.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
 #include <filesystem>
+#include <grp.h>
+#include <mutex>
+#include <optional>
+#include <pwd.h>
+#include <set>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <unordered_map>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -60,19 +67,150 @@ Expected<UniqueFd> openForReading(const std::string &path,
   return fd;
 }
 
+//===----------------------------------------------------------------------===//
+// Files of other users in the cache
+//===----------------------------------------------------------------------===//
+
+/// Whether `gid` is the effective user's own group: the user's primary
+/// group, of the user's name, with no other members (a "user private
+/// group", under which a umask of 002 makes files group-writable).
+static bool userPrivateGroup(gid_t gid) {
+  static const std::optional<gid_t> own = []() -> std::optional<gid_t> {
+    struct passwd pw, *pwp = nullptr;
+    struct group gr, *grp = nullptr;
+    std::vector<char> buf(1 << 16);
+    if (::getpwuid_r(::geteuid(), &pw, buf.data(), buf.size() / 2, &pwp) != 0 ||
+        !pwp)
+      return std::nullopt;
+    if (::getgrgid_r(pw.pw_gid, &gr, buf.data() + buf.size() / 2,
+                     buf.size() / 2, &grp) != 0 ||
+        !grp || std::strcmp(gr.gr_name, pw.pw_name) != 0 ||
+        (gr.gr_mem && gr.gr_mem[0]))
+      return std::nullopt;
+    return pw.pw_gid;
+  }();
+  return own && *own == gid;
+}
+
+bool onlyOwnerWrites(const struct stat &st, bool orRoot) {
+  return (st.st_uid == ::geteuid() || (orRoot && st.st_uid == 0)) &&
+         !(st.st_mode & S_IWOTH) &&
+         (!(st.st_mode & S_IWGRP) ||
+          (S_ISDIR(st.st_mode) && userPrivateGroup(st.st_gid)));
+}
+
+namespace {
+
+/// The effective user's, and no one else may write it.
+bool ownAndPrivate(const struct stat &st) { return onlyOwnerWrites(st); }
+
+struct CacheTrust {
+  std::mutex mutex;
+  /// Per directory (as given, and as resolved): "" when trusted, else the
+  /// directory at fault.
+  std::unordered_map<std::string, std::string> culprit;
+  std::set<std::string> reported;
+  std::function<void(const std::string &)> handler;
+};
+
+CacheTrust &cacheTrust() {
+  static CacheTrust t;
+  return t;
+}
+
+/// The directory at fault on the way up from `dir` ("" when none): the
+/// highest of those another user owns or may write, below the first that
+/// root owns and others may not write or that is sticky (/home, /tmp). With
+/// `t.mutex` held. None when `dir` does not exist (nothing in it to trust).
+std::optional<std::string> untrustedAbove(CacheTrust &t,
+                                          const std::string &dir) {
+  if (auto it = t.culprit.find(dir); it != t.culprit.end())
+    return it->second;
+  char *real = ::realpath(dir.c_str(), nullptr);
+  if (!real)
+    return std::nullopt;
+  fs::path at(real);
+  std::free(real);
+  // The directories on the way up, and whether each is at fault.
+  std::vector<std::pair<std::string, bool>> way;
+  std::string fault; // of the rest of the way, known before
+  for (;;) {
+    const std::string p = at.string();
+    if (auto it = t.culprit.find(p); it != t.culprit.end()) {
+      fault = it->second;
+      break;
+    }
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return std::nullopt; // changed meanwhile
+    if (st.st_uid == 0 && !ownAndPrivate(st)) {
+      way.emplace_back(p, (st.st_mode & 022) && !(st.st_mode & S_ISVTX));
+      break;
+    }
+    way.emplace_back(p, !ownAndPrivate(st));
+    if (!at.has_relative_path())
+      break; // "/"
+    at = at.parent_path();
+  }
+  for (auto it = way.rbegin(); it != way.rend(); ++it) {
+    if (fault.empty() && it->second)
+      fault = it->first;
+    t.culprit[it->first] = fault;
+  }
+  t.culprit[dir] = fault;
+  return fault;
+}
+
+/// Reports `path` once, with `t.mutex` held.
+void reportUntrusted(CacheTrust &t, const std::string &path) {
+  if (t.handler && t.reported.insert(path).second)
+    t.handler(path);
+}
+
+} // namespace
+
+bool trustedCacheDirectory(const std::string &dir) {
+  CacheTrust &t = cacheTrust();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto fault = untrustedAbove(t, dir);
+  if (fault && !fault->empty())
+    reportUntrusted(t, *fault);
+  return fault && fault->empty();
+}
+
+bool trustedCacheFile(const std::string &path, const struct stat &st) {
+  CacheTrust &t = cacheTrust();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  std::string dir = fs::path(path).parent_path().string();
+  auto fault = untrustedAbove(t, dir.empty() ? "." : dir);
+  if (!fault)
+    return false;
+  if (fault->empty() && !ownAndPrivate(st))
+    fault = path;
+  if (!fault->empty())
+    reportUntrusted(t, *fault);
+  return fault->empty();
+}
+
+void onUntrustedCachePath(std::function<void(const std::string &)> handler) {
+  CacheTrust &t = cacheTrust();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.handler = std::move(handler);
+}
+
 /// Opens `path` for readRegularFile and mapOwnCacheFile: a regular file of
-/// at most `maxBytes` and, with `ownOnly`, one of the effective user's that
-/// no one else may write. `st` receives its status.
+/// at most `maxBytes` and, with `ownOnly`, one trustedCacheFile trusts.
+/// `st` receives its status.
 static Expected<UniqueFd> openRegularFile(const std::string &path,
                                           size_t maxBytes, bool ownOnly,
                                           struct stat &st) {
   auto fd = openForReading(path, &st);
   if (!fd)
     return Unexpected(fd.error());
-  if (ownOnly && (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0))
+  if (ownOnly && !trustedCacheFile(path, st))
     return makeError(ErrorCode::Invalid,
-                     "not read: the file is not the current user's, or "
-                     "others may write it",
+                     "not read: the file or a directory it is in is not the "
+                     "current user's, or others may write it",
                      Location::inFile(path));
   if (static_cast<size_t>(st.st_size) > maxBytes)
     return makeError(ErrorCode::Invalid,

@@ -299,7 +299,7 @@ public:
   std::optional<BinaryInfo> get(const std::string &sha256) const {
     if (dir_.empty() || sha256.size() != 64)
       return std::nullopt;
-    auto text = fsutil::readFile(file(sha256), 16u << 20);
+    auto text = fsutil::readOwnCacheFile(file(sha256), 16u << 20);
     if (!text)
       return std::nullopt;
     auto infos = parseInspectOutput(*text);

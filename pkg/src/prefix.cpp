@@ -55,9 +55,13 @@ locatePrefix(const std::optional<std::string> &explicitPrefix,
   }
   if (const char *env = environmentOverride("IREEPKG_PREFIX"); env && *env)
     return check({normal(env), "IREEPKG_PREFIX", ""});
-  if (std::string project = findProjectFile(cwd); !project.empty())
-    return check({(fs::path(project).parent_path() / ".iree-plugins").string(),
-                  "project", project});
+  if (std::string project = findProjectFile(cwd); !project.empty()) {
+    std::string prefix =
+        (fs::path(project).parent_path() / ".iree-plugins").string();
+    if (Status s = checkProjectPrefix(prefix); !s)
+      return Unexpected(s.error());
+    return check({prefix, "project", project});
+  }
   if (const char *xdg = environmentOverride("XDG_DATA_HOME"); xdg && *xdg && xdg[0] == '/')
     return check({normal(std::string(xdg) + "/ireepkg"), "XDG_DATA_HOME", ""});
   auto home = homeDirectory();
@@ -65,6 +69,37 @@ locatePrefix(const std::optional<std::string> &explicitPrefix,
     return makeError(ErrorCode::NotFound, "cannot choose a prefix: HOME is not set",
                      {}, "pass --prefix or set IREEPKG_PREFIX");
   return check({normal(*home + "/.local/share/ireepkg"), "default", ""});
+}
+
+Status checkProjectPrefix(const std::string &prefix) {
+  const std::string hint = "pass --prefix " + prefix +
+                           " to use it all the same, if you trust it";
+  struct stat st;
+  if (::lstat(prefix.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    std::error_code ec;
+    fs::path target = fs::read_symlink(prefix, ec);
+    return makeError(ErrorCode::Invalid,
+                     "the project's prefix is a symlink" +
+                         (ec ? std::string()
+                             : " (to " + target.string() + ")") +
+                         ": not used, since whoever made the checkout chose "
+                         "where it points",
+                     Location::inFile(prefix), hint + ", or remove the link");
+  }
+  const std::string dir = fs::path(prefix).parent_path().string();
+  if (::stat(dir.c_str(), &st) == 0 && !fsutil::onlyOwnerWrites(st, true) &&
+      !((st.st_uid == ::geteuid() || st.st_uid == 0) &&
+        (st.st_mode & S_ISVTX)))
+    return makeError(ErrorCode::Invalid,
+                     "the project's prefix is in a directory another user "
+                     "may write (" +
+                         dir +
+                         "): not used, since that user could replace it with "
+                         "a link to another prefix",
+                     Location::inFile(prefix),
+                     hint + ", or make the directory yours alone "
+                            "(chmod go-w)");
+  return ok();
 }
 
 std::string findProjectFile(const std::string &cwd) {

@@ -204,6 +204,15 @@ Expected<ConfigFile> readConfigFile(const std::string &path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     return ConfigFile{path, {}};
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 &&
+      !fsutil::onlyOwnerWrites(st, /*orRoot=*/true)) {
+    ConfigFile out;
+    out.path = path;
+    out.ignored = "another user may change it (it must belong to you or to "
+                  "root, and neither its group nor others may write it)";
+    return out;
+  }
   auto text = fsutil::readFile(path, 1u << 20);
   if (!text)
     return Unexpected(text.error());

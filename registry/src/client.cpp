@@ -512,11 +512,26 @@ Expected<void> RegistryClient::Impl::checkAndRecord(const Loaded &loaded) {
   std::lock_guard<std::mutex> guard(processLock);
   if (Status st = fsutil::makeDirs(stateDir); !st)
     return st;
+  // A record that another user could replace or delete (an older version,
+  // or none) would let that user roll the registry back: refused.
+  const Error shared(ErrorCode::Integrity,
+                     "this machine's record of the registry, or a directory "
+                     "it is in, is another user's or others may write it, so "
+                     "it cannot protect against rollback",
+                     Location::inFile(trustFile()),
+                     "use a cache directory of your own (IREEPKG_CACHE_DIR, "
+                     "or cache-dir in config.toml)");
+  if (!fsutil::trustedCacheDirectory(stateDir))
+    return Unexpected(shared);
   auto lock = FileLock::acquire(stateDir + "/trust.lock");
   if (!lock)
     return Unexpected(lock.error());
   int64_t seen = 0;
-  if (fsutil::exists(trustFile())) {
+  struct stat st;
+  const bool present = ::stat(trustFile().c_str(), &st) == 0;
+  if (present && !fsutil::trustedCacheFile(trustFile(), st))
+    return Unexpected(shared);
+  if (present) {
     auto text = fsutil::readFile(trustFile(), 1 << 20);
     if (!text)
       return Unexpected(text.error());

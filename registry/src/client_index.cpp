@@ -50,7 +50,7 @@ fsutil::UniqueFd openPackForAppend(const std::string &path, bool replace) {
                O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
     struct stat st;
     if (fd.get() >= 0 && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) &&
-        st.st_uid == ::geteuid() && (st.st_mode & 022) == 0)
+        fsutil::trustedCacheFile(path, st))
       return fd;
   }
   ::unlink(path.c_str());

@@ -305,7 +305,7 @@ TEST_CASE("cache maintenance: usage, prune, clean") {
       root + "/downloads/zz/x.ireepkg.part-" + std::to_string(gone) + "-ab12";
   std::string livePartial = root + "/downloads/zz/y.ireepkg.part-" +
                             std::to_string(::getppid()) + "-cd34";
-  std::string oldPartial = root + "/registries/r1/index.json.part-9f8e7d";
+  std::string oldPartial = root + "/registries/r1/http/index.json.part-9f8e7d";
   writeText(deadPartial, "12345");
   writeText(livePartial, "123");
   writeText(oldPartial, "1");
@@ -380,13 +380,34 @@ TEST_CASE("cache maintenance: usage, prune, clean") {
     CHECK(exists(livePartial));
     CHECK(exists(deadPartial));
   }
-  SUBCASE("abandoned partials anywhere under a directory") {
-    auto r = removeAbandonedPartials(root);
+  SUBCASE("abandoned partials in a directory and the directories in it") {
+    auto r = removeAbandonedPartials(root + "/downloads");
     REQUIRE(r.has_value());
-    CHECK(partsOf(*r) == "partial:2;");
-    CHECK(r->bytes == 6);
+    CHECK(partsOf(*r) == "partial:1;");
+    CHECK(r->bytes == 5);
     CHECK(exists(livePartial));
     CHECK_FALSE(exists(deadPartial));
-    CHECK_FALSE(exists(oldPartial));
+    CHECK(exists(oldPartial));
+  }
+  SUBCASE("partials are looked for only where the cache writes them") {
+    std::string elsewhere =
+        root + "/registries/r1/index/x.part-" + std::to_string(gone) + "-ab12";
+    writeText(elsewhere, "1");
+    auto p = pruneCache(root);
+    REQUIRE_MESSAGE(p.has_value(), whyNot(p));
+    CHECK_FALSE(exists(deadPartial));
+    CHECK(exists(elsewhere));
+  }
+  SUBCASE("a directory that is not a cache is refused, and kept") {
+    writeText(root + "/Documents/notes.txt", "mine\n");
+    auto c = cleanCache(root);
+    REQUIRE_FALSE(c.has_value());
+    CHECK(c.error().message ==
+          "not an ireepkg cache directory: it holds Documents, which ireepkg "
+          "never makes there; nothing was removed");
+    CHECK_FALSE(pruneCache(root).has_value());
+    CHECK_FALSE(cleanCachedPackages(root, {"beta"}).has_value());
+    CHECK(exists(deadPartial));
+    CHECK(exists(root + "/Documents/notes.txt"));
   }
 }

@@ -14,7 +14,10 @@
 // inode, size, modification and change times): the same unchanged file that
 // was verified when it was first installed. Any other file is verified in
 // full. Blobs are placed by reflink where the file system can, else by hard
-// link, else by copy.
+// link, else by copy. Nothing in the cache is used (nor added to it) that
+// another user owns or may write, or that is in a directory another user
+// owns or may write (fsutil::trustedCacheFile); such a package is
+// extracted from its archive, and the CLI warns once, naming the directory.
 //
 //===----------------------------------------------------------------------===//
 #ifndef IREEPKG_CACHE_H

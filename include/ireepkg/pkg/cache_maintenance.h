@@ -13,8 +13,13 @@
 //   bundles/<sha256>/            bundles extracted by sync/install
 //   inspect/v<N>/                native-library inspection results
 //   compilers.json, tools.json   what was found about installed IREE tools
-//   any `*.part-<pid>-...`, `*.tmp-<pid>` partial downloads and staging
+//   locks/, syncs/, digests/     what lock and sync last read (registries.md)
+//   `*.part-<pid>-...`, `*.tmp-<pid>` in downloads/<aa>/,
+//   registries/<id>/http/ and bundles/: partial downloads and staging
 //
+// Nothing else is removed: a directory that holds anything else at its top
+// level is not taken for a cache (checkCacheLayout), and partials are
+// looked for only where they are written.
 // Installed prefixes never depend on the cache: their files are hard links,
 // reflinks or copies, and stay intact whatever is removed here.
 //
@@ -44,10 +49,17 @@ struct CacheRemoval {
   void add(const std::string &kind, uint64_t n, uint64_t size);
 };
 
+/// An Invalid error, naming `root` and what it holds, when `root` holds
+/// anything at its top level that is not of the cache's layout (above):
+/// `root` is then not an ireepkg cache (a home directory given by
+/// mistake), and nothing in it may be removed.
+Status checkCacheLayout(const std::string &root);
+
 /// Files and bytes under `root` (0, 0 if it does not exist).
 Expected<CacheRemoval> cacheUsage(const std::string &root);
 
-/// Removes everything under `root` (the directory itself stays).
+/// Removes everything under `root` (the directory itself stays), once
+/// checkCacheLayout passes; likewise the two below.
 Expected<CacheRemoval> cleanCache(const std::string &root);
 
 /// Removes the downloaded archives (downloads/) of the named packages; each
@@ -57,9 +69,10 @@ Expected<CacheRemoval>
 cleanCachedPackages(const std::string &root,
                     const std::vector<std::string> &names);
 
-/// Removes every partial download or staging entry under `dir` whose
-/// process is gone (`*.part-<pid>-*`, `*.tmp-<pid>`; `*.part-<random>`
-/// without a process id once it is an hour old). Live ones stay.
+/// Removes every partial download or staging entry in `dir` and in the
+/// directories in it (downloads/ and downloads/<aa>/) whose process is gone
+/// (`*.part-<pid>-*`, `*.tmp-<pid>`; `*.part-<random>` without a process id
+/// once it is an hour old). Live ones stay.
 Expected<CacheRemoval> removeAbandonedPartials(const std::string &dir);
 
 /// Removes what nothing uses:

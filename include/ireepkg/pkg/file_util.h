@@ -12,6 +12,7 @@
 #include "ireepkg/manifest_schema/error.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,12 +69,34 @@ Expected<UniqueFd> openForReading(const std::string &path,
 Expected<std::string> readFile(const std::string &path,
                                size_t maxBytes = 256u << 20);
 /// Reads a cache file whose content is used as it is once read (a parsed
-/// form, not checked again against a signed hash): only one owned by the
-/// effective user that no other user may write, so that someone else with
-/// write access to a shared cache directory cannot plant one. Any other
-/// file is an error, which callers treat as a cache miss.
+/// form, not checked again against a signed hash): only one that
+/// trustedCacheFile trusts, so that someone else with write access to a
+/// shared cache directory cannot plant one. Any other file is an error,
+/// which callers treat as a cache miss.
 Expected<std::string> readOwnCacheFile(const std::string &path,
                                        size_t maxBytes);
+
+/// Whether no user but the effective one (or root, with `orRoot`) may
+/// write the file of status `st`: it owns it (or root does) and neither
+/// others nor its group may write it. A directory's group may, when that
+/// group is the user's own (the user's primary group, of the user's name,
+/// with no other members), as every directory made under a umask of 002
+/// is.
+bool onlyOwnerWrites(const struct stat &st, bool orRoot = false);
+/// Whether no other user can change the cache file `path`, of status `st`
+/// (the file, not a symlink to it): the effective user owns it and no one
+/// else may write it, and the same holds for each directory it is in, up
+/// to the first that root owns and others may not write, or that is sticky
+/// (/home, /tmp). Symlinks on the way are followed. Anyone who may write
+/// a directory on the way may rename another file over this one. A file
+/// that is not trusted is reported, once per run, through the handler of
+/// onUntrustedCachePath, with the directory (or the file) at fault.
+bool trustedCacheFile(const std::string &path, const struct stat &st);
+/// trustedCacheFile for a directory of the cache (itself and those above).
+bool trustedCacheDirectory(const std::string &dir);
+/// Sets what is called, once per path and run, with a directory of the
+/// cache (or a file) another user owns or may write: the CLI warns.
+void onUntrustedCachePath(std::function<void(const std::string &)> handler);
 
 /// What tells whether a file's bytes changed without reading them: which
 /// file it is (device, inode), its size, and when its bytes and its inode

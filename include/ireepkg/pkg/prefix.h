@@ -80,11 +80,20 @@ struct PrefixLocation {
 };
 
 /// --prefix, else $IREEPKG_PREFIX, else <project>/.iree-plugins for the
-/// plugins.json found upward from `cwd`, else $XDG_DATA_HOME/ireepkg
-/// (default ~/.local/share/ireepkg).
+/// plugins.json found upward from `cwd` (checkProjectPrefix), else
+/// $XDG_DATA_HOME/ireepkg (default ~/.local/share/ireepkg).
 Expected<PrefixLocation>
 locatePrefix(const std::optional<std::string> &explicitPrefix,
              const std::string &cwd);
+
+/// Checks a project's prefix, `<project>/.iree-plugins`, before it is used
+/// without the user naming it (--prefix, IREEPKG_PREFIX). Whoever made the
+/// checkout chose what is there, so it is refused when it is a symlink (it
+/// could point at another prefix, which `sync` would then change) or when
+/// the directory it is in may be written by another user (one not the
+/// current user's or root's, or group- or world-writable without the
+/// sticky bit), who could put such a link there at any time.
+Status checkProjectPrefix(const std::string &prefix);
 
 /// The plugins.json in `cwd` or the nearest directory above it; "" if none.
 std::string findProjectFile(const std::string &cwd);

@@ -6,7 +6,8 @@
 // $IREEPKG_CONFIG_FILE names instead of the user's. A later file overrides
 // an earlier one; environment variables and flags override both (the CLI
 // applies that order). A privileged run (set-user-ID) reads only the
-// system file.
+// system file. A file that a user other than the current one and root
+// owns, or that its group or others may write, is not used.
 //
 // Every key is a top-level key; an unknown key or a value of the wrong type
 // is an error with file:line:column, as is a file that is not TOML.
@@ -48,6 +49,11 @@ struct Setting {
 struct ConfigFile {
   std::string path;
   std::vector<Setting> settings;
+  /// Set (and `settings` empty) when the file exists but is not used: a
+  /// user other than the current one and root owns it, or its group or
+  /// others may write it, so that another user could choose the current
+  /// user's cache, prefix or registry. Says why, for a warning.
+  std::string ignored;
 };
 
 /// The files to read, lowest precedence first: the system file, then the
@@ -62,7 +68,8 @@ Expected<std::string> userConfigPath();
 inline constexpr const char *kSystemConfigPath = "/etc/ireepkg/config.toml";
 
 /// Reads one file: Parse errors (not TOML) and Invalid ones (unknown key,
-/// wrong type) name file:line:column. A missing file reads as empty.
+/// wrong type) name file:line:column. A missing file reads as empty, and
+/// one another user may write as empty with ConfigFile::ignored set.
 Expected<ConfigFile> readConfigFile(const std::string &path);
 
 /// Reads every file of configPaths(), lowest precedence first.
