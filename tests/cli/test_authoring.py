@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, run
+from conftest import BUILD, ireepkg_path, run
 
 VENV_BIN = pathlib.Path(sys.executable).parent
 HOST_X86_64 = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
@@ -46,10 +46,10 @@ def sh(*args, cwd=None, check=True, timeout=600):
     return proc
 
 
-def configure(project, *extra):
+def configure(project, *extra, check=True):
     return sh("cmake", "-S", project, "-B", project / "build", "-G", "Ninja",
               f"-DCMAKE_C_COMPILER={CLANG}", f"-DCMAKE_CXX_COMPILER={CLANGXX}",
-              *extra)
+              *extra, check=check)
 
 
 def build(project, check=True):
@@ -299,6 +299,152 @@ def test_fatelf_and_riscv64(tmp_path):
     r = run("test", package, env=ENV)
     assert r.code == 0, r.out + r.err
     assert r.out == "ok    fat-mul 0.1.0 multiply (iree-run-module)\n1 test: 1 passed, 0 failed, 0 skipped\n"
+
+
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new))
+
+
+def edit_manifest(project, change):
+    path = project / "ireeplugin.json"
+    manifest = json.loads(path.read_text())
+    change(manifest)
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def archive_listing(archive):
+    r = subprocess.run(f"zstd -dc {archive} | tar -t", shell=True, capture_output=True,
+                       text=True, check=True)
+    return sorted(r.stdout.split())
+
+
+def archive_record(archive):
+    r = subprocess.run(f"zstd -dc {archive} | tar -xO .ireepkg/RECORD.json", shell=True,
+                       capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)
+
+
+def test_system_library_only_plugin_uses_libc(tmp_path):
+    """SYSTEM_LIBRARY_ONLY: a plugin that uses libc (as IREE's
+    system_plugin.c does) is built as a host shared library alone, with no
+    embedded ELF (which could not include <stdio.h>)."""
+    project = new(tmp_path, "runtime", "libc-mul")
+    source = project / "src" / "libc_mul.c"
+    edit(source, "#include <stdint.h>\n",
+         "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n")
+    edit(source, "  *out_self = NULL; // no state\n",
+         "  char *self = malloc(32);\n  if (!self)\n"
+         "    return ireepkg_hal_executable_plugin_status_from_code(\n"
+         "        IREEPKG_HAL_EXECUTABLE_PLUGIN_STATUS_RESOURCE_EXHAUSTED);\n"
+         "  snprintf(self, 32, \"%s\", \"libc_mul\");\n  *out_self = self;\n")
+    edit(source, "static void libc_mul_unload(void *self) { (void)self; }",
+         "static void libc_mul_unload(void *self) { free(self); }")
+    edit(project / "CMakeLists.txt", "  ARCHES x86_64 aarch64\n  SYSTEM_LIBRARY)",
+         "  SYSTEM_LIBRARY_ONLY)")
+    edit_manifest(project, lambda m: m["runtime"]["plugins"].pop(1))
+    proc = configure(project, f"-Direepkg_DIR={BUILD}")
+    assert "CMake Warning at" not in proc.stderr, proc.stderr
+    proc = build(project)
+    assert "embedded ELF" not in proc.stdout
+    assert "ok    libc-mul 0.1.0 multiply (iree-run-module)\n" in proc.stdout
+    archive = project / "build" / "dist" / "libc-mul-0.1.0.ireepkg"
+    assert archive_listing(archive) == [
+        ".ireepkg/RECORD.json", "ireeplugin.json",
+        "runtime/linux-x86_64/liblibc_mul.so", "tests/libc_mul.mlir"]
+    r = sh("readelf-22" if shutil.which("readelf-22") else "readelf", "-d",
+           project / "build" / "package" / "runtime" / "linux-x86_64" / "liblibc_mul.so")
+    assert "libc.so" in r.stdout
+    # Asking for embedded ELF as well is refused, with what to do.
+    edit(project / "CMakeLists.txt", "  SYSTEM_LIBRARY_ONLY)", "  ARCHES x86_64\n  SYSTEM_LIBRARY_ONLY)")
+    proc = sh("cmake", project / "build", check=False)
+    assert proc.returncode != 0
+    assert ("ireepkg_add_executable_plugin(libc_mul): SYSTEM_LIBRARY_ONLY builds no "
+            "embedded ELF; drop ARCHES and FATELF, or SYSTEM_LIBRARY_ONLY") in " ".join(proc.stderr.split())
+
+
+def test_plain_shared_library_target_is_packaged(tmp_path):
+    """PLUGINS takes any shared library target, laid out where the manifest
+    names its file."""
+    project = new(tmp_path, "runtime", "plain-lib")
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.25)\n"
+        "project(plain_lib LANGUAGES C)\n"
+        "enable_testing()\n"
+        "find_package(ireepkg CONFIG REQUIRED)\n"
+        "add_library(kernels SHARED src/plain_lib.c)\n"
+        "target_include_directories(kernels PRIVATE ${IREEPKG_HELPERS_INCLUDE_DIR})\n"
+        "set_target_properties(kernels PROPERTIES OUTPUT_NAME plain_kernels\n"
+        "                      C_VISIBILITY_PRESET hidden)\n"
+        "ireepkg_add_package(plain_lib_package PLUGINS kernels FILES tests/plain_lib.mlir)\n")
+
+    def name_library(path):
+        def change(m):
+            del m["runtime"]["plugins"][1]
+            m["runtime"]["plugins"][0]["library"] = {"linux-x86_64": path}
+        return change
+    edit_manifest(project, name_library("runtime/linux-x86_64/libplain_lib.so"))
+    proc = configure(project, f"-Direepkg_DIR={BUILD}", check=False)
+    assert proc.returncode != 0
+    assert ("ireepkg_add_package(plain_lib_package): kernels builds libplain_kernels.so, "
+            "which ireeplugin.json does not name; name its path in the package (e.g. "
+            "runtime/linux-x86_64/libplain_kernels.so) in a plugin's \"library\"") in " ".join(proc.stderr.split())
+    edit_manifest(project, lambda m: m["runtime"]["plugins"][0].update(
+        library={"linux-x86_64": "runtime/linux-x86_64/libplain_kernels.so"}))
+    proc = configure(project, f"-Direepkg_DIR={BUILD}")
+    assert "CMake Warning at" not in proc.stderr, proc.stderr
+    proc = build(project)
+    assert "ok    plain-lib 0.1.0 multiply (iree-run-module)\n" in proc.stdout
+    assert archive_listing(project / "build" / "dist" / "plain-lib-0.1.0.ireepkg") == [
+        ".ireepkg/RECORD.json", "ireeplugin.json",
+        "runtime/linux-x86_64/libplain_kernels.so", "tests/plain_lib.mlir"]
+
+
+def test_fatelf_only_ships_the_fatelf_alone(tmp_path):
+    """FATELF_ONLY: a manifest that names only the .sos configures without
+    warnings, and the per-architecture files stay out of the archive."""
+    project = new(tmp_path, "runtime", "fat-only")
+    edit(project / "CMakeLists.txt", "  ARCHES x86_64 aarch64\n  SYSTEM_LIBRARY)",
+         "  ARCHES x86_64 aarch64\n  FATELF)")
+    edit(project / "CMakeLists.txt", "  PLUGINS fat_only\n", "  PLUGINS fat_only\n  FATELF_ONLY\n")
+
+    def only_the_sos(m):
+        del m["runtime"]["plugins"][0]
+        m["runtime"]["plugins"][0]["library"] = {"fat": "runtime/fat_only.sos"}
+    edit_manifest(project, only_the_sos)
+    proc = configure(project, f"-Direepkg_DIR={BUILD}")
+    assert "CMake Warning at" not in proc.stderr, proc.stderr
+    proc = build(project)
+    assert "ok    fat-only 0.1.0 multiply (iree-run-module)\n" in proc.stdout
+    archive = project / "build" / "dist" / "fat-only-0.1.0.ireepkg"
+    assert archive_listing(archive) == [
+        ".ireepkg/RECORD.json", "ireeplugin.json", "runtime/fat_only.sos", "tests/fat_only.mlir"]
+    # A plugin without FATELF cannot be shipped FatELF only.
+    edit(project / "CMakeLists.txt", "  ARCHES x86_64 aarch64\n  FATELF)", "  ARCHES x86_64 aarch64)")
+    proc = sh("cmake", project / "build", check=False)
+    assert proc.returncode != 0
+    assert ("ireepkg_add_package(fat_only_package): FATELF_ONLY ships only FatELF files, "
+            "and fat_only is not built with FATELF; add FATELF to its "
+            "ireepkg_add_executable_plugin") in " ".join(proc.stderr.split())
+
+
+def test_build_tree_package_honours_ireepkg_executable(tmp_path):
+    """-DIREEPKG_EXECUTABLE= chooses the ireepkg that packs, with the build
+    tree's CMake package as with the installed one."""
+    marker = tmp_path / "used"
+    wrapper = tmp_path / "bin" / "my-ireepkg"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f"#!/bin/sh\necho \"$@\" >> {marker}\nexec {ireepkg_path()} \"$@\"\n")
+    wrapper.chmod(0o755)
+    project = new(tmp_path, "compiler-config", "chosen")
+    configure(project, f"-Direepkg_DIR={BUILD}", f"-DIREEPKG_EXECUTABLE={wrapper}")
+    ninja = (project / "build" / "build.ninja").read_text()
+    assert f"{wrapper} pack" in ninja
+    assert f"{ireepkg_path()} pack" not in ninja
+    build(project)
+    assert marker.read_text().startswith(f"pack {project}/build/package -o {project}/build/dist")
+    assert (project / "build" / "dist" / "chosen-0.1.0.ireepkg").is_file()
 
 
 @pytest.mark.parametrize("body,timeout,reason", [
