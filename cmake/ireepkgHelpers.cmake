@@ -47,9 +47,9 @@
 #     the FatELF of each executable plugin without its per-architecture
 #     files (every executable plugin must then be built with FATELF).
 #     `ireepkg pack` then checks every path the manifest names against the
-#     directory, and runs the package's tests (unless NO_TEST). When the
-#     manifest has tests, ctest gets a test <target>_tests that runs
-#     `ireepkg test <dir>`.
+#     directory, and runs the package's tests (unless NO_TEST: the archive
+#     then records that its tests were skipped). When the manifest has tests,
+#     ctest gets a test <target>_tests that runs `ireepkg test <dir>`.
 #
 # IREEPKG_EXECUTABLE is the ireepkg used (the config sets it; a build of
 # ireepkg itself uses its own target).

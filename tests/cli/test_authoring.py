@@ -199,7 +199,10 @@ def test_wrong_numbers_fail_pack_test_and_doctor(tmp_path):
     dist = tmp_path / "dist"
     r = run("pack", project / "build" / "package", "-o", dist, "--no-test", env=ENV)
     assert r.code == 0, r.err
-    assert r.out.startswith("packed off-by-one 0.1.0 -> ")
+    assert r.out.startswith("skip  off-by-one 0.1.0 multiply — not run (--no-test); the "
+                            "archive records that its tests were skipped\n"
+                            "1 test: 0 passed, 0 failed, 1 skipped\n"
+                            "packed off-by-one 0.1.0 -> ")
     prefix = tmp_path / "prefix"
     r = run("install", "--prefix", prefix, dist / "off-by-one-0.1.0.ireepkg", env=ENV)
     assert r.code == 0, r.err
@@ -227,7 +230,7 @@ def test_wrong_numbers_fail_pack_test_and_doctor(tmp_path):
     assert r.code == 0, r.out + r.err
 
 
-def test_test_names_and_missing_tools(tmp_path):
+def test_test_names_an_uninstalled_package(tmp_path):
     project = new(tmp_path, "compiler-config", "cfg")
     dist = tmp_path / "dist"
     r = run("pack", project, "-o", dist, env=ENV)
@@ -237,13 +240,131 @@ def test_test_names_and_missing_tools(tmp_path):
     r = run("test", "--prefix", prefix, "nothing-here", env=ENV)
     assert r.code == 1
     assert r.err.startswith(f"ireepkg: error: package \"nothing-here\" is not installed in {prefix}")
-    # No IREE tools: the test is skipped, not failed.
-    bare = dict(os.environ, PATH="/usr/bin:/bin")
-    bare.pop("VIRTUAL_ENV", None)
-    r = run("test", "--prefix", prefix, env=bare)
+
+
+# No IREE tools: PATH without the virtual environment's bin/.
+BARE = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+BARE["PATH"] = "/usr/bin:/bin"
+NO_IREE = ("FAIL  cfg 0.1.0 add: iree-compile was not found (on PATH or in $VIRTUAL_ENV/bin)\n"
+           "  hint: install IREE's tools (pip install iree-base-compiler iree-base-runtime) "
+           "or activate their virtual environment\n")
+
+
+def bare_run(*args):
+    """ireepkg without the IREE tools (run() adds to os.environ, which has
+    VIRTUAL_ENV when the suite runs from the virtual environment)."""
+    proc = subprocess.run([str(ireepkg_path()), *map(str, args)], env=BARE,
+                          capture_output=True, text=True, timeout=120)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_missing_iree_tools_fail_pack_test_and_ctest(tmp_path):
+    """A test that cannot run fails: pack, `ireepkg test` and the project's
+    ctest without the IREE tools; only --no-test (NO_TEST) skips tests, and
+    then says so, in its output and in the archive's RECORD."""
+    project = new(tmp_path, "compiler-config", "cfg")
+    dist = tmp_path / "dist"
+    code, out, err = bare_run("pack", project, "-o", dist)
+    assert code == 1, out + err
+    assert out == NO_IREE + "1 test: 0 passed, 1 failed, 0 skipped\n"
+    assert err == ("ireepkg: error: 1 of the package's tests fails; no archive was written\n"
+                   "  hint: fix the package, or pack with --no-test to skip its tests\n")
+    assert not (dist / "cfg-0.1.0.ireepkg").exists()
+    code, out, err = bare_run("pack", project, "-o", dist, "--json")
+    assert code == 1
+    t = json.loads(out)["tests"][0]
+    assert (t["outcome"], t["reason"]) == ("failed", "iree-compile was not found (on PATH or in $VIRTUAL_ENV/bin)")
+    assert t["hint"].startswith("install IREE's tools")
+
+    # --no-test: packed, the output and RECORD say the tests were skipped.
+    code, out, err = bare_run("pack", project, "-o", dist, "--no-test")
+    assert code == 0, out + err
+    assert out.startswith("skip  cfg 0.1.0 add — not run (--no-test); the archive records "
+                          "that its tests were skipped\n1 test: 0 passed, 0 failed, 1 skipped\n"
+                          "packed cfg 0.1.0 -> ")
+    archive = dist / "cfg-0.1.0.ireepkg"
+    assert archive_record(archive)["tests_skipped"] is True
+    code, out, err = bare_run("pack", project, "-o", dist, "--no-test", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["tests_skipped"] is True
+    assert [(t["test"], t["outcome"]) for t in report["tests"]] == [("add", "skipped")]
+    # Tested, the RECORD has no such key.
+    r = run("pack", project, "-o", tmp_path / "tested", "--json", env=ENV)
     assert r.code == 0, r.out + r.err
-    assert r.out == ("skip  cfg 0.1.0 add — iree-compile was not found (on PATH or in "
-                     "$VIRTUAL_ENV/bin)\n1 test: 0 passed, 0 failed, 1 skipped\n")
+    assert json.loads(r.out)["tests_skipped"] is False
+    assert "tests_skipped" not in archive_record(tmp_path / "tested" / "cfg-0.1.0.ireepkg")
+
+    # Installed (with the tools), `ireepkg test` without them fails.
+    prefix = tmp_path / "prefix"
+    assert run("install", "--prefix", prefix, archive, env=ENV).code == 0
+    code, out, err = bare_run("test", "--prefix", prefix)
+    assert code == 1, out + err
+    assert out == NO_IREE + "1 test: 0 passed, 1 failed, 0 skipped\n"
+    code, out, err = bare_run("doctor", "--run-tests", "--prefix", prefix)
+    assert code == 1
+    assert "\nPackage tests:\n" + NO_IREE in out
+
+    # The project's ctest (`ireepkg test build/package`) fails too.
+    configure(project, f"-Direepkg_DIR={BUILD}")
+    build(project)
+    proc = subprocess.run(["ctest", "--test-dir", project / "build", "--output-on-failure"],
+                          env=BARE, capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert "0% tests passed, 1 tests failed out of 1" in proc.stdout
+    assert NO_IREE in proc.stdout
+
+
+def test_helper_options(tmp_path):
+    """INCLUDE_DIRECTORIES and DEFINES reach both builds of a plugin;
+    DIRECTORY and OUTPUT_DIRECTORY place the package; NO_TEST packs without
+    the tests, says so, records it in the archive and adds no ctest test."""
+    project = new(tmp_path, "runtime", "opts")
+    (project / "include").mkdir()
+    (project / "include" / "scale.h").write_text("#define OPTS_SCALE (OPTS_FACTOR * 1.0f)\n")
+    source = project / "src" / "opts.c"
+    edit(source, "#include <stdint.h>\n", "#include <stdint.h>\n\n#include \"scale.h\"\n")
+    edit(source, "out[i] = a[i] * b[i];", "out[i] = a[i] * b[i] * OPTS_SCALE;")
+    edit_manifest(project, lambda m: m["tests"][0].update(expected_output=["8xf32=16 16 16 16 16 16 16 16"]))
+    cmake = project / "CMakeLists.txt"
+    edit(cmake, "  SYSTEM_LIBRARY)", "  SYSTEM_LIBRARY\n  INCLUDE_DIRECTORIES include\n  DEFINES OPTS_FACTOR=2)")
+    cmake.write_text(cmake.read_text().replace("  FILES tests/opts.mlir)", (
+        "  FILES tests/opts.mlir\n"
+        "  DIRECTORY ${CMAKE_BINARY_DIR}/laid-out\n"
+        "  OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/archives)\n"
+        "ireepkg_add_package(opts_untested\n"
+        "  PLUGINS opts\n"
+        "  FILES tests/opts.mlir\n"
+        "  DIRECTORY ${CMAKE_BINARY_DIR}/untested\n"
+        "  OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/untested-archives\n"
+        "  NO_TEST)")))
+    configure(project, f"-Direepkg_DIR={BUILD}")
+    proc = build(project)
+    assert "ok    opts 0.1.0 multiply (iree-run-module)\n" in proc.stdout
+    assert ("skip  opts 0.1.0 multiply — not run (--no-test); the archive records that "
+            "its tests were skipped\n") in proc.stdout
+    out = project / "build"
+    assert (out / "laid-out" / "runtime" / "opts.aarch64.so").is_file()
+    tested = out / "archives" / "opts-0.1.0.ireepkg"
+    untested = out / "untested-archives" / "opts-0.1.0.ireepkg"
+    assert "tests_skipped" not in archive_record(tested)
+    assert archive_record(untested)["tests_skipped"] is True
+    assert not (out / "package").exists() and not (out / "dist").exists()
+    r = sh("ctest", "--test-dir", out, "-N")
+    assert "Test #1: opts_package_tests\n" in r.stdout
+    assert "Total Tests: 1\n" in r.stdout
+    # Both builds computed 2 * 4 * OPTS_SCALE.
+    for library in ("runtime/linux-x86_64/libopts.so", "runtime/opts.x86_64.so"):
+        package = tmp_path / library.replace("/", "_")
+        shutil.copytree(out / "laid-out", package)
+        def only(m, library=library):
+            m["runtime"]["plugins"] = [p for p in m["runtime"]["plugins"]
+                                       if library in p["library"].values()]
+        manifest = json.loads((package / "ireeplugin.json").read_text())
+        only(manifest)
+        (package / "ireeplugin.json").write_text(json.dumps(manifest))
+        r = run("test", package, env=ENV)
+        assert r.code == 0, r.out + r.err
 
 
 def test_helpers_from_an_installed_ireepkg(tmp_path):
