@@ -13,6 +13,7 @@ import json
 import os
 import pathlib
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -389,6 +390,54 @@ def test_helpers_from_an_installed_ireepkg(tmp_path):
     assert f"{installed}/bin/ireepkg pack" in (project / "build" / "build.ninja").read_text()
     assert "ok    from-install 0.1.0 multiply (iree-run-module)\n" in proc.stdout
     assert (project / "build" / "dist" / "from-install-0.1.0.ireepkg").is_file()
+
+
+def test_cmake_package_without_pip(tmp_path):
+    """The guide's recipe: `cmake --install --component runtime` of an
+    ireepkg build, moved elsewhere (the tree is relocatable), and a C++
+    project that finds it with CMAKE_PREFIX_PATH and links the runtime
+    library, shared and static."""
+    staged = tmp_path / "staged"
+    # `cmake --install BUILD --component runtime`, directory by directory
+    # (see test_helpers_from_an_installed_ireepkg).
+    for sub in ("manifest_schema", "pkg", "registry", "runtime_integration",
+                "compiler_integration", "cli"):
+        sh("cmake", f"-DCMAKE_INSTALL_PREFIX={staged}", "-DCMAKE_INSTALL_COMPONENT=runtime",
+           "-P", BUILD / sub / "cmake_install.cmake")
+    assert not (staged / "bin" / "ireepkg").exists()
+    prefix = tmp_path / "opt" / "ireepkg"
+    prefix.parent.mkdir()
+    staged.rename(prefix)
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.25)\n"
+        "project(app LANGUAGES C CXX)\n"
+        "find_package(ireepkg 0.1 CONFIG REQUIRED COMPONENTS runtime)\n"
+        "if(NOT COMMAND ireepkg_add_package OR NOT EXISTS\n"
+        "   ${IREEPKG_HELPERS_INCLUDE_DIR}/ireepkg/iree_executable_plugin.h)\n"
+        "  message(FATAL_ERROR \"no helpers\")\n"
+        "endif()\n"
+        "add_executable(app main.cpp)\n"
+        "target_link_libraries(app PRIVATE ireepkg::runtime)\n"
+        "add_executable(app_static main.cpp)\n"
+        "target_link_libraries(app_static PRIVATE ireepkg::runtime_static)\n")
+    (app / "main.cpp").write_text(
+        "#include <ireepkg/runtime.h>\n#include <cstdio>\n"
+        "int main() {\n"
+        "  std::printf(\"%s %s\\n\", ireepkg_runtime_version(),\n"
+        "              ireepkg_runtime_host_platform());\n"
+        "}\n")
+    sh("cmake", "-S", app, "-B", app / "build", "-G", "Ninja",
+       f"-DCMAKE_C_COMPILER={CLANG}", f"-DCMAKE_CXX_COMPILER={CLANGXX}",
+       f"-DCMAKE_PREFIX_PATH={prefix}")
+    cache = (app / "build" / "CMakeCache.txt").read_text()
+    assert f"ireepkg_DIR:PATH={prefix}/lib/cmake/ireepkg" in cache
+    sh("cmake", "--build", app / "build")
+    for exe in ("app", "app_static"):
+        version, platform_ = sh(app / "build" / exe).stdout.split()
+        assert re.fullmatch(r"\d+\.\d+\.\d+", version), version
+        assert platform_.startswith("linux-")
 
 
 def test_fatelf_and_riscv64(tmp_path):
