@@ -13,18 +13,35 @@ namespace ireepkg::cli {
 size_t printPackageTestResults(const std::vector<PackageTestResult> &results);
 
 /// Runs the package's own tests on its directory (the package's runtime and
-/// MLIR plugins for this host); nullopt when it has none.
+/// MLIR plugins for this host), or, with --no-test, reports each as
+/// skipped; nullopt when it has none.
 static std::optional<std::vector<PackageTestResult>>
-packTests(const std::string &dir, const Manifest &manifest) {
+packTests(const std::string &dir, const Manifest &manifest, bool skip) {
   if (manifest.tests.empty())
     return std::nullopt;
-  return runPackageTests(directoryTestTarget(dir, manifest), findPackageTestTools());
+  if (!skip)
+    return runPackageTests(directoryTestTarget(dir, manifest),
+                           findPackageTestTools());
+  std::vector<PackageTestResult> results;
+  for (const PackageTest &test : manifest.tests) {
+    PackageTestResult r;
+    r.package = manifest.name;
+    r.version = manifest.version.str();
+    r.test = test.name;
+    r.tool = std::string(packageTestToolName(test.tool));
+    r.outcome = PackageTestResult::Outcome::Skipped;
+    r.reason = "not run (--no-test); the archive records that its tests "
+               "were skipped";
+    results.push_back(std::move(r));
+  }
+  return results;
 }
 
 int runPack(const Command &, const ParsedArgs &args) {
   PackOptions options;
   options.outputDir = args.value("output").value_or(".");
   options.fatelf = args.flag("fatelf");
+  options.testsSkipped = args.flag("no-test");
   auto result = packDirectory(args.positional[0], options);
   if (!result) {
     if (args.flag("json"))
@@ -38,9 +55,8 @@ int runPack(const Command &, const ParsedArgs &args) {
   }
   for (const Diagnostic &d : result->warnings)
     CliReporter().warning(d);
-  std::optional<std::vector<PackageTestResult>> tests;
-  if (!args.flag("no-test"))
-    tests = packTests(args.positional[0], result->manifest);
+  std::optional<std::vector<PackageTestResult>> tests =
+      packTests(args.positional[0], result->manifest, args.flag("no-test"));
   size_t testsFailed = 0;
   nlohmann::json testsJson = nlohmann::json::array();
   if (tests)
@@ -72,16 +88,17 @@ int runPack(const Command &, const ParsedArgs &args) {
     nlohmann::json files = nlohmann::json::array();
     for (const RecordEntry &e : result->record.files)
       files.push_back({{"path", e.path}, {"sha256", e.sha256}, {"size", e.size}});
-    std::printf("%s\n", nlohmann::json({{"ok", true},
-                                        {"archive", result->archivePath},
-                                        {"name", result->manifest.name},
-                                        {"version", result->manifest.version.str()},
-                                        {"sha256", result->sha256},
-                                        {"size", result->size},
-                                        {"files", files},
-                                        {"pipeline_check",
-                                         toJson(result->pipelineCheck)},
-                                        {"tests", testsJson}})
+    std::printf("%s\n", nlohmann::json(
+                            {{"ok", true},
+                             {"archive", result->archivePath},
+                             {"name", result->manifest.name},
+                             {"version", result->manifest.version.str()},
+                             {"sha256", result->sha256},
+                             {"size", result->size},
+                             {"files", files},
+                             {"pipeline_check", toJson(result->pipelineCheck)},
+                             {"tests", testsJson},
+                             {"tests_skipped", result->record.testsSkipped}})
                             .dump(2)
                             .c_str());
     return kExitOk;

@@ -239,13 +239,16 @@ const std::vector<Command> &commandTable() {
           "When the manifest has \"tests\", they run last, on the package "
           "directory (its own runtime plugins, or its MLIR plugins, for this "
           "host), with the IREE and MLIR tools found as `ireepkg test` finds "
-          "them; a test whose tool is missing is skipped. If a test fails, "
-          "its output is shown and no archive is left. --no-test skips them.",
+          "them; a test whose tool is missing fails. If a test fails, its "
+          "output is shown and no archive is left. --no-test skips them, "
+          "says so, and records it in the archive's RECORD.json "
+          "(\"tests_skipped\": true).",
           {{"output", 'o', "DIR", "where to write the archive (default: .)"},
            {"fatelf", 0, "",
             "join each embedded-elf plugin's per-architecture files into a "
             "FatELF .sos in the package"},
-           {"no-test", 0, "", "do not run the package's tests"},
+           {"no-test", 0, "",
+            "do not run the package's tests (the archive records it)"},
            kJson},
           {"ireepkg pack examples/simple-mul -o dist/"},
           1,
@@ -919,7 +922,7 @@ const std::vector<Command> &commandTable() {
           "when its tools succeed and the expected lines appear, in order, "
           "in what the tool prints; a failure shows the command, the "
           "expected lines and the tool's output. A test whose tool is not "
-          "found is skipped. Exit status 1 if any test fails.\n\n"
+          "found fails. Exit status 1 if any test fails.\n\n"
           "An argument with a '/' (./my-package, build/package) is a package "
           "directory instead: its tests run with its own runtime plugins for "
           "this host, as `pack` runs them.",

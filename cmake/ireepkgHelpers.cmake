@@ -4,7 +4,7 @@
 # ireepkg given with -Direepkg_DIR=<build>), and by ireepkg's own examples.
 #
 #   ireepkg_add_executable_plugin(<name> SOURCES <src>...
-#       [ARCHES <arch>...] [FATELF] [SYSTEM_LIBRARY]
+#       [ARCHES <arch>...] [FATELF] [SYSTEM_LIBRARY | SYSTEM_LIBRARY_ONLY]
 #       [INCLUDE_DIRECTORIES <dir>...] [DEFINES <def>...])
 #     An IREE runtime executable plugin. For each of ARCHES (x86_64, aarch64,
 #     riscv64; default x86_64 aarch64) a platform-independent embedded ELF,
@@ -13,8 +13,10 @@
 #     the flags). The embedded builds see IREEPKG_EMBEDDED_ELF=1. FATELF also
 #     joins them into one FatELF <name>.sos (`ireepkg fatelf join`).
 #     SYSTEM_LIBRARY also builds lib<name>.so for the host from the same
-#     sources (target <name>_system). <ireepkg/iree_executable_plugin.h> is
-#     on the include path.
+#     sources (target <name>_system); SYSTEM_LIBRARY_ONLY builds that alone
+#     (no embedded ELF: the sources may use libc and link other libraries
+#     through <name>_system). <ireepkg/iree_executable_plugin.h> is on the
+#     include path.
 #
 #   ireepkg_add_mlir_plugin(<name> KIND pass|dialect SOURCES <src>...
 #       [TABLEGEN <file.td> DIALECT <dialect-name>])
@@ -39,10 +41,15 @@
 #       runtime/<name>.sos                  FatELF
 #       runtime/<platform>/lib<name>.so     system library
 #       lib/<platform>/lib<name>.so         MLIR plugin
+#     and any other shared or module library target to the path the
+#     manifest names for its file (a "library" path ending in its file
+#     name, the host platform's when there are several). FATELF_ONLY ships
+#     the FatELF of each executable plugin without its per-architecture
+#     files (every executable plugin must then be built with FATELF).
 #     `ireepkg pack` then checks every path the manifest names against the
-#     directory, and runs the package's tests (unless NO_TEST). When the
-#     manifest has tests, ctest gets a test <target>_tests that runs
-#     `ireepkg test <dir>`.
+#     directory, and runs the package's tests (unless NO_TEST: the archive
+#     then records that its tests were skipped). When the manifest has tests,
+#     ctest gets a test <target>_tests that runs `ireepkg test <dir>`.
 #
 # IREEPKG_EXECUTABLE is the ireepkg used (the config sets it; a build of
 # ireepkg itself uses its own target).
@@ -86,7 +93,8 @@ endfunction()
 #===------------------------------------------------------------------------===#
 
 function(ireepkg_add_executable_plugin name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "FATELF;SYSTEM_LIBRARY" ""
+  cmake_parse_arguments(PARSE_ARGV 1 ARG
+                        "FATELF;SYSTEM_LIBRARY;SYSTEM_LIBRARY_ONLY" ""
                         "SOURCES;ARCHES;INCLUDE_DIRECTORIES;DEFINES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ireepkg_add_executable_plugin(${name}): unknown "
@@ -95,6 +103,56 @@ function(ireepkg_add_executable_plugin name)
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "ireepkg_add_executable_plugin(${name}): no SOURCES")
   endif()
+  set(sources)
+  foreach(src ${ARG_SOURCES})
+    get_filename_component(src ${src} ABSOLUTE)
+    list(APPEND sources ${src})
+  endforeach()
+  set(outdir ${CMAKE_CURRENT_BINARY_DIR}/${name}.plugin)
+  set(outputs)
+  if(ARG_SYSTEM_LIBRARY_ONLY)
+    if(ARG_ARCHES OR ARG_FATELF)
+      message(FATAL_ERROR "ireepkg_add_executable_plugin(${name}): "
+                          "SYSTEM_LIBRARY_ONLY builds no embedded ELF; drop "
+                          "ARCHES and FATELF, or SYSTEM_LIBRARY_ONLY")
+    endif()
+    set(ARG_SYSTEM_LIBRARY TRUE)
+  else()
+    _ireepkg_embedded_elfs()
+  endif()
+
+  add_custom_target(${name} ALL DEPENDS ${outputs})
+  set_target_properties(${name} PROPERTIES
+    IREEPKG_PLUGIN_KIND executable
+    IREEPKG_ARCHES "${ARG_ARCHES}"
+    IREEPKG_OUTPUT_DIR ${outdir}
+    IREEPKG_FATELF "${ARG_FATELF}"
+    IREEPKG_SYSTEM_LIBRARY "")
+
+  if(ARG_SYSTEM_LIBRARY)
+    add_library(${name}_system SHARED ${sources})
+    target_include_directories(${name}_system PRIVATE
+      ${IREEPKG_HELPERS_INCLUDE_DIR} ${ARG_INCLUDE_DIRECTORIES})
+    target_compile_definitions(${name}_system PRIVATE ${ARG_DEFINES})
+    set_target_properties(${name}_system PROPERTIES
+      OUTPUT_NAME ${name}
+      PREFIX lib
+      C_STANDARD 17
+      C_STANDARD_REQUIRED ON
+      C_EXTENSIONS OFF
+      C_VISIBILITY_PRESET hidden
+      LIBRARY_OUTPUT_DIRECTORY ${outdir}/system)
+    target_link_options(${name}_system PRIVATE LINKER:--no-undefined)
+    add_dependencies(${name} ${name}_system)
+    set_target_properties(${name} PROPERTIES
+      IREEPKG_SYSTEM_LIBRARY ${name}_system)
+  endif()
+endfunction()
+
+# The embedded ELF files (and the FatELF) of ireepkg_add_executable_plugin:
+# a macro run in its scope (name, sources, outdir, ARG_*), that appends the
+# files to its `outputs`.
+macro(_ireepkg_embedded_elfs)
   if(NOT ARG_ARCHES)
     set(ARG_ARCHES x86_64 aarch64)
   endif()
@@ -127,14 +185,6 @@ function(ireepkg_add_executable_plugin name)
       --ignore-data-address-equality --ignore-function-address-equality
       --hash-style=sysv --strip-debug)
 
-  set(sources)
-  foreach(src ${ARG_SOURCES})
-    get_filename_component(src ${src} ABSOLUTE)
-    list(APPEND sources ${src})
-  endforeach()
-
-  set(outdir ${CMAKE_CURRENT_BINARY_DIR}/${name}.plugin)
-  set(outputs)
   set(elf_files)
   foreach(arch ${ARG_ARCHES})
     if(arch STREQUAL "riscv64")
@@ -182,34 +232,7 @@ function(ireepkg_add_executable_plugin name)
       VERBATIM)
     list(APPEND outputs ${sos})
   endif()
-
-  add_custom_target(${name} ALL DEPENDS ${outputs})
-  set_target_properties(${name} PROPERTIES
-    IREEPKG_PLUGIN_KIND executable
-    IREEPKG_ARCHES "${ARG_ARCHES}"
-    IREEPKG_OUTPUT_DIR ${outdir}
-    IREEPKG_FATELF "${ARG_FATELF}"
-    IREEPKG_SYSTEM_LIBRARY "")
-
-  if(ARG_SYSTEM_LIBRARY)
-    add_library(${name}_system SHARED ${sources})
-    target_include_directories(${name}_system PRIVATE
-      ${IREEPKG_HELPERS_INCLUDE_DIR} ${ARG_INCLUDE_DIRECTORIES})
-    target_compile_definitions(${name}_system PRIVATE ${ARG_DEFINES})
-    set_target_properties(${name}_system PROPERTIES
-      OUTPUT_NAME ${name}
-      PREFIX lib
-      C_STANDARD 17
-      C_STANDARD_REQUIRED ON
-      C_EXTENSIONS OFF
-      C_VISIBILITY_PRESET hidden
-      LIBRARY_OUTPUT_DIRECTORY ${outdir}/system)
-    target_link_options(${name}_system PRIVATE LINKER:--no-undefined)
-    add_dependencies(${name} ${name}_system)
-    set_target_properties(${name} PROPERTIES
-      IREEPKG_SYSTEM_LIBRARY ${name}_system)
-  endif()
-endfunction()
+endmacro()
 
 #===------------------------------------------------------------------------===#
 # MLIR plugins
@@ -284,8 +307,51 @@ endfunction()
 # Packages
 #===------------------------------------------------------------------------===#
 
+# The file name a shared or module library target builds (lib<name>.so) in
+# `file_var`, and the package paths `manifest_text` names for it in
+# `paths_var`: every quoted path ending in /<file>, only those under the
+# host `platform` when some are.
+function(_ireepkg_library_paths plugin type manifest_text platform file_var
+         paths_var)
+  if(type STREQUAL "MODULE_LIBRARY")
+    set(kind MODULE)
+  else()
+    set(kind LIBRARY)
+  endif()
+  get_target_property(base ${plugin} OUTPUT_NAME)
+  if(NOT base)
+    set(base ${plugin})
+  endif()
+  get_target_property(prefix ${plugin} PREFIX)
+  if(prefix STREQUAL "prefix-NOTFOUND")
+    set(prefix ${CMAKE_SHARED_${kind}_PREFIX})
+  endif()
+  get_target_property(suffix ${plugin} SUFFIX)
+  if(suffix STREQUAL "suffix-NOTFOUND")
+    set(suffix ${CMAKE_SHARED_${kind}_SUFFIX})
+  endif()
+  set(file ${prefix}${base}${suffix})
+  string(REGEX REPLACE "([][.+*?^$()|\\])" "\\\\\\1" pattern "${file}")
+  string(REGEX MATCHALL "\"[^\"]*/${pattern}\"" quoted "${manifest_text}")
+  set(all)
+  set(host)
+  foreach(q ${quoted})
+    string(REGEX REPLACE "^\"(.*)\"$" "\\1" rel "${q}")
+    list(APPEND all ${rel})
+    if(rel MATCHES "(^|/)${platform}/")
+      list(APPEND host ${rel})
+    endif()
+  endforeach()
+  if(host)
+    set(all ${host})
+  endif()
+  list(REMOVE_DUPLICATES all)
+  set(${file_var} ${file} PARENT_SCOPE)
+  set(${paths_var} ${all} PARENT_SCOPE)
+endfunction()
+
 function(ireepkg_add_package target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_TEST"
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_TEST;FATELF_ONLY"
                         "MANIFEST;DIRECTORY;OUTPUT_DIRECTORY" "PLUGINS;FILES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ireepkg_add_package(${target}): unknown arguments "
@@ -345,12 +411,28 @@ function(ireepkg_add_package target)
     list(APPEND depends ${src})
   endforeach()
   foreach(plugin ${ARG_PLUGINS})
+    if(NOT TARGET ${plugin})
+      message(FATAL_ERROR "ireepkg_add_package(${target}): ${plugin} is not "
+                          "a target (PLUGINS names targets: of "
+                          "ireepkg_add_executable_plugin, "
+                          "ireepkg_add_mlir_plugin, or shared libraries)")
+    endif()
     get_target_property(kind ${plugin} IREEPKG_PLUGIN_KIND)
+    get_target_property(type ${plugin} TYPE)
     if(kind STREQUAL "executable")
       get_target_property(arches ${plugin} IREEPKG_ARCHES)
       get_target_property(outdir ${plugin} IREEPKG_OUTPUT_DIR)
       get_target_property(fat ${plugin} IREEPKG_FATELF)
       get_target_property(system ${plugin} IREEPKG_SYSTEM_LIBRARY)
+      if(ARG_FATELF_ONLY AND arches AND NOT fat)
+        message(FATAL_ERROR "ireepkg_add_package(${target}): FATELF_ONLY "
+                            "ships only FatELF files, and ${plugin} is not "
+                            "built with FATELF; add FATELF to its "
+                            "ireepkg_add_executable_plugin")
+      endif()
+      if(ARG_FATELF_ONLY)
+        set(arches) # the .sos holds them
+      endif()
       list(APPEND commands
         COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}/runtime)
       foreach(arch ${arches})
@@ -379,10 +461,28 @@ function(ireepkg_add_package target)
         COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:${plugin}>
                 ${dir}/lib/${platform}/lib${plugin}.so)
       list(APPEND laid_out lib/${platform}/lib${plugin}.so)
+    elseif(type MATCHES "^(SHARED|MODULE)_LIBRARY$")
+      # Any other shared library: where the manifest names its file.
+      _ireepkg_library_paths(${plugin} "${type}" "${text}" "${platform}"
+                             file paths)
+      if(NOT paths)
+        message(FATAL_ERROR "ireepkg_add_package(${target}): ${plugin} "
+                            "builds ${file}, which ${ARG_MANIFEST} does not "
+                            "name; name its path in the package (e.g. "
+                            "runtime/${platform}/${file}) in a plugin's "
+                            "\"library\"")
+      endif()
+      foreach(rel ${paths})
+        get_filename_component(reldir ${rel} DIRECTORY)
+        list(APPEND commands
+          COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}/${reldir}
+          COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:${plugin}>
+                  ${dir}/${rel})
+      endforeach()
     else()
       message(FATAL_ERROR "ireepkg_add_package(${target}): ${plugin} is not "
                           "a target of ireepkg_add_executable_plugin or "
-                          "ireepkg_add_mlir_plugin")
+                          "ireepkg_add_mlir_plugin, nor a shared library")
     endif()
     list(APPEND depends ${plugin})
   endforeach()

@@ -284,6 +284,7 @@ Expected<PackResult> packDirectory(const std::string &dir,
 
   // RECORD, then the archive: manifest, RECORD, the rest sorted.
   Record record;
+  record.testsSkipped = options.testsSkipped && !m.tests.empty();
   std::vector<ArchiveMember> members;
   members.push_back({kManifestName, manifestText, "", false});
   members.push_back({kRecordName, "", "", false});

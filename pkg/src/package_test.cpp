@@ -170,11 +170,15 @@ struct ScratchDir {
 
 void runIreeTest(const PackageTestTarget &target, const PackageTest &test,
                  const PackageTestTools &tools, PackageTestResult &result) {
+  // A test that cannot run fails: skipping it would report untested
+  // plugins as tested (`pack --no-test` is how an author skips tests).
   if (tools.ireeCompile.empty() || tools.ireeRunModule.empty()) {
-    result.outcome = PackageTestResult::Outcome::Skipped;
+    result.outcome = PackageTestResult::Outcome::Failed;
     result.reason = std::string(tools.ireeCompile.empty() ? "iree-compile"
                                                           : "iree-run-module") +
                     " was not found (on PATH or in $VIRTUAL_ENV/bin)";
+    result.hint = "install IREE's tools (pip install iree-base-compiler "
+                  "iree-base-runtime) or activate their virtual environment";
     return;
   }
   ScratchDir scratch;
@@ -226,8 +230,10 @@ void runIreeTest(const PackageTestTarget &target, const PackageTest &test,
 void runMlirOptTest(const PackageTestTarget &target, const PackageTest &test,
                     const PackageTestTools &tools, PackageTestResult &result) {
   if (tools.mlirOpt.empty()) {
-    result.outcome = PackageTestResult::Outcome::Skipped;
+    result.outcome = PackageTestResult::Outcome::Failed;
     result.reason = "mlir-opt (or mlir-opt-22) was not found on PATH";
+    result.hint = "install MLIR's tools (Debian: mlir-22-tools) or put "
+                  "mlir-opt on PATH";
     return;
   }
   std::vector<std::string> argv = {tools.mlirOpt};
@@ -335,11 +341,11 @@ nlohmann::json packageTestResultToJson(const PackageTestResult &r) {
       r.outcome == PackageTestResult::Outcome::Passed    ? "passed"
       : r.outcome == PackageTestResult::Outcome::Skipped ? "skipped"
                                                          : "failed";
-  return {{"package", r.package},   {"version", r.version},
-          {"test", r.test},         {"tool", r.tool},
-          {"outcome", outcome},     {"reason", r.reason},
-          {"command", r.command},   {"output", r.output},
-          {"expected", r.expected}, {"seconds", r.seconds}};
+  return {
+      {"package", r.package}, {"version", r.version}, {"test", r.test},
+      {"tool", r.tool},       {"outcome", outcome},   {"reason", r.reason},
+      {"command", r.command}, {"output", r.output},   {"expected", r.expected},
+      {"hint", r.hint},       {"seconds", r.seconds}};
 }
 
 std::string formatPackageTestResult(const PackageTestResult &r) {
@@ -354,6 +360,8 @@ std::string formatPackageTestResult(const PackageTestResult &r) {
     break;
   }
   text = "FAIL  " + who + ": " + r.reason + "\n";
+  if (!r.hint.empty())
+    text += "  hint: " + r.hint + "\n";
   if (!r.command.empty())
     text += "  command: " + r.command + "\n";
   if (!r.expected.empty()) {

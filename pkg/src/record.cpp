@@ -70,6 +70,8 @@ std::string serializeRecord(const Record &record) {
       f["executable"] = true;
     j["files"].push_back(std::move(f));
   }
+  if (record.testsSkipped)
+    j["tests_skipped"] = true;
   return j.dump(1) + "\n";
 }
 
@@ -161,6 +163,13 @@ Expected<Record> parseRecord(std::string_view text, const std::string &where) {
                       : "is not sorted by path",
                   at + "/path");
     r.files.push_back(std::move(e));
+  }
+  if (auto x = j.find("tests_skipped"); x != j.end()) {
+    if (!x->is_boolean())
+      return fail("has a \"tests_skipped\" that is " + describeJsonType(*x) +
+                      ", not true or false",
+                  "/tests_skipped");
+    r.testsSkipped = x->get<bool>();
   }
   return r;
 }

@@ -13,6 +13,7 @@ import json
 import os
 import pathlib
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, run
+from conftest import BUILD, ireepkg_path, run
 
 VENV_BIN = pathlib.Path(sys.executable).parent
 HOST_X86_64 = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
@@ -46,10 +47,10 @@ def sh(*args, cwd=None, check=True, timeout=600):
     return proc
 
 
-def configure(project, *extra):
+def configure(project, *extra, check=True):
     return sh("cmake", "-S", project, "-B", project / "build", "-G", "Ninja",
               f"-DCMAKE_C_COMPILER={CLANG}", f"-DCMAKE_CXX_COMPILER={CLANGXX}",
-              *extra)
+              *extra, check=check)
 
 
 def build(project, check=True):
@@ -199,7 +200,10 @@ def test_wrong_numbers_fail_pack_test_and_doctor(tmp_path):
     dist = tmp_path / "dist"
     r = run("pack", project / "build" / "package", "-o", dist, "--no-test", env=ENV)
     assert r.code == 0, r.err
-    assert r.out.startswith("packed off-by-one 0.1.0 -> ")
+    assert r.out.startswith("skip  off-by-one 0.1.0 multiply — not run (--no-test); the "
+                            "archive records that its tests were skipped\n"
+                            "1 test: 0 passed, 0 failed, 1 skipped\n"
+                            "packed off-by-one 0.1.0 -> ")
     prefix = tmp_path / "prefix"
     r = run("install", "--prefix", prefix, dist / "off-by-one-0.1.0.ireepkg", env=ENV)
     assert r.code == 0, r.err
@@ -227,7 +231,7 @@ def test_wrong_numbers_fail_pack_test_and_doctor(tmp_path):
     assert r.code == 0, r.out + r.err
 
 
-def test_test_names_and_missing_tools(tmp_path):
+def test_test_names_an_uninstalled_package(tmp_path):
     project = new(tmp_path, "compiler-config", "cfg")
     dist = tmp_path / "dist"
     r = run("pack", project, "-o", dist, env=ENV)
@@ -237,13 +241,131 @@ def test_test_names_and_missing_tools(tmp_path):
     r = run("test", "--prefix", prefix, "nothing-here", env=ENV)
     assert r.code == 1
     assert r.err.startswith(f"ireepkg: error: package \"nothing-here\" is not installed in {prefix}")
-    # No IREE tools: the test is skipped, not failed.
-    bare = dict(os.environ, PATH="/usr/bin:/bin")
-    bare.pop("VIRTUAL_ENV", None)
-    r = run("test", "--prefix", prefix, env=bare)
+
+
+# No IREE tools: PATH without the virtual environment's bin/.
+BARE = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+BARE["PATH"] = "/usr/bin:/bin"
+NO_IREE = ("FAIL  cfg 0.1.0 add: iree-compile was not found (on PATH or in $VIRTUAL_ENV/bin)\n"
+           "  hint: install IREE's tools (pip install iree-base-compiler iree-base-runtime) "
+           "or activate their virtual environment\n")
+
+
+def bare_run(*args):
+    """ireepkg without the IREE tools (run() adds to os.environ, which has
+    VIRTUAL_ENV when the suite runs from the virtual environment)."""
+    proc = subprocess.run([str(ireepkg_path()), *map(str, args)], env=BARE,
+                          capture_output=True, text=True, timeout=120)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_missing_iree_tools_fail_pack_test_and_ctest(tmp_path):
+    """A test that cannot run fails: pack, `ireepkg test` and the project's
+    ctest without the IREE tools; only --no-test (NO_TEST) skips tests, and
+    then says so, in its output and in the archive's RECORD."""
+    project = new(tmp_path, "compiler-config", "cfg")
+    dist = tmp_path / "dist"
+    code, out, err = bare_run("pack", project, "-o", dist)
+    assert code == 1, out + err
+    assert out == NO_IREE + "1 test: 0 passed, 1 failed, 0 skipped\n"
+    assert err == ("ireepkg: error: 1 of the package's tests fails; no archive was written\n"
+                   "  hint: fix the package, or pack with --no-test to skip its tests\n")
+    assert not (dist / "cfg-0.1.0.ireepkg").exists()
+    code, out, err = bare_run("pack", project, "-o", dist, "--json")
+    assert code == 1
+    t = json.loads(out)["tests"][0]
+    assert (t["outcome"], t["reason"]) == ("failed", "iree-compile was not found (on PATH or in $VIRTUAL_ENV/bin)")
+    assert t["hint"].startswith("install IREE's tools")
+
+    # --no-test: packed, the output and RECORD say the tests were skipped.
+    code, out, err = bare_run("pack", project, "-o", dist, "--no-test")
+    assert code == 0, out + err
+    assert out.startswith("skip  cfg 0.1.0 add — not run (--no-test); the archive records "
+                          "that its tests were skipped\n1 test: 0 passed, 0 failed, 1 skipped\n"
+                          "packed cfg 0.1.0 -> ")
+    archive = dist / "cfg-0.1.0.ireepkg"
+    assert archive_record(archive)["tests_skipped"] is True
+    code, out, err = bare_run("pack", project, "-o", dist, "--no-test", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["tests_skipped"] is True
+    assert [(t["test"], t["outcome"]) for t in report["tests"]] == [("add", "skipped")]
+    # Tested, the RECORD has no such key.
+    r = run("pack", project, "-o", tmp_path / "tested", "--json", env=ENV)
     assert r.code == 0, r.out + r.err
-    assert r.out == ("skip  cfg 0.1.0 add — iree-compile was not found (on PATH or in "
-                     "$VIRTUAL_ENV/bin)\n1 test: 0 passed, 0 failed, 1 skipped\n")
+    assert json.loads(r.out)["tests_skipped"] is False
+    assert "tests_skipped" not in archive_record(tmp_path / "tested" / "cfg-0.1.0.ireepkg")
+
+    # Installed (with the tools), `ireepkg test` without them fails.
+    prefix = tmp_path / "prefix"
+    assert run("install", "--prefix", prefix, archive, env=ENV).code == 0
+    code, out, err = bare_run("test", "--prefix", prefix)
+    assert code == 1, out + err
+    assert out == NO_IREE + "1 test: 0 passed, 1 failed, 0 skipped\n"
+    code, out, err = bare_run("doctor", "--run-tests", "--prefix", prefix)
+    assert code == 1
+    assert "\nPackage tests:\n" + NO_IREE in out
+
+    # The project's ctest (`ireepkg test build/package`) fails too.
+    configure(project, f"-Direepkg_DIR={BUILD}")
+    build(project)
+    proc = subprocess.run(["ctest", "--test-dir", project / "build", "--output-on-failure"],
+                          env=BARE, capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert "0% tests passed, 1 tests failed out of 1" in proc.stdout
+    assert NO_IREE in proc.stdout
+
+
+def test_helper_options(tmp_path):
+    """INCLUDE_DIRECTORIES and DEFINES reach both builds of a plugin;
+    DIRECTORY and OUTPUT_DIRECTORY place the package; NO_TEST packs without
+    the tests, says so, records it in the archive and adds no ctest test."""
+    project = new(tmp_path, "runtime", "opts")
+    (project / "include").mkdir()
+    (project / "include" / "scale.h").write_text("#define OPTS_SCALE (OPTS_FACTOR * 1.0f)\n")
+    source = project / "src" / "opts.c"
+    edit(source, "#include <stdint.h>\n", "#include <stdint.h>\n\n#include \"scale.h\"\n")
+    edit(source, "out[i] = a[i] * b[i];", "out[i] = a[i] * b[i] * OPTS_SCALE;")
+    edit_manifest(project, lambda m: m["tests"][0].update(expected_output=["8xf32=16 16 16 16 16 16 16 16"]))
+    cmake = project / "CMakeLists.txt"
+    edit(cmake, "  SYSTEM_LIBRARY)", "  SYSTEM_LIBRARY\n  INCLUDE_DIRECTORIES include\n  DEFINES OPTS_FACTOR=2)")
+    cmake.write_text(cmake.read_text().replace("  FILES tests/opts.mlir)", (
+        "  FILES tests/opts.mlir\n"
+        "  DIRECTORY ${CMAKE_BINARY_DIR}/laid-out\n"
+        "  OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/archives)\n"
+        "ireepkg_add_package(opts_untested\n"
+        "  PLUGINS opts\n"
+        "  FILES tests/opts.mlir\n"
+        "  DIRECTORY ${CMAKE_BINARY_DIR}/untested\n"
+        "  OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/untested-archives\n"
+        "  NO_TEST)")))
+    configure(project, f"-Direepkg_DIR={BUILD}")
+    proc = build(project)
+    assert "ok    opts 0.1.0 multiply (iree-run-module)\n" in proc.stdout
+    assert ("skip  opts 0.1.0 multiply — not run (--no-test); the archive records that "
+            "its tests were skipped\n") in proc.stdout
+    out = project / "build"
+    assert (out / "laid-out" / "runtime" / "opts.aarch64.so").is_file()
+    tested = out / "archives" / "opts-0.1.0.ireepkg"
+    untested = out / "untested-archives" / "opts-0.1.0.ireepkg"
+    assert "tests_skipped" not in archive_record(tested)
+    assert archive_record(untested)["tests_skipped"] is True
+    assert not (out / "package").exists() and not (out / "dist").exists()
+    r = sh("ctest", "--test-dir", out, "-N")
+    assert "Test #1: opts_package_tests\n" in r.stdout
+    assert "Total Tests: 1\n" in r.stdout
+    # Both builds computed 2 * 4 * OPTS_SCALE.
+    for library in ("runtime/linux-x86_64/libopts.so", "runtime/opts.x86_64.so"):
+        package = tmp_path / library.replace("/", "_")
+        shutil.copytree(out / "laid-out", package)
+        def only(m, library=library):
+            m["runtime"]["plugins"] = [p for p in m["runtime"]["plugins"]
+                                       if library in p["library"].values()]
+        manifest = json.loads((package / "ireeplugin.json").read_text())
+        only(manifest)
+        (package / "ireeplugin.json").write_text(json.dumps(manifest))
+        r = run("test", package, env=ENV)
+        assert r.code == 0, r.out + r.err
 
 
 def test_helpers_from_an_installed_ireepkg(tmp_path):
@@ -268,6 +390,54 @@ def test_helpers_from_an_installed_ireepkg(tmp_path):
     assert f"{installed}/bin/ireepkg pack" in (project / "build" / "build.ninja").read_text()
     assert "ok    from-install 0.1.0 multiply (iree-run-module)\n" in proc.stdout
     assert (project / "build" / "dist" / "from-install-0.1.0.ireepkg").is_file()
+
+
+def test_cmake_package_without_pip(tmp_path):
+    """The guide's recipe: `cmake --install --component runtime` of an
+    ireepkg build, moved elsewhere (the tree is relocatable), and a C++
+    project that finds it with CMAKE_PREFIX_PATH and links the runtime
+    library, shared and static."""
+    staged = tmp_path / "staged"
+    # `cmake --install BUILD --component runtime`, directory by directory
+    # (see test_helpers_from_an_installed_ireepkg).
+    for sub in ("manifest_schema", "pkg", "registry", "runtime_integration",
+                "compiler_integration", "cli"):
+        sh("cmake", f"-DCMAKE_INSTALL_PREFIX={staged}", "-DCMAKE_INSTALL_COMPONENT=runtime",
+           "-P", BUILD / sub / "cmake_install.cmake")
+    assert not (staged / "bin" / "ireepkg").exists()
+    prefix = tmp_path / "opt" / "ireepkg"
+    prefix.parent.mkdir()
+    staged.rename(prefix)
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.25)\n"
+        "project(app LANGUAGES C CXX)\n"
+        "find_package(ireepkg 0.1 CONFIG REQUIRED COMPONENTS runtime)\n"
+        "if(NOT COMMAND ireepkg_add_package OR NOT EXISTS\n"
+        "   ${IREEPKG_HELPERS_INCLUDE_DIR}/ireepkg/iree_executable_plugin.h)\n"
+        "  message(FATAL_ERROR \"no helpers\")\n"
+        "endif()\n"
+        "add_executable(app main.cpp)\n"
+        "target_link_libraries(app PRIVATE ireepkg::runtime)\n"
+        "add_executable(app_static main.cpp)\n"
+        "target_link_libraries(app_static PRIVATE ireepkg::runtime_static)\n")
+    (app / "main.cpp").write_text(
+        "#include <ireepkg/runtime.h>\n#include <cstdio>\n"
+        "int main() {\n"
+        "  std::printf(\"%s %s\\n\", ireepkg_runtime_version(),\n"
+        "              ireepkg_runtime_host_platform());\n"
+        "}\n")
+    sh("cmake", "-S", app, "-B", app / "build", "-G", "Ninja",
+       f"-DCMAKE_C_COMPILER={CLANG}", f"-DCMAKE_CXX_COMPILER={CLANGXX}",
+       f"-DCMAKE_PREFIX_PATH={prefix}")
+    cache = (app / "build" / "CMakeCache.txt").read_text()
+    assert f"ireepkg_DIR:PATH={prefix}/lib/cmake/ireepkg" in cache
+    sh("cmake", "--build", app / "build")
+    for exe in ("app", "app_static"):
+        version, platform_ = sh(app / "build" / exe).stdout.split()
+        assert re.fullmatch(r"\d+\.\d+\.\d+", version), version
+        assert platform_.startswith("linux-")
 
 
 def test_fatelf_and_riscv64(tmp_path):
@@ -299,6 +469,152 @@ def test_fatelf_and_riscv64(tmp_path):
     r = run("test", package, env=ENV)
     assert r.code == 0, r.out + r.err
     assert r.out == "ok    fat-mul 0.1.0 multiply (iree-run-module)\n1 test: 1 passed, 0 failed, 0 skipped\n"
+
+
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new))
+
+
+def edit_manifest(project, change):
+    path = project / "ireeplugin.json"
+    manifest = json.loads(path.read_text())
+    change(manifest)
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def archive_listing(archive):
+    r = subprocess.run(f"zstd -dc {archive} | tar -t", shell=True, capture_output=True,
+                       text=True, check=True)
+    return sorted(r.stdout.split())
+
+
+def archive_record(archive):
+    r = subprocess.run(f"zstd -dc {archive} | tar -xO .ireepkg/RECORD.json", shell=True,
+                       capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)
+
+
+def test_system_library_only_plugin_uses_libc(tmp_path):
+    """SYSTEM_LIBRARY_ONLY: a plugin that uses libc (as IREE's
+    system_plugin.c does) is built as a host shared library alone, with no
+    embedded ELF (which could not include <stdio.h>)."""
+    project = new(tmp_path, "runtime", "libc-mul")
+    source = project / "src" / "libc_mul.c"
+    edit(source, "#include <stdint.h>\n",
+         "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n")
+    edit(source, "  *out_self = NULL; // no state\n",
+         "  char *self = malloc(32);\n  if (!self)\n"
+         "    return ireepkg_hal_executable_plugin_status_from_code(\n"
+         "        IREEPKG_HAL_EXECUTABLE_PLUGIN_STATUS_RESOURCE_EXHAUSTED);\n"
+         "  snprintf(self, 32, \"%s\", \"libc_mul\");\n  *out_self = self;\n")
+    edit(source, "static void libc_mul_unload(void *self) { (void)self; }",
+         "static void libc_mul_unload(void *self) { free(self); }")
+    edit(project / "CMakeLists.txt", "  ARCHES x86_64 aarch64\n  SYSTEM_LIBRARY)",
+         "  SYSTEM_LIBRARY_ONLY)")
+    edit_manifest(project, lambda m: m["runtime"]["plugins"].pop(1))
+    proc = configure(project, f"-Direepkg_DIR={BUILD}")
+    assert "CMake Warning at" not in proc.stderr, proc.stderr
+    proc = build(project)
+    assert "embedded ELF" not in proc.stdout
+    assert "ok    libc-mul 0.1.0 multiply (iree-run-module)\n" in proc.stdout
+    archive = project / "build" / "dist" / "libc-mul-0.1.0.ireepkg"
+    assert archive_listing(archive) == [
+        ".ireepkg/RECORD.json", "ireeplugin.json",
+        "runtime/linux-x86_64/liblibc_mul.so", "tests/libc_mul.mlir"]
+    r = sh("readelf-22" if shutil.which("readelf-22") else "readelf", "-d",
+           project / "build" / "package" / "runtime" / "linux-x86_64" / "liblibc_mul.so")
+    assert "libc.so" in r.stdout
+    # Asking for embedded ELF as well is refused, with what to do.
+    edit(project / "CMakeLists.txt", "  SYSTEM_LIBRARY_ONLY)", "  ARCHES x86_64\n  SYSTEM_LIBRARY_ONLY)")
+    proc = sh("cmake", project / "build", check=False)
+    assert proc.returncode != 0
+    assert ("ireepkg_add_executable_plugin(libc_mul): SYSTEM_LIBRARY_ONLY builds no "
+            "embedded ELF; drop ARCHES and FATELF, or SYSTEM_LIBRARY_ONLY") in " ".join(proc.stderr.split())
+
+
+def test_plain_shared_library_target_is_packaged(tmp_path):
+    """PLUGINS takes any shared library target, laid out where the manifest
+    names its file."""
+    project = new(tmp_path, "runtime", "plain-lib")
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.25)\n"
+        "project(plain_lib LANGUAGES C)\n"
+        "enable_testing()\n"
+        "find_package(ireepkg CONFIG REQUIRED)\n"
+        "add_library(kernels SHARED src/plain_lib.c)\n"
+        "target_include_directories(kernels PRIVATE ${IREEPKG_HELPERS_INCLUDE_DIR})\n"
+        "set_target_properties(kernels PROPERTIES OUTPUT_NAME plain_kernels\n"
+        "                      C_VISIBILITY_PRESET hidden)\n"
+        "ireepkg_add_package(plain_lib_package PLUGINS kernels FILES tests/plain_lib.mlir)\n")
+
+    def name_library(path):
+        def change(m):
+            del m["runtime"]["plugins"][1]
+            m["runtime"]["plugins"][0]["library"] = {"linux-x86_64": path}
+        return change
+    edit_manifest(project, name_library("runtime/linux-x86_64/libplain_lib.so"))
+    proc = configure(project, f"-Direepkg_DIR={BUILD}", check=False)
+    assert proc.returncode != 0
+    assert ("ireepkg_add_package(plain_lib_package): kernels builds libplain_kernels.so, "
+            "which ireeplugin.json does not name; name its path in the package (e.g. "
+            "runtime/linux-x86_64/libplain_kernels.so) in a plugin's \"library\"") in " ".join(proc.stderr.split())
+    edit_manifest(project, lambda m: m["runtime"]["plugins"][0].update(
+        library={"linux-x86_64": "runtime/linux-x86_64/libplain_kernels.so"}))
+    proc = configure(project, f"-Direepkg_DIR={BUILD}")
+    assert "CMake Warning at" not in proc.stderr, proc.stderr
+    proc = build(project)
+    assert "ok    plain-lib 0.1.0 multiply (iree-run-module)\n" in proc.stdout
+    assert archive_listing(project / "build" / "dist" / "plain-lib-0.1.0.ireepkg") == [
+        ".ireepkg/RECORD.json", "ireeplugin.json",
+        "runtime/linux-x86_64/libplain_kernels.so", "tests/plain_lib.mlir"]
+
+
+def test_fatelf_only_ships_the_fatelf_alone(tmp_path):
+    """FATELF_ONLY: a manifest that names only the .sos configures without
+    warnings, and the per-architecture files stay out of the archive."""
+    project = new(tmp_path, "runtime", "fat-only")
+    edit(project / "CMakeLists.txt", "  ARCHES x86_64 aarch64\n  SYSTEM_LIBRARY)",
+         "  ARCHES x86_64 aarch64\n  FATELF)")
+    edit(project / "CMakeLists.txt", "  PLUGINS fat_only\n", "  PLUGINS fat_only\n  FATELF_ONLY\n")
+
+    def only_the_sos(m):
+        del m["runtime"]["plugins"][0]
+        m["runtime"]["plugins"][0]["library"] = {"fat": "runtime/fat_only.sos"}
+    edit_manifest(project, only_the_sos)
+    proc = configure(project, f"-Direepkg_DIR={BUILD}")
+    assert "CMake Warning at" not in proc.stderr, proc.stderr
+    proc = build(project)
+    assert "ok    fat-only 0.1.0 multiply (iree-run-module)\n" in proc.stdout
+    archive = project / "build" / "dist" / "fat-only-0.1.0.ireepkg"
+    assert archive_listing(archive) == [
+        ".ireepkg/RECORD.json", "ireeplugin.json", "runtime/fat_only.sos", "tests/fat_only.mlir"]
+    # A plugin without FATELF cannot be shipped FatELF only.
+    edit(project / "CMakeLists.txt", "  ARCHES x86_64 aarch64\n  FATELF)", "  ARCHES x86_64 aarch64)")
+    proc = sh("cmake", project / "build", check=False)
+    assert proc.returncode != 0
+    assert ("ireepkg_add_package(fat_only_package): FATELF_ONLY ships only FatELF files, "
+            "and fat_only is not built with FATELF; add FATELF to its "
+            "ireepkg_add_executable_plugin") in " ".join(proc.stderr.split())
+
+
+def test_build_tree_package_honours_ireepkg_executable(tmp_path):
+    """-DIREEPKG_EXECUTABLE= chooses the ireepkg that packs, with the build
+    tree's CMake package as with the installed one."""
+    marker = tmp_path / "used"
+    wrapper = tmp_path / "bin" / "my-ireepkg"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f"#!/bin/sh\necho \"$@\" >> {marker}\nexec {ireepkg_path()} \"$@\"\n")
+    wrapper.chmod(0o755)
+    project = new(tmp_path, "compiler-config", "chosen")
+    configure(project, f"-Direepkg_DIR={BUILD}", f"-DIREEPKG_EXECUTABLE={wrapper}")
+    ninja = (project / "build" / "build.ninja").read_text()
+    assert f"{wrapper} pack" in ninja
+    assert f"{ireepkg_path()} pack" not in ninja
+    build(project)
+    assert marker.read_text().startswith(f"pack {project}/build/package -o {project}/build/dist")
+    assert (project / "build" / "dist" / "chosen-0.1.0.ireepkg").is_file()
 
 
 @pytest.mark.parametrize("body,timeout,reason", [

@@ -116,6 +116,16 @@ TEST_CASE("archive: write, read the head, extract: contents, modes, sizes") {
   auto again = parseRecord(serializeRecord(head->record), kRecordName);
   REQUIRE(again.has_value());
   CHECK(serializeRecord(*again) == serializeRecord(head->record));
+  // So does tests_skipped (pack --no-test of a package with tests).
+  Record skipped = head->record;
+  skipped.testsSkipped = true;
+  std::string text = serializeRecord(skipped);
+  CHECK(text.find("\"tests_skipped\": true") != std::string::npos);
+  auto back = parseRecord(text, kRecordName);
+  REQUIRE(back.has_value());
+  CHECK(back->testsSkipped);
+  CHECK(serializeRecord(*back) == text);
+  CHECK_FALSE(again->testsSkipped);
 }
 
 TEST_CASE("archive: writing is reproducible and long names survive") {
@@ -508,6 +518,13 @@ TEST_CASE("archive: RECORD.json parse errors") {
                     "," + entry("a", "1") + "]}");
     CHECK(e.message == "lists \"a\" twice");
     CHECK(e.where.pointer == "/files/1/path");
+  }
+  SUBCASE("tests_skipped that is not a boolean") {
+    Error e = fails("{\"schema_version\":1,\"files\":[],"
+                    "\"tests_skipped\":\"yes\"}");
+    CHECK(e.message ==
+          "has a \"tests_skipped\" that is a string, not true or false");
+    CHECK(e.where.pointer == "/tests_skipped");
   }
   SUBCASE("not sorted") {
     Error e = fails("{\"schema_version\":1,\"files\":[" + entry("b", "1") +

@@ -37,6 +37,9 @@ struct RecordEntry {
 
 struct Record {
   std::vector<RecordEntry> files; ///< sorted by path
+  /// The package has tests and was packed without running them
+  /// (`pack --no-test`): "tests_skipped": true.
+  bool testsSkipped = false;
   uint64_t totalSize() const;
   const RecordEntry *find(std::string_view path) const;
 };
@@ -145,6 +148,9 @@ Expected<uint64_t> extractFiles(const std::string &archivePath,
 struct PackOptions {
   std::string outputDir = ".";
   bool fatelf = false; ///< join embedded-elf per-arch files into a .sos
+  /// The package's tests are not run (`--no-test`): a package with tests
+  /// records so in its RECORD.
+  bool testsSkipped = false;
   /// Skip inspecting native libraries (tests of the archive format only).
   bool skipBinaryChecks = false;
 };

@@ -71,12 +71,14 @@ struct PackageTestResult {
   /// (stdout then stderr).
   std::string command, output;
   std::vector<std::string> expected; ///< the expected lines, on a mismatch
+  /// What to do, when the failure is not the package's (a missing tool).
+  std::string hint;
   double seconds = 0;
 };
 
 /// Runs the package's tests (only those named in `only`, when not empty).
-/// Never fails as a whole: each problem is that test's failure, and a test
-/// whose tool is missing is skipped.
+/// Never fails as a whole: each problem is that test's failure, a missing
+/// tool too (a test that cannot run is not a passed one).
 std::vector<PackageTestResult>
 runPackageTests(const PackageTestTarget &target, const PackageTestTools &tools,
                 const std::vector<std::string> &only = {});
@@ -94,7 +96,7 @@ runInstalledPackageTests(const std::string &prefix,
                          const PackageTestTools &tools, Reporter &reporter);
 
 /// {"package", "version", "test", "tool", "outcome": "passed" | "failed" |
-/// "skipped", "reason", "command", "output", "expected", "seconds"}
+/// "skipped", "reason", "command", "output", "expected", "hint", "seconds"}
 nlohmann::json packageTestResultToJson(const PackageTestResult &result);
 
 /// A readable report of one result: "ok    <package> <version> <test>"
