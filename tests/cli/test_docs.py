@@ -316,6 +316,7 @@ CLI_NOT_RUN = {
     "ireepkg install --bundle vendor.ireebundle --registry-key RWQ... simple-mul": "a placeholder key",
     "ireepkg registry mirror oci://ghcr.io/acme/iree-plugins ./static-copy --registry-key registry-signing.pub": "a registry on GHCR (test_oci_registry.py mirrors one served on loopback)",
     "ireepkg fatelf join -o plugin.sos plugin.x86_64.so plugin.aarch64.so": "plugin libraries built for two architectures",
+    "ireepkg fatelf join plugin.x86_64.so plugin.aarch64.so > plugin.sos": "plugin libraries built for two architectures (test_fatelf.py writes to standard output)",
     "ireepkg fatelf split plugin.sos -o out/": "a FatELF plugin",
     "ireepkg fatelf select plugin.sos -o plugin.so": "a FatELF plugin",
     "ireepkg fatelf dump plugin.sos": "a FatELF plugin",
