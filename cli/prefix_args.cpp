@@ -85,8 +85,7 @@ void followMovedPrefix(const ParsedArgs &args, const std::string &prefix) {
                  "ireepkg and libireepkg_runtime find its files where it is "
                  "now, but IREE's --flagfile=" + flagfile + " still names " +
                  from + "; run any ireepkg command on the prefix where it can "
-                 "be written (or `ireepkg-runtime write-flagfile --prefix " +
-                 prefix + "`), or give IREE the plugins with `ireepkg exec`");
+                 "be written, or give IREE the plugins with `ireepkg exec`");
     return;
   }
   if (*rewritten && !globalOptions().quiet)

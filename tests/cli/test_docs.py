@@ -40,7 +40,7 @@ from test_progress import Screen, run_in_pty
 
 MARK = "<!-- doctest -->"
 DOCS = ["README.md", "docs/guide-users.md", "docs/guide-projects.md",
-        "docs/guide-plugin-authors.md"]
+        "docs/guide-plugin-authors.md", "docs/guide-deploying.md"]
 DIST = EXAMPLES / "dist"
 VENV = pathlib.Path(sys.executable).parent.parent
 

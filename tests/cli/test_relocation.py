@@ -205,6 +205,11 @@ def test_a_read_only_moved_prefix_still_works_and_says_what_is_stale(tmp_path, m
             "written") in r.stderr
     # Nothing was written, and the flagfile still names the old place.
     assert str(original) in (moved / "state" / "runtime.flags").read_text()
+    # env gives Python the plugins where they are.
+    r = read_only(moved, "env", "--prefix", moved, "--json")
+    assert r.returncode == 0, r.stderr
+    flags = json.loads(r.stdout)["variables"]["IREE_PY_RUNTIME_FLAGS"]
+    assert f"{moved}/packages/simple-mul" in flags and str(original) not in flags
     # exec gives IREE the plugins where they are.
     r = read_only(moved, "exec", "--prefix", moved, "--", str(VENV_BIN / "iree-run-module"),
                   f"--module={module}", *RUN_ARGS)

@@ -230,8 +230,8 @@ ireepkg_runtime_index_prefix(const ireepkg_runtime_index_t *index);
  * same directory); NULL when it has not. Plugin lists of a moved prefix
  * give the paths of its files where it is now; the prefix's flagfile
  * (state/runtime.flags), which IREE reads literally, still names the old
- * place until it is written again (ireepkg_runtime_write_flagfile, any
- * ireepkg command on the prefix, or `ireepkg-runtime write-flagfile`). */
+ * place until it is written again (ireepkg_runtime_write_flagfile, or any
+ * ireepkg command on the prefix). */
 IREEPKG_RUNTIME_API const char *
 ireepkg_runtime_index_moved_from(const ireepkg_runtime_index_t *index);
 /** The prefix's platform, e.g. "linux-x86_64" (the host's for an empty
