@@ -104,6 +104,21 @@ def kill_at_fault_point(args, point, stops=1):
     return proc.pid
 
 
+def compile_simple_mul(out_dir: pathlib.Path) -> pathlib.Path:
+    """examples/programs/simple_mul.mlir compiled for this host by the
+    venv's iree-compile: a program whose dispatch calls simple-mul's
+    plugin."""
+    import sys
+    out = out_dir / "simple_mul.vmfb"
+    subprocess.run([pathlib.Path(sys.executable).parent / "iree-compile",
+                    REPO / "examples" / "programs" / "simple_mul.mlir",
+                    "--iree-hal-target-device=local",
+                    "--iree-hal-local-target-device-backends=llvm-cpu",
+                    "--iree-llvmcpu-target-cpu=host", "-o", out],
+                   check=True, timeout=300)
+    return out
+
+
 def make_writable(root: pathlib.Path):
     """Installed packages are read-only; make a tree removable."""
     for dirpath, dirnames, _ in os.walk(root):

@@ -3,7 +3,6 @@ flag > environment > user file > system file > default, `ireepkg config
 list|get|set|unset`, and errors with file:line:column."""
 import json
 import os
-import pathlib
 
 import pytest
 

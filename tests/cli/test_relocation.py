@@ -9,13 +9,12 @@ import ctypes
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import BUILD, EXAMPLES, REPO, run
+from conftest import BUILD, EXAMPLES, compile_simple_mul, run
 
 VENV_BIN = pathlib.Path(sys.executable).parent
 ENV = {"PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}"}
@@ -31,13 +30,7 @@ ELSEWHERE = "deployed here, ünïcode"
 
 @pytest.fixture(scope="module")
 def module(tmp_path_factory):
-    out = tmp_path_factory.mktemp("vmfb") / "simple_mul.vmfb"
-    subprocess.run([VENV_BIN / "iree-compile", REPO / "examples" / "programs" / "simple_mul.mlir",
-                    "--iree-hal-target-device=local",
-                    "--iree-hal-local-target-device-backends=llvm-cpu",
-                    "--iree-llvmcpu-target-cpu=host", "-o", out],
-                   check=True, timeout=300)
-    return out
+    return compile_simple_mul(tmp_path_factory.mktemp("vmfb"))
 
 
 def prepared(root: pathlib.Path) -> pathlib.Path:

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import EXAMPLES, REPO, ireepkg_path, pack, run
+from conftest import EXAMPLES, REPO, compile_simple_mul, ireepkg_path, pack, run
 
 VENV_BIN = pathlib.Path(sys.executable).parent
 ENV = {"PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}"}
@@ -27,13 +27,7 @@ PRODUCT = "8xf32=3 6 9 12 15 18 21 24"
 
 @pytest.fixture(scope="module")
 def module(tmp_path_factory):
-    out = tmp_path_factory.mktemp("vmfb") / "simple_mul.vmfb"
-    subprocess.run([VENV_BIN / "iree-compile", REPO / "examples" / "programs" / "simple_mul.mlir",
-                    "--iree-hal-target-device=local",
-                    "--iree-hal-local-target-device-backends=llvm-cpu",
-                    "--iree-llvmcpu-target-cpu=host", "-o", out],
-                   check=True, timeout=300)
-    return out
+    return compile_simple_mul(tmp_path_factory.mktemp("vmfb"))
 
 
 def variant(tmp, name, runtime_plugins, libs=(), package="simple-mul"):
