@@ -23,8 +23,9 @@ set(IREEPKG_SANITIZE_SKIP
   cli_example_plugins cli_hermetic_dispatch cli_runtime_e2e cli_compiler_e2e
   cli_mlir_plugins
   # load libIREECompiler.so / the IREE Python runtime in-process, or the
-  # instrumented libireepkg_runtime.so into Python (ctypes).
-  cli_compiler_embedding cli_environment cli_runtime_library
+  # instrumented libireepkg_runtime.so into Python (ctypes); relocation
+  # does the latter and runs iree-run-module with the example plugins.
+  cli_compiler_embedding cli_environment cli_runtime_library cli_relocation
   # a wheel of this build and the IREE Python packages in a new virtual
   # environment (the runtime library through ctypes); plugin projects
   # built with CMake and run by IREE's and MLIR's tools.
