@@ -51,17 +51,25 @@ std::optional<PrefixLocation> choosePrefix(const ParsedArgs &args) {
   return *loc;
 }
 
-void followMovedPrefix(const ParsedArgs &args, const std::string &prefix) {
-  // The cheap test first, at every command: the runtime index's header
-  // names the prefix it was written for (libireepkg_runtime compares it
-  // with where the prefix is now).
+namespace {
+/// Where the runtime index says `prefix` was written, when it has moved
+/// since ("" when not, or without an index): the index's header names the
+/// prefix, and libireepkg_runtime compares it with where it is now.
+std::string indexMovedFrom(const std::string &prefix) {
   ireepkg_runtime_index_t *index = nullptr;
   if (ireepkg_runtime_open(prefix.c_str(), 0, &index, nullptr) !=
       IREEPKG_RUNTIME_OK)
-    return;
+    return "";
   const char *moved = ireepkg_runtime_index_moved_from(index);
   std::string from = moved ? moved : "";
   ireepkg_runtime_close(index);
+  return from;
+}
+} // namespace
+
+void followMovedPrefix(const ParsedArgs &args, const std::string &prefix) {
+  // The cheap test first, at every command (indexMovedFrom).
+  const std::string from = indexMovedFrom(prefix);
   if (from.empty())
     return;
   const std::string flagfile = prefix + "/state/runtime.flags";
@@ -97,13 +105,7 @@ void followMovedPrefix(const ParsedArgs &args, const std::string &prefix) {
 }
 
 bool flagfilesAreStale(const std::string &prefix) {
-  ireepkg_runtime_index_t *index = nullptr;
-  if (ireepkg_runtime_open(prefix.c_str(), 0, &index, nullptr) !=
-      IREEPKG_RUNTIME_OK)
-    return false;
-  bool moved = ireepkg_runtime_index_moved_from(index) != nullptr;
-  ireepkg_runtime_close(index);
-  return moved;
+  return !indexMovedFrom(prefix).empty();
 }
 
 std::vector<std::string> runtimeFlagsOf(const std::string &prefix) {
