@@ -23,14 +23,15 @@
 //===----------------------------------------------------------------------===//
 #include "oci.h"
 
-#include "ireepkg/pkg/hash.h"
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/registry/oci_registry.h"
+#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/signature.h"
+#include "ireepkg/registry/oci_registry.h"
 #include "ireepkg/registry/registry.h"
 #include "metadata_files.h"
-#include "ireepkg/pkg/file_util.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -79,6 +80,48 @@ Status writeFile(const std::string &dir, const std::string &rel,
   return ok();
 }
 
+/// The snapshot's signature to build on. Anyone who may push to the
+/// repository may add a signature referrer, so a bogus first one must not
+/// hide a valid later one: the first that verifies against a key of the
+/// pulled config.json is taken; when none does, the first readable one, so
+/// that the publisher's own check says why the current state is refused.
+Expected<std::string> verifyingSignature(Client &c, const Manifest &snap,
+                                         const std::string &dir) {
+  const OciLocation &loc = c.location();
+  auto all = c.snapshotSignatures(loc.ns, snap, kMaxSignatureBytes);
+  if (!all)
+    return Unexpected(all.error());
+  auto snapshotText = fsutil::readFile(dir + "/snapshot.json");
+  auto configDoc = JsonDocument::load(dir + "/config.json");
+  std::vector<signing::PublicKey> keys;
+  if (configDoc) {
+    DiagnosticList diags;
+    RegistryConfig config =
+        parseRegistryConfig(*configDoc, ParseOptions{}, diags);
+    for (const std::string &k : config.keys)
+      if (auto key = signing::parsePublicKey(k, dir + "/config.json"))
+        keys.push_back(*key);
+  }
+  if (snapshotText)
+    for (const auto &candidate : *all) {
+      if (!candidate)
+        continue;
+      auto parsed =
+          signing::parseSignature(*candidate, "snapshot.json.minisig");
+      if (!parsed)
+        continue;
+      for (const auto &k : keys)
+        if (k.keyId == parsed->keyId &&
+            signing::verifyBuffer(k, *snapshotText, *parsed, "snapshot.json",
+                                  "snapshot.json.minisig"))
+          return *candidate;
+    }
+  for (auto &candidate : *all)
+    if (candidate)
+      return std::move(*candidate);
+  return Unexpected(all->front().error());
+}
+
 Expected<Pulled> pull(Client &c, const std::string &dir) {
   Pulled p;
   const OciLocation &loc = c.location();
@@ -118,7 +161,7 @@ Expected<Pulled> pull(Client &c, const std::string &dir) {
       !s)
     return Unexpected(s.error());
   // The signature: a layer of the snapshot manifest, or a referrer of it.
-  auto sig = c.snapshotSignature(loc.ns, *snap, kMaxSignatureBytes);
+  auto sig = verifyingSignature(c, *snap, dir);
   if (!sig)
     return Unexpected(sig.error());
   if (Status s = writeFile(dir, "snapshot.json.minisig", *sig, p); !s)

@@ -935,10 +935,11 @@ def test_retry_after_beyond_the_cap_is_said_and_not_waited(tmp_path, keys,
 
 
 def test_a_bogus_signature_referrer_does_not_hide_a_valid_one(tmp_path, keys,
-                                                              published):
+                                                              published, pk):
     """Anyone who may push to the repository may add referrers to the
     snapshot: each is tried, and the snapshot is refused only when none
-    verifies, with each one's reason."""
+    verifies, with each one's reason; a publish builds on the first that
+    verifies."""
     idx_type = "application/vnd.oci.image.index.v1+json"
     sig_type = "application/vnd.ireepkg.snapshot.signature.v1"
 
@@ -999,3 +1000,11 @@ def test_a_bogus_signature_referrer_does_not_hide_a_valid_one(tmp_path, keys,
            keys.pub, "--prefix", tmp_path / "p1",
            env={"IREEPKG_CACHE_DIR": str(tmp_path / "c1")})
         assert set(installed(tmp_path / "p1")) == {"base-kernels"}
+
+        # A publish builds on the same state: the bogus readable referrer
+        # listed first must not make it refuse the registry as tampered.
+        listed(not_a_signature, valid)
+        ok("publish", pk["base-1.1.0"], "--registry", url, "--key", keys.key)
+        ok("install", "base-kernels@1.1.0", "--registry", url,
+           "--registry-key", keys.pub, "--prefix", tmp_path / "p2",
+           env={"IREEPKG_CACHE_DIR": str(tmp_path / "c2")})
