@@ -106,7 +106,9 @@ std::optional<std::string> registryDirOption(const Command &self,
 /// registry a temporary copy of what it holds now (removed at the end).
 class MetadataView {
 public:
-  explicit MetadataView(const std::string &registry) : dir_(registry) {
+  explicit MetadataView(const std::string &registry,
+                        Reporter *reporter = nullptr)
+      : dir_(registry) {
     if (!registry::isOciRegistryUrl(registry))
       return;
     std::error_code ec;
@@ -116,7 +118,7 @@ public:
     if (ec || !::mkdtemp(tmpl.data()))
       return;
     temp_ = dir_ = tmpl;
-    (void)registry::pullOciRegistryMetadata(registry, dir_);
+    (void)registry::pullOciRegistryMetadata(registry, dir_, reporter);
   }
   ~MetadataView() {
     if (!temp_.empty()) {
@@ -131,8 +133,9 @@ private:
 };
 
 /// snapshot.json's version and expiry, as just written.
-std::pair<int64_t, std::string> readSnapshotInfo(const std::string &registry) {
-  MetadataView view(registry);
+std::pair<int64_t, std::string>
+readSnapshotInfo(const std::string &registry, Reporter *reporter = nullptr) {
+  MetadataView view(registry, reporter);
   auto doc = JsonDocument::load(view.dir() + "/snapshot.json");
   if (!doc)
     return {0, ""};
@@ -162,12 +165,14 @@ int runRegistryInit(const Command &self, const ParsedArgs &args) {
   options.name = args.value("name").value_or("");
   options.mirrors = args.all("mirror");
   options.description = args.value("description").value_or("");
+  CliReporter reporter(json);
+  options.signing.reporter = &reporter;
   if (Status st = registry::initRegistry(dir, options); !st)
     return printFailure(st.error(), json);
 
   // What was written: config.json lists the key's public half.
-  auto [version, expires] = readSnapshotInfo(dir);
-  MetadataView view(dir);
+  auto [version, expires] = readSnapshotInfo(dir, &reporter);
+  MetadataView view(dir, &reporter);
   auto doc = JsonDocument::load(view.dir() + "/config.json");
   std::string name = options.name, pub, keyId;
   if (doc) {
@@ -211,13 +216,15 @@ int runRegistryResign(const Command &self, const ParsedArgs &args) {
   registry::SigningOptions options;
   if (int rc = signingOptions(self, args, options); rc != kExitOk)
     return rc;
+  CliReporter reporter(json);
+  options.reporter = &reporter;
   auto version = registry::resignRegistry(dir, options);
   if (!version)
     return printFailure(version.error(), json);
   if (!updateSiteAfterWrite(args, dir, json))
     return kExitFailure;
-  auto [v, expires] = readSnapshotInfo(dir);
-  MetadataView view(dir);
+  auto [v, expires] = readSnapshotInfo(dir, &reporter);
+  MetadataView view(dir, &reporter);
   auto sig = signing::readSignatureFile(view.dir() + "/snapshot.json.minisig");
   std::string keyId = sig ? signing::keyIdHex(sig->keyId) : "";
   if (json) {
@@ -247,6 +254,7 @@ int runPublish(const Command &self, const ParsedArgs &args) {
   if (int rc = signingOptions(self, args, options); rc != kExitOk)
     return rc;
   CliReporter reporter(json);
+  options.reporter = &reporter;
   // One transaction: every archive is checked, then all are published
   // with one new snapshot, or none is.
   auto published = registry::publishArchives(*dir, args.positional, options);
@@ -314,7 +322,9 @@ int runYank(const Command &self, const ParsedArgs &args) {
   if (int rc = signingOptions(self, args, options); rc != kExitOk)
     return rc;
   bool yank = !args.flag("undo");
-  auto before = readSnapshotInfo(*dir).first;
+  CliReporter reporter(json);
+  options.reporter = &reporter;
+  auto before = readSnapshotInfo(*dir, &reporter).first;
   auto after = registry::yankVersion(*dir, name, *version, yank, options);
   if (!after)
     return printFailure(after.error(), json);
@@ -454,7 +464,10 @@ int runRegistryAddExisting(const Command &self, const ParsedArgs &args) {
   registry::SigningOptions options;
   if (int rc = signingOptions(self, args, options); rc != kExitOk)
     return rc;
+  CliReporter reporter(json);
+  options.reporter = &reporter;
   auto r = registry::addExistingOciArtifact(*url, name, *version, options);
+  reporter.clearProgress();
   if (!r)
     return printFailure(r.error(), json);
   if (json) {

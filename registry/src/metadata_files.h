@@ -28,6 +28,15 @@ inline constexpr uint64_t kMaxIndexBytes = 16u << 20;     // 16 MiB
 /// leaves them (client.cpp, fetchSnapshot).
 inline constexpr const char *kStagedSnapshot = ".snapshot.json.new";
 inline constexpr const char *kStagedSignature = ".snapshot.json.minisig.new";
+/// A new index file, staged at the registry's top as
+/// `.index-<name>.json.new` before it is renamed over index/<name>.json. A
+/// publish of several packages killed between two of those renames leaves
+/// the rest staged: the client reads one there when it has the hash the
+/// staged snapshot pins (client_index.cpp).
+inline constexpr const char *kStagedIndexPrefix = ".index-";
+inline std::string stagedIndexName(const std::string &name) {
+  return kStagedIndexPrefix + name + ".json.new";
+}
 
 /// Sorted keys, two-space indent, final newline.
 std::string canonicalJson(const nlohmann::json &value);

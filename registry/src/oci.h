@@ -243,7 +243,8 @@ Expected<PublishResult> addExisting(const std::string &url,
                                     const SigningOptions &options);
 /// config.json, snapshot.json (+ .minisig) and the index files as they are
 /// now, into `dir` (no check: the publisher or client checks).
-Status pullMetadata(const std::string &url, const std::string &dir);
+Status pullMetadata(const std::string &url, const std::string &dir,
+                    Reporter *reporter);
 
 /// The Transport for an oci:// registry spec (its mirrors oci:// too).
 Expected<std::unique_ptr<Transport>>

@@ -404,12 +404,15 @@ struct Session {
 };
 
 Expected<std::unique_ptr<Session>> openSession(const std::string &url,
-                                               bool mustExist) {
+                                               bool mustExist,
+                                               const SigningOptions &options) {
   auto loc = parseOciUrl(url);
   if (!loc)
     return Unexpected(loc.error());
   auto s = std::make_unique<Session>();
-  auto c = Client::open(*loc, net::FetchOptions{});
+  net::FetchOptions fetch;
+  fetch.reporter = options.reporter;
+  auto c = Client::open(*loc, fetch);
   if (!c)
     return Unexpected(c.error());
   s->client = std::move(*c);
@@ -453,7 +456,7 @@ Error renamed(Error e, const Session &s, const std::string &url) {
 } // namespace
 
 Status initRegistry(const std::string &url, const InitOptions &options) {
-  auto s = openSession(url, false);
+  auto s = openSession(url, false, options.signing);
   if (!s)
     return Unexpected(s.error());
   if ((*s)->pulled.exists)
@@ -480,7 +483,7 @@ Expected<std::vector<PublishResult>>
 publishArchives(const std::string &url,
                 const std::vector<std::string> &archives,
                 const SigningOptions &options) {
-  auto s = openSession(url, true);
+  auto s = openSession(url, true, options);
   if (!s)
     return Unexpected(s.error());
   auto r = registry::publishArchives((*s)->dir, archives, options);
@@ -494,7 +497,7 @@ publishArchives(const std::string &url,
 Expected<int64_t> yankVersion(const std::string &url, const std::string &name,
                               const Version &version, bool yanked,
                               const SigningOptions &options) {
-  auto s = openSession(url, true);
+  auto s = openSession(url, true, options);
   if (!s)
     return Unexpected(s.error());
   auto r = registry::yankVersion((*s)->dir, name, version, yanked, options);
@@ -507,7 +510,7 @@ Expected<int64_t> yankVersion(const std::string &url, const std::string &name,
 
 Expected<int64_t> resignRegistry(const std::string &url,
                                  const SigningOptions &options) {
-  auto s = openSession(url, true);
+  auto s = openSession(url, true, options);
   if (!s)
     return Unexpected(s.error());
   auto r = registry::resignRegistry((*s)->dir, options);
@@ -522,7 +525,7 @@ Expected<PublishResult> addExisting(const std::string &url,
                                     const std::string &name,
                                     const Version &version,
                                     const SigningOptions &options) {
-  auto s = openSession(url, true);
+  auto s = openSession(url, true, options);
   if (!s)
     return Unexpected(s.error());
   Client &c = *(*s)->client;
@@ -553,7 +556,9 @@ Expected<PublishResult> addExisting(const std::string &url,
   d.sha256 = layer->digest.substr(7);
   d.label = name + " " + version.str();
   Reporter quiet;
-  if (Status st = c.http().downloadAll({d}, quiet); !st)
+  if (Status st = c.http().downloadAll(
+          {d}, options.reporter ? *options.reporter : quiet);
+      !st)
     return Unexpected(st.error());
   auto head = readArchiveHead(file);
   if (!head)
@@ -578,11 +583,14 @@ Expected<PublishResult> addExisting(const std::string &url,
   return r;
 }
 
-Status pullMetadata(const std::string &url, const std::string &dir) {
+Status pullMetadata(const std::string &url, const std::string &dir,
+                    Reporter *reporter) {
   auto loc = parseOciUrl(url);
   if (!loc)
     return Unexpected(loc.error());
-  auto c = Client::open(*loc, net::FetchOptions{});
+  net::FetchOptions fetch;
+  fetch.reporter = reporter;
+  auto c = Client::open(*loc, fetch);
   if (!c)
     return Unexpected(c.error());
   auto p = pull(**c, dir);
@@ -597,8 +605,9 @@ namespace ireepkg::registry {
 
 bool isOciRegistryUrl(const std::string &url) { return oci::isOciUrl(url); }
 
-Status pullOciRegistryMetadata(const std::string &url, const std::string &dir) {
-  return oci::pullMetadata(url, dir);
+Status pullOciRegistryMetadata(const std::string &url, const std::string &dir,
+                               Reporter *reporter) {
+  return oci::pullMetadata(url, dir, reporter);
 }
 
 Expected<PublishResult> addExistingOciArtifact(const std::string &url,

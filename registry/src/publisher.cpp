@@ -102,7 +102,6 @@ constexpr const char *kSnapshotSigNew = kStagedSignature; // them too
 constexpr const char *kLock = ".lock";
 constexpr const char *kIncomingPrefix = ".incoming-";
 constexpr const char *kVerifyPrefix = ".verify-";
-constexpr const char *kStagedIndexPrefix = ".index-";
 
 std::string randomSuffix() {
   std::random_device rd;
@@ -253,7 +252,7 @@ Expected<RegistrySnapshot> parseSnapshotText(const std::string &text,
 /// it into place: in the registry's top directory, which recover() reads
 /// anyway (index/ may hold thousands of files).
 std::string stagedIndexPath(const std::string &dir, const std::string &name) {
-  return dir + "/" + kStagedIndexPrefix + name + ".json.new";
+  return dir + "/" + stagedIndexName(name);
 }
 
 /// Does every index file the snapshot pins have that hash on disk?
@@ -564,6 +563,8 @@ commit(const Session &s, const RegistrySnapshot &next,
     const std::string dest = indexDir + "/" + name + ".json";
     if (::rename(stagedIndexPath(s.dir, name).c_str(), dest.c_str()) != 0)
       return Unexpected(fsutil::ioError("cannot rename into", dest, errno));
+    if (indexFiles.size() > 1 && name == indexFiles.begin()->first)
+      faultPoint("registry-first-index-renamed");
   }
   if (!indexFiles.empty())
     if (Status st = fsutil::fsyncPath(indexDir); !st)

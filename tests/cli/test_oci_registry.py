@@ -918,6 +918,23 @@ def test_an_announced_huge_answer_is_refused_at_once(tmp_path, keys, pk,
                "cut off" in r.err, r
 
 
+def test_publish_and_yank_say_what_they_wait_for(tmp_path, keys, pk,
+                                               published):
+    """The writing commands wait out a Retry-After as the readers do, and
+    say so: a publish or yank that seems to hang for a minute is not."""
+    with published("base-1.0.0", proxy=True) as (reg, url):
+        for args in (("publish", pk["base-1.1.0"]),
+                     ("yank", "base-kernels@1.0.0")):
+            reg.faults.append({"match": "/manifests/snapshot", "method": "GET",
+                               "status": 503, "retry_after": 1})
+            start = time.monotonic()
+            r = ok(*args, "--registry", url, "--key", keys.key)
+            assert time.monotonic() - start >= 1.0, r
+            assert reg.http("/v2/iree/plugins/manifests/snapshot") + \
+                ": HTTP 503: waiting 1 s before retrying, as the server " \
+                "asks (Retry-After)" in r.err, (args, r)
+
+
 def test_retry_after_beyond_the_cap_is_said_and_not_waited(tmp_path, keys,
                                                            pk, published):
     with published("base-1.0.0", proxy=True) as (reg, url):

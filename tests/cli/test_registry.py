@@ -607,6 +607,38 @@ KILL_POINTS = [("registry-snapshot-temp-written", "old", False),
                ("registry-signature-renamed", "new", True)]
 
 
+def test_publish_of_two_killed_between_its_index_renames(reg, tmp_path,
+                                                         monkeypatch):
+    """A publish of two packages killed after renaming the first index file
+    and before the second: a reader that meets the renamed one takes the
+    staged snapshot and reads the other package's staged index file, so an
+    install that needs both sees the new state, and the next operation
+    finishes the publish."""
+    from conftest import kill_at_fault_point
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
+    new = [pack(data_package(reg.src, "base", "1.1.0"), reg.dist),
+           pack(data_package(reg.src, "app", "1.1.0",
+                             dependencies={"base": "^1.1"}), reg.dist)]
+    ok("publish", reg.archives["base-1.0.0"], reg.archives["app-1.0.0"],
+       "--registry", reg.dir, "--key", reg.key)
+    kill_at_fault_point(["publish", *new, "--registry", reg.dir, "--key",
+                         reg.key], "registry-first-index-renamed")
+    staged = [p.name for p in reg.dir.iterdir()
+              if p.name.startswith(".index-")]
+    assert len(staged) == 1, staged
+    r = ok("install", "app", "--registry", reg.dir, "--registry-key",
+           reg.line, "--prefix", tmp_path / "p")
+    assert "installed app 1.1.0" in r.out, r
+    r = ok("list", "--prefix", tmp_path / "p")
+    assert re.search(r"^base +1\.1\.0", r.out, re.M), r
+    r = ok("registry", "verify", reg.dir, "--registry-key", reg.line)
+    assert "snapshot version 3 " in r.out, r
+    ok("yank", "base@1.0.0", "--registry", reg.dir, "--key", reg.key)
+    assert snapshot_json(reg.dir)["version"] == 4
+    assert sorted(p.name for p in reg.dir.iterdir()
+                  if p.name.startswith(".")) == [".lock"]
+
+
 @pytest.mark.parametrize("point,state,finished", KILL_POINTS)
 @pytest.mark.parametrize("operation", ["publish", "yank"])
 def test_killed_publish_leaves_a_signed_state(reg, tmp_path, monkeypatch,

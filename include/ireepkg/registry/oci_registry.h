@@ -29,7 +29,8 @@ bool isOciRegistryUrl(const std::string &url);
 /// Copies the registry's config.json, snapshot.json, snapshot.json.minisig
 /// and index files, as they are now, into the directory `dir` (which must
 /// exist). Nothing is verified: for showing what a command just wrote.
-Status pullOciRegistryMetadata(const std::string &url, const std::string &dir);
+Status pullOciRegistryMetadata(const std::string &url, const std::string &dir,
+                               Reporter *reporter = nullptr);
 
 /// Adds to the registry's signed metadata a package version that another
 /// OCI client pushed as NAMESPACE/<name>:<version> (an artifact whose layer

@@ -63,6 +63,9 @@ struct SigningOptions {
   /// The new snapshot's `expires`: this many days after `now`.
   int expiresDays = 30;
   int64_t now = 0; ///< seconds since the epoch; 0: the current time
+  /// Told of what the network asks the user to wait for (a Retry-After) in
+  /// a registry kept in an OCI registry; nullptr: nobody is told.
+  Reporter *reporter = nullptr;
 };
 
 struct InitOptions {
