@@ -139,8 +139,14 @@ void checkDynamicCompilerPlugins(
     DiagnosticList &diags) {
   std::string host = hostPlatform().str();
   bool any = false;
+  // A plugin that names another entry point is not read here: IREE's
+  // loaders call only iree_get_compiler_plugin_info.
+  auto readable = [&](const CompilerPlugin &cp) {
+    return cp.kind == CompilerPluginKind::IreeDynamic &&
+           cp.entryPoint == kCompilerPluginInfoSymbol && cp.library.count(host);
+  };
   for (const CompilerPlugin &cp : m.compilerPlugins)
-    any |= cp.kind == CompilerPluginKind::IreeDynamic && cp.library.count(host);
+    any |= readable(cp);
   if (!any)
     return;
   auto loadChecks = loadChecksEnabled();
@@ -191,11 +197,9 @@ void checkDynamicCompilerPlugins(
   CompilerPluginLayout layout = *layouts.begin();
   for (size_t i = 0; i < m.compilerPlugins.size(); ++i) {
     const CompilerPlugin &cp = m.compilerPlugins[i];
-    if (cp.kind != CompilerPluginKind::IreeDynamic)
+    if (!readable(cp))
       continue;
     auto lib = cp.library.find(host);
-    if (lib == cp.library.end())
-      continue;
     std::string base = "/compiler/plugins/" + std::to_string(i);
     auto info = readCompilerPluginInfo(fileOf(lib->second), layout);
     if (!info) {
