@@ -597,6 +597,20 @@ bool parseOptions(int argc, char **argv, Options &options) {
 /// Writes the report to `fd` (the original stdout).
 void emit(int fd, const Report &report) { writeAll(fd, report.str()); }
 
+/// dlopen(RTLD_NOW|RTLD_LOCAL), as IREE's loaders open a plugin; the
+/// report's "dlopen" is "ok" or dlerror(). NULL when it fails.
+void *openLibrary(const std::string &path, Report &report) {
+  enterStage("dlopen");
+  void *library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *why = ::dlerror();
+    report.string("dlopen", why ? why : "dlopen failed");
+    return nullptr;
+  }
+  report.string("dlopen", "ok");
+  return library;
+}
+
 /// Runs every check, filling `report`. Returns when a check makes going on
 /// pointless (or unsafe, as for a runtime that would refuse the plugin).
 void probe(const Options &options, Report &report,
@@ -604,14 +618,9 @@ void probe(const Options &options, Report &report,
   const uint32_t hostVersion = IREEPKG_HAL_EXECUTABLE_PLUGIN_VERSION_LATEST;
   const int32_t hostSanitizer = IREEPKG_HAL_EXECUTABLE_PLUGIN_SANITIZER_KIND;
 
-  enterStage("dlopen");
-  void *library = ::dlopen(options.library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    const char *why = ::dlerror();
-    report.string("dlopen", why ? why : "dlopen failed");
+  void *library = openLibrary(options.library, report);
+  if (!library)
     return;
-  }
-  report.string("dlopen", "ok");
 
   enterStage("query");
   ::dlerror();
@@ -732,14 +741,9 @@ void probeCompilerPlugin(const Options &options, Report &report) {
   for (const char *key : {"dlopen", "info", "api_version", "abi_hash",
                           "plugin_id", "plugin_version", "register"})
     report.null(key);
-  enterStage("dlopen");
-  void *library = ::dlopen(options.library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    const char *why = ::dlerror();
-    report.string("dlopen", why ? why : "dlopen failed");
+  void *library = openLibrary(options.library, report);
+  if (!library)
     return;
-  }
-  report.string("dlopen", "ok");
   enterStage("info");
   void *symbol = ::dlsym(library, ireepkg::kCompilerPluginInfoSymbol);
   if (!symbol) {

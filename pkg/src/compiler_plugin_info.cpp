@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/compiler_plugin_info.h"
+#include "import_check.h"
 
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/pkg/child_process.h"
@@ -149,12 +150,9 @@ void checkDynamicCompilerPlugins(
     any |= readable(cp);
   if (!any)
     return;
-  auto loadChecks = loadChecksEnabled();
-  if (!loadChecks) {
-    diags.error(Location{}, loadChecks.error().message,
-                loadChecks.error().hint);
+  auto loadChecks = packLoadChecks(diags);
+  if (!loadChecks)
     return;
-  }
   if (!*loadChecks) {
     diags.warning(doc.locate("/compiler/plugins"),
                   "the dynamic compiler plugins' ids and ABI hashes were not "
