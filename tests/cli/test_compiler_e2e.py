@@ -355,6 +355,13 @@ def test_dynamic_plugins_are_not_activated_for_windows(tmp_path):
     assert (r.code, r.out) == (0, ""), r
     assert ("package 'win-plugin': iree-dynamic plugin \"win_plugin\" is not activated: "
             "IREE's compilers do not load dynamic plugins on Windows") in r.err, r.err
+    r = run("info", "win-plugin", "--prefix", prefix)
+    assert r.code == 0, r.err
+    assert ("  compiler plugin win_plugin (iree-dynamic)\n"
+            "      windows-x86_64: lib/dyn.dll (never activated: IREE loads no dynamic plugins "
+            "on Windows)\n"
+            "      activated (--iree-load-plugin, --iree-plugin=win_plugin) when its plugin ABI "
+            "hash is the compiler's\n") in r.out, r.out
 
 
 def test_dynamic_plugin_with_a_compiler_that_cannot_load_plugins(tmp_path):
