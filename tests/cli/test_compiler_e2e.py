@@ -418,3 +418,40 @@ def test_the_probe_reads_each_layout_without_registering(tmp_path):
     assert r.returncode == 2
     assert r.stderr.startswith('ireepkg-plugin-probe: error: unknown compiler plugin layout '
                                '"v9" (hash64, api-version-hash-string)\nusage:')
+
+
+def test_exec_keeps_activation_order_with_a_dynamic_plugin(tmp_path):
+    # A stand-in compiler that prints its arguments, says it loads plugins
+    # and names the 3.13 hash when refusing ireepkg's sentinel library.
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "iree-compile").write_text(
+        "#!/bin/sh\n"
+        "case \"$1\" in\n"
+        "  --version) echo 'IREE compiler version 3.13.0 @ abc'; exit 0;;\n"
+        "  --help*) echo '  --iree-load-plugin=<string> - Shared library to load'; exit 0;;\n"
+        "  --iree-load-plugin=*sentinel*) echo \"[IREE Dynamic Plugin ERROR]: plugin 'x' was "
+        f"built against plugin API headers 0000000000000000, this compiler has {WHEEL_HASH}; "
+        "rebuild the plugin against this compiler\" >&2; exit 1;;\n"
+        "esac\n"
+        "for a in \"$@\"; do echo \"$a\"; done\n")
+    os.chmod(fake / "iree-compile", 0o755)
+    static = tmp_path / "static"
+    static.mkdir()
+    (static / "ireeplugin.json").write_text(json.dumps({
+        "schema_version": 1, "name": "static-after", "version": "1.0.0",
+        "compiler": {"plugins": [{"id": "static_after", "kind": "iree-static"}]}}))
+    prefix = tmp_path / "p"
+    assert run("install", dynamic_package(tmp_path), "--prefix", prefix).code == 0
+    assert run("install", pack(static, tmp_path / "dist2"), "--prefix", prefix).code == 0
+    env = {"PATH": f"{fake}:{os.environ['PATH']}", "IREEPKG_CACHE_DIR": str(tmp_path / "c")}
+    r = run("flags", "compiler", "--prefix", prefix, env=env)
+    assert r.code == 0, r.err
+    lib = f"{prefix}/packages/dyn-plugin/0.1.0/lib/libdyn.so"
+    assert r.out.splitlines() == [f"--iree-load-plugin={lib}", "--iree-plugin=dyn_plugin",
+                                  "--iree-plugin=static_after"]
+    flags = r.out.splitlines()
+    r = run("exec", "--prefix", prefix, "--tool-kind", "compiler", "--",
+            fake / "iree-compile", "in.mlir", env=env)
+    assert r.code == 0, r.err
+    assert r.out.splitlines() == [*flags, "in.mlir"]
