@@ -138,6 +138,19 @@ void checkDynamicCompilerPlugins(
     const Manifest &m, const JsonDocument &doc,
     const std::function<std::string(const std::string &)> &fileOf,
     DiagnosticList &diags) {
+  // IREE's loader: "dynamic plugins are not supported on Windows".
+  for (size_t i = 0; i < m.compilerPlugins.size(); ++i) {
+    const CompilerPlugin &cp = m.compilerPlugins[i];
+    if (cp.kind != CompilerPluginKind::IreeDynamic)
+      continue;
+    for (const auto &[platform, path] : cp.library)
+      if (platform.rfind("windows-", 0) == 0)
+        diags.warning(doc.locate("/compiler/plugins/" + std::to_string(i) +
+                                 "/library/" + jsonPointerEscape(platform)),
+                      "iree-dynamic plugin \"" + cp.id + "\": the " + platform +
+                          " build is never activated: IREE's "
+                          "compilers do not load dynamic plugins on Windows");
+  }
   std::string host = hostPlatform().str();
   bool any = false;
   // A plugin that names another entry point is not read here: IREE's
