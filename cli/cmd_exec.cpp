@@ -244,17 +244,18 @@ int runExec(const Command &, const ParsedArgs &args) {
       }
     } else {
       // IREE's compiler tools read the prefix's response file (they take
-      // LLVM's @file, not the runtime's --flagfile); what only a known
-      // compiler allows (dynamically loaded plugins) follows it.
-      if (!stale)
-        argv.push_back("@" + flagfile);
+      // LLVM's @file, not the runtime's --flagfile). It cannot hold what
+      // only a known compiler allows (dynamically loaded plugins): with
+      // one, every flag is an argument, so that --iree-plugin= stays in
+      // activation order.
       bool dynamic = false;
-      for (const CompilerFlag &f : config->flags) {
+      for (const CompilerFlag &f : config->flags)
         dynamic |= f.name == "iree-load-plugin";
-        if (stale || (dynamic && (f.name == "iree-load-plugin" ||
-                                  f.name == "iree-plugin")))
+      if (!stale && !dynamic)
+        argv.push_back("@" + flagfile);
+      else
+        for (const CompilerFlag &f : config->flags)
           argv.push_back(f.text());
-      }
     }
   }
   argv.insert(argv.end(), userArgs.begin(), userArgs.end());

@@ -73,6 +73,8 @@ nlohmann::json manifestToJson(const Manifest &m) {
                         {"kind", std::string(compilerPluginKindName(p.kind))}};
     if (!p.entryPoint.empty())
       o["entry_point"] = p.entryPoint;
+    if (!p.abiHash.empty())
+      o["abi_hash"] = p.abiHash;
     nlohmann::json lib = nlohmann::json::object();
     for (const auto &[k, v] : p.library) {
       lib[k] = v;
@@ -139,9 +141,18 @@ std::string describeManifest(const Manifest &m, const std::string &in) {
   for (const CompilerPlugin &p : m.compilerPlugins) {
     out += in + "compiler plugin " + p.id + " (" +
            std::string(compilerPluginKindName(p.kind)) + ")";
-    for (const auto &[k, v] : p.library)
+    for (const auto &[k, v] : p.library) {
       out += "\n" + in + "    " + k + ": " + v;
+      if (p.kind == CompilerPluginKind::IreeDynamic &&
+          k.rfind("windows-", 0) == 0)
+        out += " (never activated: IREE loads no dynamic plugins on Windows)";
+    }
     out += "\n";
+    if (p.kind == CompilerPluginKind::IreeDynamic)
+      out += in + "    activated (--iree-load-plugin, --iree-plugin=" + p.id +
+             ") when its plugin ABI hash" +
+             (p.abiHash.empty() ? std::string() : " (" + p.abiHash + ")") +
+             " is the compiler's\n";
     for (const auto &[flag, schema] : p.options) {
       out += in + "    option --" + flag + ": " + schema.value("type", "?");
       if (schema.contains("default"))

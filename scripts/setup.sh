@@ -33,6 +33,8 @@ DEBIAN_PACKAGES=(
   libsimdjson-dev
   # peers used by the tests and the demonstration
   python3 python3-venv zstd minisign nginx-light openssl
+  # a Windows DLL for the dynamic compiler plugin tests (test_compiler_e2e)
+  gcc-mingw-w64-x86-64
   # registries in OCI registries: the CNCF distribution registry, and
   # htpasswd for its Basic authentication (tests/cli/ocifix.py)
   docker-registry apache2-utils

@@ -5,12 +5,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/cache.h"
-#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/child_process.h"
-#include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/pkg/compiler_plugin_info.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/iree_version.h"
 
 #include "ireepkg/pkg/hash.h"
@@ -97,6 +98,61 @@ std::string cachePath() {
   return cache ? cache->root() + "/compilers.json" : std::string();
 }
 
+/// libireepkg_compiler_abi_sentinel.so: $IREEPKG_ABI_SENTINEL, else in
+/// lib/ or lib/ireepkg/ beside this executable's bin/ ("" if none).
+std::string findAbiSentinel() {
+  if (const char *env = environmentOverride("IREEPKG_ABI_SENTINEL");
+      env && *env)
+    return env;
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0)
+    return "";
+  std::string dir(self, static_cast<size_t>(n));
+  dir = dir.substr(0, dir.rfind('/'));
+  for (const char *sub : {"/../lib/", "/../lib/ireepkg/"}) {
+    std::string path = dir + sub + "libireepkg_compiler_abi_sentinel.so";
+    if (::access(path.c_str(), R_OK) == 0)
+      return path;
+  }
+  return "";
+}
+
+/// The plugin API hash `toolPath` accepts. Asked of the compiler itself:
+/// the hash is an immediate operand in the loader's machine code, not a
+/// string or a symbol of libIREECompiler.so, while the compiler prints it
+/// whole when it refuses a library built against other headers. A
+/// compiler that does not say (another layout, no sentinel) gets the hash
+/// the table knows for its version.
+void learnPluginAbiHash(const std::string &toolPath, CompilerCapabilities &c) {
+  if (std::string sentinel = findAbiSentinel(); !sentinel.empty()) {
+    ChildOptions options;
+    options.argv = {toolPath, "--iree-load-plugin=" + sentinel, "--version"};
+    options.maxOut = options.maxErr = 1 << 20;
+    options.timeoutSeconds = 120;
+    auto r = runChild(options);
+    const std::string marker = "this compiler has ";
+    if (r && !r->spawnError) {
+      std::string text = r->out + r->err;
+      if (size_t at = text.find(marker); at != std::string::npos) {
+        size_t start = at + marker.size();
+        size_t end = text.find_first_not_of("0123456789abcdefABCDEF", start);
+        if (end == std::string::npos)
+          end = text.size();
+        if (end > start) {
+          c.pluginAbiHash = text.substr(start, end - start);
+          c.pluginAbiHashFrom = "its refusal of a plugin built against "
+                                "other headers";
+          return;
+        }
+      }
+    }
+  }
+  c.pluginAbiHash = knownCompilerPluginHash(c.version);
+  if (!c.pluginAbiHash.empty())
+    c.pluginAbiHashFrom = "ireepkg's table of IREE versions";
+}
+
 } // namespace
 
 namespace {
@@ -132,13 +188,19 @@ Expected<CompilerCapabilities> probeCompilerTool(const std::string &toolPath) {
     cached = parseJsonOrDiscarded(text ? *text : std::string());
     if (!cached.is_object())
       cached = json::object();
-    if (auto it = cached.find(key); it != cached.end() && it->is_object()) {
+    // Entries written before the plugin ABI hash was probed are probed
+    // again.
+    if (auto it = cached.find(key); it != cached.end() && it->is_object() &&
+                                    (!it->value("loads_plugins", false) ||
+                                     it->contains("plugin_abi_hash"))) {
       CompilerCapabilities c;
       c.known = true;
       c.path = toolPath;
       c.version = it->value("version", "");
       c.loadsPlugins = it->value("loads_plugins", false);
       c.pluginIdSpelling = it->value("plugin_id_spelling", false);
+      c.pluginAbiHash = it->value("plugin_abi_hash", "");
+      c.pluginAbiHashFrom = it->value("plugin_abi_hash_from", "");
       return c;
     }
   }
@@ -165,11 +227,15 @@ Expected<CompilerCapabilities> probeCompilerTool(const std::string &toolPath) {
     std::string line = help->substr(flag, eol - flag);
     c.pluginIdSpelling = line.find("<plugin_id>=") != std::string::npos ||
                          line.find("id>=<path") != std::string::npos;
+    if (!c.pluginIdSpelling)
+      learnPluginAbiHash(toolPath, c);
   }
   if (!cache.empty()) {
     cached[key] = {{"version", c.version},
                    {"loads_plugins", c.loadsPlugins},
-                   {"plugin_id_spelling", c.pluginIdSpelling}};
+                   {"plugin_id_spelling", c.pluginIdSpelling},
+                   {"plugin_abi_hash", c.pluginAbiHash},
+                   {"plugin_abi_hash_from", c.pluginAbiHashFrom}};
     std::string dir = cache.substr(0, cache.rfind('/'));
     ::mkdir(dir.c_str(), 0755);
     std::string tmp = cache + ".tmp." + std::to_string(::getpid());
@@ -377,6 +443,13 @@ buildCompilerConfig(const std::vector<ActivatedPackage> &packages,
       case CompilerPluginKind::IreeDynamic: {
         if (mlirTool)
           break;
+        if (request.platform.os == OS::Windows) {
+          // IREE's loader: "dynamic plugins are not supported on Windows".
+          note(p.name, "iree-dynamic plugin \"" + cp.id +
+                           "\" is not activated: IREE's compilers do not "
+                           "load dynamic plugins on Windows");
+          break;
+        }
         auto lib = cp.library.find(request.platform.str());
         if (lib == cp.library.end()) {
           note(p.name, "iree-dynamic plugin \"" + cp.id + "\" has no build for " +
@@ -405,6 +478,19 @@ buildCompilerConfig(const std::vector<ActivatedPackage> &packages,
               "use an IREE compiler built with dynamic plugin support, or "
               "remove the package");
           break;
+        }
+        if (request.platform == hostPlatform() &&
+            !request.compiler.pluginIdSpelling) {
+          if (std::string problem =
+                  dynamicPluginProblem(cp.id, path, request.compiler);
+              !problem.empty()) {
+            errors.error(Location{"", 0, 0, "", p.name, ""},
+                         "plugin \"" + cp.id +
+                             "\" is not activated: " + problem,
+                         "install a build of " + p.name +
+                             " for this compiler, or remove the package");
+            break;
+          }
         }
         add("iree-load-plugin",
             request.compiler.pluginIdSpelling ? cp.id + "=" + path : path,
@@ -541,6 +627,29 @@ buildCompilerConfig(const std::vector<ActivatedPackage> &packages,
   if (errors.hasErrors())
     return makeError(ErrorCode::Invalid, errors);
   return config;
+}
+
+std::string dynamicPluginProblem(const std::string &id, const std::string &path,
+                                 const CompilerCapabilities &compiler) {
+  const CompilerPluginAbi *abi = compilerPluginAbiFor(compiler.version);
+  if (!abi)
+    return ""; // a layout ireepkg does not know: the compiler checks
+  std::string who = compiler.path + (compiler.version.empty()
+                                         ? std::string()
+                                         : " (IREE " + compiler.version + ")");
+  auto info = readCompilerPluginInfo(path, abi->layout);
+  if (!info)
+    return info.error().message;
+  if (info->pluginId != id)
+    return path + " reports the plugin id \"" + info->pluginId + "\", not \"" +
+           id + "\" as its manifest says";
+  if (!compiler.pluginAbiHash.empty() &&
+      info->abiHash != compiler.pluginAbiHash)
+    return path + " was built against plugin API headers " + info->abiHash +
+           ", but " + who + " has " + compiler.pluginAbiHash +
+           " (learned from " + compiler.pluginAbiHashFrom +
+           "); that compiler would refuse it";
+  return "";
 }
 
 Expected<CompilerConfig>

@@ -23,10 +23,17 @@
 // The probe is built without sanitizers, like the released IREE tools, and
 // without full status support: it refuses what such a runtime refuses.
 //
+// With --compiler-plugin LAYOUT it reads a dynamic IREE compiler plugin
+// instead: dlopen(RTLD_NOW|RTLD_LOCAL) as IREE's loader does, then
+// iree_get_compiler_plugin_info(), whose struct it reads in LAYOUT (see
+// ireepkg/pkg/compiler_plugin_abi.h). It never calls the plugin's
+// registration function.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ireepkg/iree_executable_plugin.h"
 #include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/pkg/compiler_plugin_abi.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -488,6 +495,7 @@ std::vector<std::string> sortedUnique(std::vector<std::string> names) {
 
 struct Options {
   std::string library;
+  std::optional<ireepkg::CompilerPluginLayout> compilerLayout;
   std::vector<std::string> imports;
   std::vector<std::string> probeImports;
   std::vector<std::pair<std::string, std::string>> params;
@@ -498,11 +506,15 @@ void printUsage(FILE *out) {
       "usage: ireepkg-plugin-probe <library> [--import NAME]...\n"
       "                            [--probe-import NAME]...\n"
       "                            [--param KEY=VALUE]... [--progress-fd N]\n"
+      "       ireepkg-plugin-probe --compiler-plugin LAYOUT <library>\n"
       "\n"
       "Loads one IREE executable plugin (ABI v0.1) and prints a JSON report:\n"
       "query, header checks, load, resolve of the --import names (those the\n"
       "plugin declares), resolve of the --probe-import names (names it should\n"
       "not know: the report lists those it resolves anyway), unload, leaks.\n"
+      "With --compiler-plugin, reads a dynamic IREE compiler plugin's info\n"
+      "(iree_get_compiler_plugin_info) in LAYOUT (hash64 or\n"
+      "api-version-hash-string) without registering it.\n"
       "Exit status 0 when the checks ran to the end, 2 for usage errors.\n",
       out);
 }
@@ -545,6 +557,18 @@ bool parseOptions(int argc, char **argv, Options &options) {
       if (eq == std::string::npos || eq == 0)
         return usageError("--param needs KEY=VALUE, got \"" + v + "\"");
       options.params.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else if (arg == "--compiler-plugin") {
+      if (!value(v))
+        return false;
+      using ireepkg::CompilerPluginLayout;
+      for (CompilerPluginLayout l :
+           {CompilerPluginLayout::Hash64,
+            CompilerPluginLayout::ApiVersionHashString})
+        if (v == ireepkg::compilerPluginLayoutName(l))
+          options.compilerLayout = l;
+      if (!options.compilerLayout)
+        return usageError("unknown compiler plugin layout \"" + v +
+                          "\" (hash64, api-version-hash-string)");
     } else if (arg == "--progress-fd") {
       if (!value(v))
         return false;
@@ -573,6 +597,20 @@ bool parseOptions(int argc, char **argv, Options &options) {
 /// Writes the report to `fd` (the original stdout).
 void emit(int fd, const Report &report) { writeAll(fd, report.str()); }
 
+/// dlopen(RTLD_NOW|RTLD_LOCAL), as IREE's loaders open a plugin; the
+/// report's "dlopen" is "ok" or dlerror(). NULL when it fails.
+void *openLibrary(const std::string &path, Report &report) {
+  enterStage("dlopen");
+  void *library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *why = ::dlerror();
+    report.string("dlopen", why ? why : "dlopen failed");
+    return nullptr;
+  }
+  report.string("dlopen", "ok");
+  return library;
+}
+
 /// Runs every check, filling `report`. Returns when a check makes going on
 /// pointless (or unsafe, as for a runtime that would refuse the plugin).
 void probe(const Options &options, Report &report,
@@ -580,14 +618,9 @@ void probe(const Options &options, Report &report,
   const uint32_t hostVersion = IREEPKG_HAL_EXECUTABLE_PLUGIN_VERSION_LATEST;
   const int32_t hostSanitizer = IREEPKG_HAL_EXECUTABLE_PLUGIN_SANITIZER_KIND;
 
-  enterStage("dlopen");
-  void *library = ::dlopen(options.library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    const char *why = ::dlerror();
-    report.string("dlopen", why ? why : "dlopen failed");
+  void *library = openLibrary(options.library, report);
+  if (!library)
     return;
-  }
-  report.string("dlopen", "ok");
 
   enterStage("query");
   ::dlerror();
@@ -699,6 +732,55 @@ void probe(const Options &options, Report &report,
   }
 }
 
+/// Reads a dynamic compiler plugin's info in `layout`: "dlopen", "info"
+/// ("ok", "missing symbol", "returned null"), then the fields.
+void probeCompilerPlugin(const Options &options, Report &report) {
+  using ireepkg::CompilerPluginLayout;
+  report.string("layout",
+                ireepkg::compilerPluginLayoutName(*options.compilerLayout));
+  for (const char *key : {"dlopen", "info", "api_version", "abi_hash",
+                          "plugin_id", "plugin_version", "register"})
+    report.null(key);
+  void *library = openLibrary(options.library, report);
+  if (!library)
+    return;
+  enterStage("info");
+  void *symbol = ::dlsym(library, ireepkg::kCompilerPluginInfoSymbol);
+  if (!symbol) {
+    report.string("info", "missing symbol");
+    return;
+  }
+  const void *info = reinterpret_cast<const void *(*)(void)>(symbol)();
+  if (!info) {
+    report.string("info", "returned null");
+    return;
+  }
+  report.string("info", "ok");
+  auto text = [&](const char *key, const char *value) {
+    if (auto s = boundedString(value))
+      report.string(key, *s);
+  };
+  if (*options.compilerLayout == CompilerPluginLayout::Hash64) {
+    const auto *i =
+        static_cast<const ireepkg::CompilerPluginInfoHash64 *>(info);
+    char hash[24];
+    std::snprintf(hash, sizeof hash, "%016llx",
+                  static_cast<unsigned long long>(i->abiHash));
+    report.string("abi_hash", hash);
+    text("plugin_id", i->pluginId);
+    text("plugin_version", i->pluginVersion);
+    report.boolean("register", i->registerPlugin != nullptr);
+  } else {
+    const auto *i =
+        static_cast<const ireepkg::CompilerPluginInfoApiVersion *>(info);
+    report.number("api_version", i->apiVersion);
+    text("abi_hash", i->abiHash);
+    text("plugin_id", i->pluginId);
+    text("plugin_version", i->pluginVersion);
+    report.boolean("register", i->registerPlugin != nullptr);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -739,6 +821,14 @@ int main(int argc, char **argv) {
 
   Report report;
   report.string("path", options.library);
+  if (options.compilerLayout) {
+    probeCompilerPlugin(options, report);
+    emit(reportFd, report);
+    ::close(reportFd);
+    enterStage("done");
+    std::fflush(stderr);
+    std::_Exit(0);
+  }
   std::vector<std::pair<std::string, std::string>> params = options.params;
   std::vector<std::string> paramText;
   for (const auto &[key, value] : params)

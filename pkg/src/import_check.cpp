@@ -94,16 +94,23 @@ std::string member(const nlohmann::json &report, const char *key) {
 
 } // namespace
 
-void checkDeclaredImports(
-    const Manifest &m, const JsonDocument &doc,
-    const std::function<std::string(const std::string &)> &fileOf,
-    DiagnosticList &diags) {
+std::optional<bool> packLoadChecks(DiagnosticList &diags) {
   auto loadChecks = loadChecksEnabled();
   if (!loadChecks) {
     diags.error(Location{}, loadChecks.error().message,
                 loadChecks.error().hint);
-    return;
+    return std::nullopt;
   }
+  return *loadChecks;
+}
+
+void checkDeclaredImports(
+    const Manifest &m, const JsonDocument &doc,
+    const std::function<std::string(const std::string &)> &fileOf,
+    DiagnosticList &diags) {
+  auto loadChecks = packLoadChecks(diags);
+  if (!loadChecks)
+    return;
   if (!*loadChecks) {
     // The person chose to load no package code: said once, not per plugin.
     for (size_t i = 0; i < m.runtimePlugins.size(); ++i)

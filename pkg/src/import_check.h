@@ -7,9 +7,14 @@
 #include "ireepkg/manifest_schema/json_document.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace ireepkg {
+
+/// Whether pack may load the package's code (loadChecksEnabled); a value
+/// it cannot read is an error in `diags` and nullopt.
+std::optional<bool> packLoadChecks(DiagnosticList &diags);
 
 /// Loads each runtime plugin of `m` that this host can load (a system
 /// library for the host platform; an embedded ELF, or the host's image of

@@ -9,10 +9,11 @@
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/manifest_schema/names.h"
 
-#include "ireepkg/pkg/file_util.h"
 #include "import_check.h"
 #include "ireepkg/pkg/binary_info.h"
+#include "ireepkg/pkg/compiler_plugin_info.h"
 #include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/pkg/native_check.h"
 #include "pipeline_check.h"
@@ -265,6 +266,8 @@ Expected<PackResult> packDirectory(const std::string &dir,
   // Declared runtime imports, where this host can load the plugin.
   if (!options.skipBinaryChecks) {
     checkDeclaredImports(m, *doc, sourceOf, diags);
+    // Dynamic compiler plugins: their id and ABI hash, from the library.
+    checkDynamicCompilerPlugins(m, *doc, sourceOf, diags);
     if (diags.hasErrors()) {
       cleanup();
       return makeError(ErrorCode::Invalid, diags);

@@ -13,7 +13,10 @@
 //    file hooks as absolute paths; executable-objects for the target's
 //    architecture;
 //  - plugins: iree-static -> --iree-plugin=<id>; iree-dynamic ->
-//    --iree-load-plugin=<path> when the compiler can load plugins (probed);
+//    --iree-load-plugin=<path> and --iree-plugin=<id> when the compiler can
+//    load plugins (probed) and the library's id and plugin ABI hash (read
+//    in ireepkg-plugin-probe, compiler_plugin_info.h) are the manifest's
+//    and the compiler's; never for Windows, where IREE loads none;
 //    mlir-pass-plugin / mlir-dialect-plugin -> --load-pass-plugin= /
 //    --load-dialect-plugin= for MLIR tools.
 //
@@ -47,7 +50,21 @@ struct CompilerCapabilities {
   std::string version;         ///< e.g. "3.13.0rc20261016"
   bool loadsPlugins = false;   ///< has --iree-load-plugin
   bool pluginIdSpelling = false; ///< --iree-load-plugin=<id>=<path>
+  /// The plugin API header hash this compiler accepts, in hex ("" when
+  /// unknown), and where it was learned: the compiler's own refusal of a
+  /// library with the hash 0 (libireepkg_compiler_abi_sentinel.so), else
+  /// the table of IREE versions (compiler_plugin_abi.h).
+  std::string pluginAbiHash;
+  std::string pluginAbiHashFrom;
 };
+
+/// Why `compiler` would not load the iree-dynamic plugin library `path`
+/// declared with id `id` ("" when nothing is known against it): its info
+/// cannot be read (in ireepkg-plugin-probe, in the layout of the
+/// compiler's IREE version), it reports another id, or it was built
+/// against other plugin API headers (both hashes named).
+std::string dynamicPluginProblem(const std::string &id, const std::string &path,
+                                 const CompilerCapabilities &compiler);
 
 /// Runs `<tool> --version` and `<tool> --help` once per binary (cached by
 /// path, size and modification time under the package cache directory).
