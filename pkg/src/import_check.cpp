@@ -45,7 +45,7 @@ std::string findProbe() {
 /// none).
 std::string hostBuild(const RuntimePlugin &plugin, const Platform &host) {
   if (plugin.format == RuntimeFormat::EmbeddedElf) {
-    for (const std::string key :
+    for (const std::string &key :
          {std::string(archName(host.arch)), std::string("fat")})
       if (auto it = plugin.library.find(key); it != plugin.library.end())
         return it->second;
