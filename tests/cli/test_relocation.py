@@ -208,3 +208,53 @@ def test_a_read_only_moved_prefix_still_works_and_says_what_is_stale(tmp_path, m
                   f"--module={module}", *RUN_ARGS)
     assert r.returncode == 0, r.stderr
     assert PRODUCT in r.stdout
+
+
+ACTIVATE_AND_RUN = '''
+import json, sys
+import numpy as np
+import ireepkg
+from ireepkg import _runtime
+prefix = ireepkg.activate(sys.argv[1])
+import iree.runtime as rt
+vm = rt.load_vm_flatbuffer_file(sys.argv[2], driver="local-sync")
+a = np.arange(1, 9, dtype=np.float32)
+b = np.full(8, 3, dtype=np.float32)
+print(json.dumps({"library": _runtime.available(),
+                  "flags": prefix.runtime_flags(),
+                  "product": " ".join(str(int(x)) for x in vm.simple_mul(a, b).to_host())}))
+'''
+
+
+@pytest.mark.parametrize("reader", ["library", "command"])
+def test_python_activate_on_a_moved_prefix(tmp_path, module, reader):
+    """`ireepkg.activate()` on a prefix moved, with no ireepkg command run on
+    it since: with the discovery library (as the wheel ships it) and with
+    the command (a source checkout), the plugins load from where the prefix
+    is now, and the module gives the right numbers in iree.runtime."""
+    from conftest import REPO, ireepkg_path
+    import shutil
+    original = prepared(tmp_path)
+    moved = tmp_path / ELSEWHERE / "prefix"
+    moved.parent.mkdir()
+    original.rename(moved)
+    package = tmp_path / "site" / "ireepkg"
+    shutil.copytree(REPO / "python" / "ireepkg", package)
+    env = dict(os.environ, PYTHONPATH=str(package.parent),
+               IREEPKG_EXECUTABLE=str(ireepkg_path()))
+    if reader == "library":
+        (package / "_lib").mkdir()
+        shutil.copy(BUILD / "lib" / "libireepkg_runtime.so", package / "_lib")
+    script = tmp_path / "activate_and_run.py"
+    script.write_text(ACTIVATE_AND_RUN)
+    r = subprocess.run([sys.executable, script, moved, module], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["library"] == (reader == "library")
+    assert report["flags"] == [
+        f"--executable_plugin=embedded:{moved}/packages/simple-mul/1.2.0/runtime/"
+        "simple_mul.x86_64.so",
+        f"--executable_plugin={moved}/packages/simple-mul/1.2.0/runtime/linux-x86_64/"
+        "libsimple_mul.so"]
+    assert report["product"] == PRODUCT.split("=")[1]
