@@ -120,6 +120,21 @@ std::string rebuildHint(OS os, Arch arch) {
          "-apple-macos11, or declare it for the platform it is built for";
 }
 
+/// The names `keep` selects, each once, in order, and the same joined with
+/// ", " for a message.
+std::pair<std::vector<std::string>, std::string>
+distinctNames(const std::vector<std::string> &names,
+              const std::function<bool(const std::string &)> &keep) {
+  std::vector<std::string> kept;
+  std::string list;
+  for (const std::string &name : names)
+    if (keep(name) && std::find(kept.begin(), kept.end(), name) == kept.end()) {
+      list += (kept.empty() ? "" : ", ") + name;
+      kept.push_back(name);
+    }
+  return {kept, list};
+}
+
 /// DLLs every Windows system has, in the system directory (or, for the
 /// Visual C++ runtime, installed there by the redistributable IREE's own
 /// Windows tools need too); compared without case. api-ms-win-* and
@@ -203,16 +218,11 @@ bool isWindowsSystemDll(std::string_view name) {
 /// directories, PATH), never in the plugin's own directory.
 void checkWindowsImports(const std::string &subject, const BinaryInfo &info,
                          const Report &warn) {
-  std::vector<std::string> foreign;
-  for (const std::string &dll : info.needed)
-    if (!isWindowsSystemDll(dll) &&
-        std::find(foreign.begin(), foreign.end(), dll) == foreign.end())
-      foreign.push_back(dll);
+  auto [foreign, list] = distinctNames(info.needed, [](const std::string &dll) {
+    return !isWindowsSystemDll(dll);
+  });
   if (foreign.empty())
     return;
-  std::string list;
-  for (const std::string &dll : foreign)
-    list += (list.empty() ? "" : ", ") + dll;
   bool one = foreign.size() == 1;
   warn(subject + " imports " + list + ", which Windows will not look for " +
            "beside the plugin: IREE loads plugins with LoadLibraryA(path), " +
@@ -264,17 +274,12 @@ void checkMachO(const std::string &subject, const std::string &file,
                   "does not load unsigned arm64 code",
         "sign it (ad hoc is enough): codesign -s - " + file +
             "; or link it with ld64.lld, which signs arm64 output ad hoc");
-  std::vector<std::string> fixed;
-  for (const std::string &dep : info.needed)
-    if (!dep.starts_with("@") && !dep.starts_with("/usr/lib/") &&
-        !dep.starts_with("/System/") &&
-        std::find(fixed.begin(), fixed.end(), dep) == fixed.end())
-      fixed.push_back(dep);
+  auto [fixed, list] = distinctNames(info.needed, [](const std::string &dep) {
+    return !dep.starts_with("@") && !dep.starts_with("/usr/lib/") &&
+           !dep.starts_with("/System/");
+  });
   if (fixed.empty())
     return;
-  std::string list;
-  for (const std::string &dep : fixed)
-    list += (list.empty() ? "" : ", ") + dep;
   bool one = fixed.size() == 1;
   std::string name = fixed.front().substr(fixed.front().rfind('/') + 1);
   warn(subject + " loads " + list + " by a fixed path, which the machine the " +

@@ -205,6 +205,23 @@ def install_error(archive, m, value, pointer, message, hint):
             (f"  hint: {hint}\n" if hint else "") + INSTALL_HINT)
 
 
+def warns_at_both(tmp_path, m, files, platform, value, warning):
+    """`pack` packs the package and `install` installs its hand-made archive
+    into a prefix for `platform`, each with `warning` (and its hint) about
+    the library at `value`."""
+    pointer = f"/runtime/plugins/0/library/{platform}"
+    pkg, r = pack(tmp_path, m, files)
+    assert r.code == 0, r.err
+    assert r.err == (f"ireepkg: warning: {pkg}/ireeplugin.json:{position(m, value)}: "
+                     f"{pointer}: {warning}")
+    archive, r = install(tmp_path, m, files, platform)
+    assert r.code == 0, r.err
+    from test_registry_workflow import without_summary
+    assert without_summary(r.err) == (
+        f"ireepkg: warning: {archive}:ireeplugin.json:{position(m, value)}: "
+        f"package '{m['name']}': member '{value}': {pointer}: {warning}")
+
+
 def check_both(tmp_path, m, files, platform, value, pointer, message, hint):
     """`pack` refuses the package and `install` its hand-made archive, with
     the same message; the prefix is not created."""
@@ -274,19 +291,8 @@ def test_dll_importing_a_dll_of_its_own(tmp_path, libs):
     a warning at pack, and at install for a Windows prefix; KERNEL32.dll and
     msvcrt.dll, which the plugin imports too, are not named."""
     m = system_plugin("win-dep", {"windows-x86_64": "lib/p.dll"})
-    files = {"lib/p.dll": libs["dll_user"]}
-    pkg, r = pack(tmp_path, m, files)
-    assert r.code == 0, r.err
-    assert r.err == (f"ireepkg: warning: {pkg}/ireeplugin.json:"
-                     f"{position(m, 'lib/p.dll')}: /runtime/plugins/0/library/"
-                     f"windows-x86_64: {DLL_IMPORT_WARNING}")
-    archive, r = install(tmp_path, m, files, "windows-x86_64")
-    assert r.code == 0, r.err
-    from test_registry_workflow import without_summary
-    assert without_summary(r.err) == (
-        f"ireepkg: warning: {archive}:ireeplugin.json:{position(m, 'lib/p.dll')}: "
-        "package 'win-dep': member 'lib/p.dll': /runtime/plugins/0/library/"
-        f"windows-x86_64: {DLL_IMPORT_WARNING}")
+    warns_at_both(tmp_path, m, {"lib/p.dll": libs["dll_user"]}, "windows-x86_64",
+                  "lib/p.dll", DLL_IMPORT_WARNING)
 
 
 def test_dll_of_another_platform_is_not_warned_about_at_install(tmp_path, libs):
@@ -383,19 +389,8 @@ def test_dylib_with_a_fixed_dependency_path(tmp_path, libs):
     """/opt/dep/lib/libdep.dylib is named; /usr/lib/libSystem.B.dylib and
     @rpath/libok.dylib, which the plugin loads too, are not."""
     m = system_plugin("mac-dep", {"macos-aarch64": "lib/libp.dylib"})
-    files = {"lib/libp.dylib": libs["dylib_user"]}
-    pkg, r = pack(tmp_path, m, files)
-    assert r.code == 0, r.err
-    assert r.err == (f"ireepkg: warning: {pkg}/ireeplugin.json:"
-                     f"{position(m, 'lib/libp.dylib')}: /runtime/plugins/0/library/"
-                     f"macos-aarch64: {DYLIB_DEP_WARNING}")
-    archive, r = install(tmp_path, m, files, "macos-aarch64")
-    assert r.code == 0, r.err
-    from test_registry_workflow import without_summary
-    assert without_summary(r.err) == (
-        f"ireepkg: warning: {archive}:ireeplugin.json:"
-        f"{position(m, 'lib/libp.dylib')}: package 'mac-dep': member 'lib/libp.dylib': "
-        f"/runtime/plugins/0/library/macos-aarch64: {DYLIB_DEP_WARNING}")
+    warns_at_both(tmp_path, m, {"lib/libp.dylib": libs["dylib_user"]},
+                  "macos-aarch64", "lib/libp.dylib", DYLIB_DEP_WARNING)
 
 
 def test_good_dylibs_pack_and_install(tmp_path, libs):
