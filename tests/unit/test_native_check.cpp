@@ -12,6 +12,21 @@
 
 using namespace ireepkg;
 
+namespace {
+
+/// What checkLibrary says about `info` declared as `d`, one line each.
+std::vector<std::string> check(const DeclaredLibrary &d,
+                               const BinaryInfo &info) {
+  DiagnosticList diags;
+  checkLibrary(d, info, Location{"m.json", 3, 4, "/x", "p", d.path}, diags);
+  std::vector<std::string> out;
+  for (const Diagnostic &x : diags.items())
+    out.push_back(x.format());
+  return out;
+}
+
+} // namespace
+
 TEST_CASE("inspect: FatELF images, and the cache's round trip") {
   const char *text = R"({"files":[{"path":"k.sos","format":"fatelf",
     "fat_archs":["x86_64",null],
@@ -65,14 +80,6 @@ TEST_CASE("native checks: a declaration against what a file is") {
   CHECK(libs[1].arch == Arch::X86_64);
   CHECK_FALSE(libs[1].os);
 
-  auto check = [](const DeclaredLibrary &d, const BinaryInfo &info) {
-    DiagnosticList diags;
-    checkLibrary(d, info, Location{"m.json", 3, 4, "/x", "p", d.path}, diags);
-    std::vector<std::string> out;
-    for (const Diagnostic &x : diags.items())
-      out.push_back(x.format());
-    return out;
-  };
   BinaryInfo plugin;
   plugin.format = "elf";
   plugin.arch = Arch::X86_64;
@@ -166,15 +173,6 @@ TEST_CASE("native checks: Windows and macOS libraries in their own terms") {
   std::vector<DeclaredLibrary> libs = declaredLibraries(m);
   REQUIRE(libs.size() == 2);
   const DeclaredLibrary &mac = libs[0], &win = libs[1];
-  auto check = [](const DeclaredLibrary &d, const BinaryInfo &info) {
-    DiagnosticList diags;
-    checkLibrary(d, info, Location{"m.json", 3, 4, "/x", "", ""}, diags);
-    std::vector<std::string> out;
-    for (const Diagnostic &x : diags.items())
-      out.push_back(x.format());
-    return out;
-  };
-
   BinaryInfo dll;
   dll.format = "coff";
   dll.os = "windows";
@@ -191,7 +189,8 @@ TEST_CASE("native checks: Windows and macOS libraries in their own terms") {
   auto warned = check(win, dll);
   REQUIRE(warned.size() == 1);
   CHECK(warned[0].starts_with(
-      "m.json:3:4: /x: warning: \"p.dll\" imports libgcc_s_seh-1.dll, "
+      "m.json:3:4: package 'p': member 'p.dll': /x: warning: \"p.dll\" imports "
+      "libgcc_s_seh-1.dll, "
       "libwinpthread-1.dll, which Windows will not look for beside the "
       "plugin: IREE loads plugins with LoadLibraryA(path), and DLLs a plugin "
       "imports are searched for in"));
@@ -220,12 +219,14 @@ TEST_CASE("native checks: Windows and macOS libraries in their own terms") {
   auto missing = check(mac, fat);
   REQUIRE(missing.size() == 1);
   CHECK(missing[0].starts_with(
-      "m.json:3:4: /x: \"p.dylib\" is declared for macos-aarch64 but "
+      "m.json:3:4: package 'p': member 'p.dylib': /x: \"p.dylib\" is declared "
+      "for macos-aarch64 but "
       "it is a universal binary without an aarch64 slice (it holds x86_64, "
       "ppc)"));
   fat.slices = {x86, thin};
   CHECK(check(mac, fat).empty());
   CHECK(check(mac, ppc)[0].starts_with(
-      "m.json:3:4: /x: \"p.dylib\" is declared for macos-aarch64 but "
+      "m.json:3:4: package 'p': member 'p.dylib': /x: \"p.dylib\" is declared "
+      "for macos-aarch64 but "
       "it is a ppc Mach-O library (CPU_TYPE_POWERPC)"));
 }
