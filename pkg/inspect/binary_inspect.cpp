@@ -9,6 +9,12 @@
 // ("fat_images"), so that each image can be checked against its record; a
 // universal Mach-O file is described slice by slice ("slices").
 //
+// Mach-O code signatures and slices, and COFF imports, exports and section
+// bounds are read through the same checked Object API rather than by a
+// reader of our own: LLVM's is the well-kept one Debian ships (llvm-22-dev),
+// and it stays in this separate tool, which ireepkg's read-only commands
+// (list, flags, env, info) never start.
+//
 // The input may be hostile: every llvm::Error is taken and reported as text,
 // every pointer derived from the file is checked against the buffer, and
 // only the checked, Expected-returning parts of the Object API are used.

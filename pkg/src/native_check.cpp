@@ -212,12 +212,13 @@ bool isWindowsSystemDll(std::string_view name) {
   return false;
 }
 
-/// A DLL's imports that Windows does not find beside it: IREE opens a
-/// plugin with LoadLibraryA(path), and Windows then looks for the DLLs the
-/// plugin imports by name only (the application's directory, the system
+/// A DLL's imports that Windows does not find beside it: IREE's runtime
+/// opens a plugin with LoadLibraryA(path) (and compiler plugins are loaded
+/// by their path too), and Windows then looks for the DLLs the plugin
+/// imports by name only (the application's directory, the system
 /// directories, PATH), never in the plugin's own directory.
 void checkWindowsImports(const std::string &subject, const BinaryInfo &info,
-                         const Report &warn) {
+                         const DeclaredLibrary &decl, const Report &warn) {
   auto [foreign, list] = distinctNames(info.needed, [](const std::string &dll) {
     return !isWindowsSystemDll(dll);
   });
@@ -225,8 +226,11 @@ void checkWindowsImports(const std::string &subject, const BinaryInfo &info,
     return;
   bool one = foreign.size() == 1;
   warn(subject + " imports " + list + ", which Windows will not look for " +
-           "beside the plugin: IREE loads plugins with LoadLibraryA(path), " +
-           "and " + (one ? "a DLL" : "DLLs") + " a plugin imports " +
+           "beside the plugin: " +
+           (decl.mustExport == kQuerySymbol
+                ? "IREE loads plugins with LoadLibraryA(path)"
+                : "compiler plugins are loaded by their path too") +
+           ", and " + (one ? "a DLL" : "DLLs") + " a plugin imports " +
            (one ? "is" : "are") +
            " searched for in the application's directory, the system " +
            "directories and PATH, not in the plugin's own directory",
@@ -440,7 +444,7 @@ void checkLibrary(const DeclaredLibrary &decl, const BinaryInfo &info,
   }
   if (decl.os == OS::Windows) {
     checkExport(subject, info, decl, bad);
-    return checkWindowsImports(subject, info, warn);
+    return checkWindowsImports(subject, info, decl, warn);
   }
   if (decl.os == OS::MacOS)
     return checkMachO(subject, decl.path, info, decl, bad, warn);
