@@ -242,15 +242,6 @@ void checkWindowsImports(const std::string &subject, const BinaryInfo &info,
            "directory on PATH");
 }
 
-/// What a thin Mach-O file (or one slice of a universal file) must be for
-/// dlopen on macOS: exporting `mustExport`; signed, for arm64 (the kernel
-/// does not run unsigned arm64 code; ad hoc is enough); finding its own
-/// dependencies wherever the package is installed (through @rpath or
-/// @loader_path, or in the system's /usr/lib and /System).
-void checkMachO(const std::string &subject, const std::string &file,
-                const BinaryInfo &info, const DeclaredLibrary &decl,
-                const Report &bad, const Report &warn);
-
 /// What an embedded ELF (a file or a FatELF image) must be beyond its
 /// architecture: freestanding, exporting `mustExport`. `subject` names it.
 void checkFreestanding(const std::string &subject, const BinaryInfo &info,
@@ -269,6 +260,12 @@ void checkFreestanding(const std::string &subject, const BinaryInfo &info,
 void checkExport(const std::string &subject, const BinaryInfo &info,
                  const DeclaredLibrary &decl, const Report &bad);
 
+/// What a thin Mach-O file (or one slice of a universal file) must be for
+/// dlopen on macOS: exporting `mustExport`; signed, for arm64 (the kernel
+/// does not run unsigned arm64 code; ad hoc is enough); finding its own
+/// dependencies wherever the package is installed (through @rpath or
+/// @loader_path, or in the system's /usr/lib and /System). `file` is the
+/// package path, for the hints.
 void checkMachO(const std::string &subject, const std::string &file,
                 const BinaryInfo &info, const DeclaredLibrary &decl,
                 const Report &bad, const Report &warn) {
@@ -279,15 +276,17 @@ void checkMachO(const std::string &subject, const std::string &file,
         "sign it (ad hoc is enough): codesign -s - " + file +
             "; or link it with ld64.lld, which signs arm64 output ad hoc");
   auto [fixed, list] = distinctNames(info.needed, [](const std::string &dep) {
-    return !dep.starts_with("@") && !dep.starts_with("/usr/lib/") &&
-           !dep.starts_with("/System/");
+    return !dep.starts_with("@rpath/") && !dep.starts_with("@loader_path/") &&
+           !dep.starts_with("/usr/lib/") && !dep.starts_with("/System/");
   });
   if (fixed.empty())
     return;
   bool one = fixed.size() == 1;
   std::string name = fixed.front().substr(fixed.front().rfind('/') + 1);
-  warn(subject + " loads " + list + " by a fixed path, which the machine the " +
-           "package is installed on need not have",
+  warn(subject + " loads " + list + " by a path that is neither the " +
+           "system's (/usr/lib, /System) nor the plugin's (@rpath, " +
+           "@loader_path): the machine the package is installed on need not " +
+           "have it",
        "ship " + std::string(one ? "it" : "them") +
            " in the package and refer to " + (one ? "it" : "them") +
            " through @loader_path or @rpath (e.g. install_name_tool -change " +

@@ -378,8 +378,9 @@ def test_dylib_without_the_query_export(tmp_path, libs):
 
 
 DYLIB_DEP_WARNING = (
-    '"lib/libp.dylib" loads /opt/dep/lib/libdep.dylib by a fixed path, which the '
-    "machine the package is installed on need not have\n"
+    '"lib/libp.dylib" loads /opt/dep/lib/libdep.dylib by a path that is neither the '
+    "system's (/usr/lib, /System) nor the plugin's (@rpath, @loader_path): the "
+    "machine the package is installed on need not have it\n"
     "  hint: ship it in the package and refer to it through @loader_path or @rpath "
     "(e.g. install_name_tool -change /opt/dep/lib/libdep.dylib "
     "@loader_path/libdep.dylib lib/libp.dylib), or link it statically\n")

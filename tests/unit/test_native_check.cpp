@@ -206,6 +206,17 @@ TEST_CASE("native checks: Windows and macOS libraries in their own terms") {
   thin.needed = {"/usr/lib/libSystem.B.dylib", "@rpath/libz.dylib",
                  "/System/Library/Frameworks/Metal.framework/Metal"};
   CHECK(check(mac, thin).empty());
+  // The tool's directory is not the plugin's; a bare name is looked up
+  // from the current directory.
+  BinaryInfo elsewhere = thin;
+  elsewhere.needed.push_back("@executable_path/libq.dylib");
+  elsewhere.needed.push_back("libr.dylib");
+  auto loads = check(mac, elsewhere);
+  REQUIRE(loads.size() == 1);
+  CHECK(loads[0].starts_with(
+      "m.json:3:4: package 'p': member 'p.dylib': /x: warning: \"p.dylib\" "
+      "loads @executable_path/libq.dylib, libr.dylib by a path that is "
+      "neither the system's"));
   BinaryInfo x86 = thin;
   x86.arch = Arch::X86_64;
   x86.machine = "CPU_TYPE_X86_64";
