@@ -40,6 +40,8 @@ DEBIAN_PACKAGES=(
   docker-registry apache2-utils
   # the registry site's tests drive Debian's headless browser (Selenium)
   chromium chromium-driver
+  # Windows DLLs as mingw-w64 links them (tests/cli/test_platform_native_checks.py)
+  gcc-mingw-w64-x86-64
   # shells and man, for the completion scripts and the manual page tests
   zsh fish man-db groff-base
 )

@@ -252,10 +252,14 @@ Expected<PackResult> packDirectory(const std::string &dir,
     // The joined files as install will see them (each record comes from its
     // image's own header, which the checks above did not all look at).
     if (!generated.empty() && !options.skipBinaryChecks) {
-      if (Status s = checkPackNativeLibraries(m, *doc, sourceOf, diags); !s) {
+      DiagnosticList again; // its warnings were given by the first run
+      if (Status s = checkPackNativeLibraries(m, *doc, sourceOf, again); !s) {
         cleanup();
         return Unexpected(s.error());
       }
+      for (const Diagnostic &d : again.items())
+        if (d.severity == Severity::Error)
+          diags.add(d);
       if (diags.hasErrors()) {
         cleanup();
         return makeError(ErrorCode::Invalid, diags);
