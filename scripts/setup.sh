@@ -33,14 +33,13 @@ DEBIAN_PACKAGES=(
   libsimdjson-dev
   # peers used by the tests and the demonstration
   python3 python3-venv zstd minisign nginx-light openssl
-  # a Windows DLL for the dynamic compiler plugin tests (test_compiler_e2e)
-  gcc-mingw-w64-x86-64
   # registries in OCI registries: the CNCF distribution registry, and
   # htpasswd for its Basic authentication (tests/cli/ocifix.py)
   docker-registry apache2-utils
   # the registry site's tests drive Debian's headless browser (Selenium)
   chromium chromium-driver
-  # Windows DLLs as mingw-w64 links them (tests/cli/test_platform_native_checks.py)
+  # Windows DLLs as mingw-w64 links them (test_platform_native_checks.py,
+  # test_compiler_e2e.py)
   gcc-mingw-w64-x86-64
   # shells and man, for the completion scripts and the manual page tests
   zsh fish man-db groff-base
