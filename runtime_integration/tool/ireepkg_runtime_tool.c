@@ -327,6 +327,29 @@ static int run_flags(const options_t *o) {
   return rc;
 }
 
+/* IREE's Windows runtime opens a system-library plugin with
+ * LoadLibraryA, which takes the path in the process's ANSI code page; the
+ * flagfile's UTF-8 bytes are passed to it as they are, so a path with
+ * letters beyond ASCII is not found (as of IREE 3.13). Says so. */
+static void warn_non_ascii_paths(const ireepkg_runtime_plugin_list_t *list) {
+  if (strncmp(list->target_platform, "windows-", 8) != 0)
+    return;
+  for (size_t i = 0; i < list->count; ++i) {
+    const unsigned char *p = (const unsigned char *)list->plugins[i].path;
+    while (*p && *p < 0x80)
+      ++p;
+    if (!*p)
+      continue;
+    fprintf(stderr,
+            "ireepkg-runtime: warning: runtime plugin \"%s\" is at %s, a "
+            "path with letters beyond ASCII: IREE's Windows runtime opens "
+            "plugins with LoadLibraryA, which reads a flagfile's UTF-8 path "
+            "in the ANSI code page and does not find it; put the prefix at "
+            "a path of ASCII letters\n",
+            list->plugins[i].name, list->plugins[i].path);
+  }
+}
+
 static int run_write_flagfile(const options_t *o) {
   if (o->platform || o->format)
     return usage_error("write-flagfile writes the flags of the prefix's own "
@@ -354,19 +377,22 @@ static int run_write_flagfile(const options_t *o) {
   } else {
     snprintf(file, size, "%s%s", prefix, STATE_FLAGFILE);
     if (ireepkg_runtime_write_flagfile(list, file, &error) !=
-        IREEPKG_RUNTIME_OK)
+        IREEPKG_RUNTIME_OK) {
       rc = library_error(error);
-    else if (moved)
+    } else if (moved) {
       fprintf(stderr,
               "ireepkg-runtime: note: the prefix %s was moved or copied from "
               "%s: wrote %s for where it is now (%u runtime plugins for "
               "%s)\n",
               prefix, moved, file, (unsigned)list->count,
               list->target_platform);
-    else
+    } else {
       fprintf(stderr,
               "ireepkg-runtime: note: wrote %s (%u runtime plugins for %s)\n",
               file, (unsigned)list->count, list->target_platform);
+    }
+    if (rc == kExitOk)
+      warn_non_ascii_paths(list);
   }
   free(file);
   ireepkg_runtime_free_plugin_list(list);

@@ -96,24 +96,35 @@ def program(wine):
 
 
 @pytest.fixture(scope="module")
-def deployed(wine, tmp_path_factory):
-    """A windows-x86_64 prefix installed here and moved into wine's C:
-    drive; returns its Windows path."""
-    root = tmp_path_factory.mktemp("windows-prefix")
-    archive = lane_package(
-        root, "simple-mul-windows",
+def archive(tmp_path_factory):
+    """simple-mul's Windows DLL as a package of its own: while install
+    --platform windows-x86_64 still activates embedded-ELF plugins, a
+    package with both builds would make IREE's Windows runtime crash."""
+    return lane_package(
+        tmp_path_factory.mktemp("windows-package"), "simple-mul-windows",
         [{"name": "simple_mul_system", "format": "system-library",
           "library": {"windows-x86_64": "runtime/windows-x86_64/simple_mul.dll"},
           "imports": ["simple_mul_workgroup"]}],
         {"runtime/windows-x86_64/simple_mul.dll": DLL})
+
+
+def deploy(wine, archive, root, windows_path):
+    """A windows-x86_64 prefix installed here and moved into wine's C:
+    drive at `windows_path`."""
     prepared = root / "prepared"
     r = run("install", "--platform", "windows-x86_64", "--prefix", prepared,
             archive, env=install_env())
     assert r.code == 0, r.err
-    destination = wine.c_drive(WINDOWS_PREFIX)
+    destination = wine.c_drive(windows_path)
     destination.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(prepared, destination)
-    return WINDOWS_PREFIX
+    return windows_path
+
+
+@pytest.fixture(scope="module")
+def deployed(wine, archive, tmp_path_factory):
+    return deploy(wine, archive, tmp_path_factory.mktemp("windows-prefix"),
+                  WINDOWS_PREFIX)
 
 
 @pytest.fixture(scope="module")
@@ -175,3 +186,31 @@ def test_embedded_elf_plugin_crashes_windows_runtime(wine, program):
         "iree-org/iree#12801 looks fixed in this IREE")
     assert r.returncode != 0
     assert "page fault" in r.stderr, r.stderr[-2000:]
+
+
+def test_non_ascii_prefix_is_not_found_by_iree(wine, archive, program,
+                                               tmp_path):
+    """IREE's Windows runtime opens plugins with LoadLibraryA: the UTF-8
+    path of a flagfile is read in the ANSI code page, so a prefix at a path
+    with letters beyond ASCII is not found (ireepkg-runtime.exe says so).
+    When IREE runs it, upstream has changed: update the warning and
+    docs/runtime-integration.md."""
+    where = deploy(wine, archive, tmp_path, r"C:\users\Public\Préfix ü")
+    r = wine.run([RUNTIME_EXE, "write-flagfile", "--prefix", where])
+    assert r.returncode == 0, r.stderr
+    dll = (where + r"\packages\simple-mul-windows\1.2.0\runtime"
+           r"\windows-x86_64\simple_mul.dll")
+    assert r.stderr.splitlines()[-1] == (
+        f'ireepkg-runtime: warning: runtime plugin "simple_mul_system" is at '
+        f"{dll}, a path with letters beyond ASCII: IREE's Windows runtime "
+        "opens plugins with LoadLibraryA, which reads a flagfile's UTF-8 path "
+        "in the ANSI code page and does not find it; put the prefix at a path "
+        "of ASCII letters")
+    assert f"--executable_plugin={dll}\n" in wine.c_drive(
+        where + r"\state\runtime.flags").read_text(encoding="utf-8")
+    r = wine.run([TOOLS / "iree-run-module.exe",
+                  f"--flagfile={where}\\state\\runtime.flags",
+                  f"--module={program}", "--device=local-sync", *RUN_ARGS])
+    assert PRODUCT not in r.stdout, "IREE found a plugin at a non-ASCII path"
+    assert r.returncode == 1
+    assert "NOT_FOUND; dynamic library not found on any search path" in r.stderr
