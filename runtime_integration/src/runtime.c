@@ -52,93 +52,6 @@ _Static_assert(IREEPKG_RUNTIME_INDEX_FORMAT_MAJOR ==
                "runtime.h and runtime_index_format.h disagree on the format version");
 
 /*===----------------------------------------------------------------------===*
- * Growing strings
- *===----------------------------------------------------------------------===*/
-
-typedef struct buf_t {
-  char *data;
-  size_t size;
-  size_t capacity;
-  bool failed; /* an allocation failed; the contents are incomplete */
-} buf_t;
-
-static bool buf_reserve(buf_t *b, size_t extra) {
-  if (b->failed)
-    return false;
-  if (b->size + extra + 1 <= b->capacity)
-    return true;
-  size_t capacity = b->capacity ? b->capacity : 128;
-  while (capacity < b->size + extra + 1) {
-    if (capacity > SIZE_MAX / 2) {
-      b->failed = true;
-      return false;
-    }
-    capacity *= 2;
-  }
-  char *data = (char *)realloc(b->data, capacity);
-  if (!data) {
-    b->failed = true;
-    return false;
-  }
-  b->data = data;
-  b->capacity = capacity;
-  return true;
-}
-
-static void buf_add(buf_t *b, const char *s, size_t n) {
-  if (!buf_reserve(b, n))
-    return;
-  memcpy(b->data + b->size, s, n);
-  b->size += n;
-  b->data[b->size] = '\0';
-}
-
-static void buf_str(buf_t *b, const char *s) { buf_add(b, s, strlen(s)); }
-
-static void buf_char(buf_t *b, char c) { buf_add(b, &c, 1); }
-
-static void buf_u64(buf_t *b, uint64_t v) {
-  char digits[24];
-  size_t n = 0;
-  do {
-    digits[sizeof(digits) - 1 - n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  buf_add(b, digits + sizeof(digits) - n, n);
-}
-
-/* 's' with control characters, quote and backslash escaped, so that a
- * hostile file name cannot forge lines in a message. */
-static void buf_quoted(buf_t *b, const char *s) {
-  static const char hex[] = "0123456789abcdef";
-  buf_char(b, '\'');
-  for (const unsigned char *p = (const unsigned char *)s; *p; ++p) {
-    if (*p < 0x20 || *p == 0x7f) {
-      char esc[4] = {'\\', 'x', hex[*p >> 4], hex[*p & 15]};
-      buf_add(b, esc, 4);
-    } else if (*p == '\'' || *p == '\\') {
-      char esc[2] = {'\\', (char)*p};
-      buf_add(b, esc, 2);
-    } else {
-      buf_char(b, (char)*p);
-    }
-  }
-  buf_char(b, '\'');
-}
-
-/* For comment lines: control characters become '?'. */
-static void buf_sanitized(buf_t *b, const char *s) {
-  for (const unsigned char *p = (const unsigned char *)s; *p; ++p)
-    buf_char(b, (*p < 0x20 || *p == 0x7f) ? '?' : (char)*p);
-}
-
-static void buf_free(buf_t *b) {
-  free(b->data);
-  b->data = NULL;
-  b->size = b->capacity = 0;
-}
-
-/*===----------------------------------------------------------------------===*
  * The operating system
  *
  * Every difference between Windows and POSIX systems is in this section;
@@ -586,6 +499,94 @@ static const char *error_text(int e, char *scratch, size_t size) {
 }
 
 #endif /* POSIX */
+
+/*===----------------------------------------------------------------------===*
+ * Growing strings
+ *===----------------------------------------------------------------------===*/
+
+typedef struct buf_t {
+  char *data;
+  size_t size;
+  size_t capacity;
+  bool failed; /* an allocation failed; the contents are incomplete */
+} buf_t;
+
+static bool buf_reserve(buf_t *b, size_t extra) {
+  if (b->failed)
+    return false;
+  if (b->size + extra + 1 <= b->capacity)
+    return true;
+  size_t capacity = b->capacity ? b->capacity : 128;
+  while (capacity < b->size + extra + 1) {
+    if (capacity > SIZE_MAX / 2) {
+      b->failed = true;
+      return false;
+    }
+    capacity *= 2;
+  }
+  char *data = (char *)realloc(b->data, capacity);
+  if (!data) {
+    b->failed = true;
+    return false;
+  }
+  b->data = data;
+  b->capacity = capacity;
+  return true;
+}
+
+static void buf_add(buf_t *b, const char *s, size_t n) {
+  if (!buf_reserve(b, n))
+    return;
+  memcpy(b->data + b->size, s, n);
+  b->size += n;
+  b->data[b->size] = '\0';
+}
+
+static void buf_str(buf_t *b, const char *s) { buf_add(b, s, strlen(s)); }
+
+static void buf_char(buf_t *b, char c) { buf_add(b, &c, 1); }
+
+static void buf_u64(buf_t *b, uint64_t v) {
+  char digits[24];
+  size_t n = 0;
+  do {
+    digits[sizeof(digits) - 1 - n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  buf_add(b, digits + sizeof(digits) - n, n);
+}
+
+/* 's' with control characters, quote and backslash escaped, so that a
+ * hostile file name cannot forge lines in a message. On Windows the
+ * backslash is the path separator and stays as it is. */
+static void buf_quoted(buf_t *b, const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  buf_char(b, '\'');
+  for (const unsigned char *p = (const unsigned char *)s; *p; ++p) {
+    if (*p < 0x20 || *p == 0x7f) {
+      char esc[4] = {'\\', 'x', hex[*p >> 4], hex[*p & 15]};
+      buf_add(b, esc, 4);
+    } else if (*p == '\'' || (*p == '\\' && SEP != '\\')) {
+      char esc[2] = {'\\', (char)*p};
+      buf_add(b, esc, 2);
+    } else {
+      buf_char(b, (char)*p);
+    }
+  }
+  buf_char(b, '\'');
+}
+
+/* For comment lines: control characters become '?'. */
+static void buf_sanitized(buf_t *b, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; ++p)
+    buf_char(b, (*p < 0x20 || *p == 0x7f) ? '?' : (char)*p);
+}
+
+static void buf_free(buf_t *b) {
+  free(b->data);
+  b->data = NULL;
+  b->size = b->capacity = 0;
+}
 
 /*===----------------------------------------------------------------------===*
  * Errors

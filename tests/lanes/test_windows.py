@@ -17,6 +17,7 @@ VCRUNTIME140.dll, which the wheel does not ship: wine's own builtin
 vcruntime140 serves."""
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -63,13 +64,17 @@ class Wine:
                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, timeout=60)
 
-    def run(self, args, timeout=120) -> subprocess.CompletedProcess:
-        """Runs a Windows program; its output is read back from files."""
+    def run(self, args, timeout=120, cwd=None, env=None
+            ) -> subprocess.CompletedProcess:
+        """Runs a Windows program (in `cwd`, a C:\\ path, with `env` added
+        to the environment); its output is read back from files."""
         self.runs += 1
         out = self.root / f"run{self.runs}.out"
         err = self.root / f"run{self.runs}.err"
         with open(out, "wb") as o, open(err, "wb") as e:
-            proc = subprocess.run(["wine", *map(str, args)], env=self.env,
+            proc = subprocess.run(["wine", *map(str, args)],
+                                  env={**self.env, **(env or {})},
+                                  cwd=self.c_drive(cwd) if cwd else None,
                                   stdin=subprocess.DEVNULL, stdout=o, stderr=e,
                                   timeout=timeout)
         return subprocess.CompletedProcess(
@@ -157,6 +162,43 @@ def test_flagfile_written_by_ireepkg_runtime_exe(wine, deployed, written):
     r = wine.run([RUNTIME_EXE, "flags", "--prefix", deployed])
     assert r.returncode == 0, r.stderr
     assert r.stdout == text.splitlines(keepends=True)[-1]
+
+
+@pytest.mark.parametrize("spelling,cwd", [
+    ("C:/users/Public/Deployed Prefix", None),
+    (r"c:\users\Public\.\x\..\Deployed Prefix\\", None),
+    ("Deployed Prefix", r"C:\users\Public"),
+    (r"\users\Public\Deployed Prefix", r"C:\users"),
+])
+def test_windows_spellings_of_the_prefix(wine, written, spelling, cwd):
+    """Forward slashes, ".." and "." components, a trailing separator, a
+    path relative to the current directory or to its drive's root: all
+    name the same prefix, in the normal form with backslashes."""
+    expected = wine.run([RUNTIME_EXE, "flags", "--prefix", WINDOWS_PREFIX,
+                         "--format", "json"])
+    r = wine.run([RUNTIME_EXE, "flags", "--prefix", spelling, "--format",
+                  "json"], cwd=cwd)
+    assert r.returncode == 0, r.stderr
+    want = expected.stdout
+    if spelling.startswith("c:"):  # the drive letter is kept as given
+        want = want.replace("C:\\\\users", "c:\\\\users")
+    assert r.stdout == want
+
+
+def test_prefix_from_the_environment_and_the_user_default(wine, written):
+    r = wine.run([RUNTIME_EXE, "flags"], env={"IREEPKG_PREFIX": WINDOWS_PREFIX})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == wine.run([RUNTIME_EXE, "flags", "--prefix",
+                                 WINDOWS_PREFIX]).stdout
+    # Without a prefix, a project or IREEPKG_PREFIX: %LOCALAPPDATA%\ireepkg.
+    r = wine.run([RUNTIME_EXE, "flags"], cwd=r"C:\users\Public",
+                 env={"IREEPKG_PREFIX": ""})
+    assert r.returncode == 1
+    assert re.fullmatch(
+        r"ireepkg-runtime: error: no ireepkg prefix at "
+        r"'C:\\users\\[^\\]+\\AppData\\Local\\ireepkg' \(chosen by "
+        r"LOCALAPPDATA\): 'C:\\users\\[^\\]+\\AppData\\Local\\ireepkg"
+        r"\\state' does not exist\n  hint: .*\n", r.stderr), r.stderr
 
 
 @pytest.mark.parametrize("device", ["local-sync", "local-task"])
