@@ -4,6 +4,7 @@ targets without the CLI (runtime_integration/tool/): `flags` prints what
 `write-flagfile` writes state/runtime.flags again there, the same file
 ireepkg writes. The Windows and aarch64 builds of it run in tests/lanes/."""
 import os
+import re
 import shutil
 import subprocess
 
@@ -137,3 +138,22 @@ def test_usage_errors(args, message):
 def test_version():
     t = tool("--version")
     assert (t.returncode, t.stdout) == (0, "ireepkg-runtime 0.1.0\n")
+
+
+def test_write_flagfile_on_a_read_only_prefix(moved, monkeypatch):
+    """The flagfile cannot be written: the error names the file it tried,
+    and the prefix is left as it was."""
+    from test_relocation import read_only
+    original, there = moved
+    flagfile = there / "state" / "runtime.flags"
+    before = flagfile.read_text()
+    monkeypatch.setenv("IREEPKG_BIN", str(TOOL))
+    r = read_only(there, "write-flagfile", "--prefix", there)
+    assert r.returncode == 1
+    reason = "Read-only file system" if os.geteuid() == 0 else "Permission denied"
+    assert re.fullmatch(
+        re.escape(f"ireepkg-runtime: error: cannot create '{flagfile}.tmp.")
+        + r"\d+\.0" + re.escape(f"': {reason}\n"), r.stderr), r.stderr
+    assert flagfile.read_text() == before
+    assert sorted(p.name for p in flagfile.parent.iterdir()) == sorted(
+        p.name for p in (there / "state").iterdir() if ".tmp." not in p.name)
