@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, EXAMPLES, run
+from conftest import BUILD, EXAMPLES, copy_package, pack, run
 
 TOOL = BUILD / "bin" / "ireepkg-runtime"
 SIMPLE_MUL = EXAMPLES / "dist" / "simple-mul-1.2.0.ireepkg"
@@ -59,6 +59,29 @@ def test_flags_are_the_clis_for_a_moved_prefix(moved, fmt, platform):
             "is not activated: no build for linux-riscv64\n"
             'ireepkg-runtime: note: simple-mul 1.2.0: runtime plugin '
             '"simple_mul_system" is not activated: no build for linux-riscv64\n')
+
+
+@pytest.mark.parametrize("platform", ["linux-x86_64", "linux-riscv64"])
+def test_json_with_parameters_and_no_imports_is_the_clis(tmp_path, platform):
+    """Parameters sorted by key, strings escaped as the CLI escapes them
+    (quote, backslash, tab, other control characters; UTF-8 as it is), an
+    empty list of imports."""
+    import json
+    m = json.loads((EXAMPLES / "simple-mul" / "ireeplugin.json").read_text())
+    plugins = m["runtime"]["plugins"]
+    plugins[0]["parameters"] = {"scale": "2", "b\u00e9ta": "t\tab \"q\" \\ \u0001",
+                                "a": "1"}
+    plugins[1]["imports"] = []
+    pkg = copy_package(EXAMPLES / "simple-mul", tmp_path / "pkg",
+                       runtime=m["runtime"])
+    prefix = tmp_path / "prefix"
+    assert run("install", "--prefix", prefix, pack(pkg, tmp_path / "dist")).code == 0
+    t = tool("flags", "--prefix", prefix, "--format", "json", "--platform", platform)
+    c = run("flags", "runtime", "--prefix", prefix, "--format", "json",
+            "--platform", platform)
+    assert (t.returncode, c.code) == (0, 0), t.stderr + c.err
+    assert '"b\u00e9ta": "t\\tab \\"q\\" \\\\ \\u0001"' in t.stdout
+    assert t.stdout == c.out
 
 
 def test_flags_default_to_the_prefixs_platform(tmp_path):
