@@ -13,6 +13,9 @@
  * that are known to be in bounds. Handles are immutable after open except
  * for an atomic reference count shared with the plugin lists.
  *
+ * Every difference between operating systems (POSIX, Windows) is in its
+ * first section, "The operating system".
+ *
  * Why one file of this size: the library is one translation unit on purpose;
  * every function outside the API is static, so the shared library exports
  * nothing else and an application can also compile this file into itself.
@@ -68,6 +71,19 @@ _Static_assert(IREEPKG_RUNTIME_INDEX_FORMAT_MAJOR ==
 #else
 #define SEP '/'
 #define SEP_S "/"
+#endif
+
+/* The user's own prefix: $XDG_DATA_HOME/ireepkg, else
+ * $HOME/.local/share/ireepkg; on Windows %LOCALAPPDATA%\ireepkg, else
+ * %USERPROFILE%\AppData\Local\ireepkg. */
+#if defined(_WIN32)
+#define DATA_HOME_VARIABLE "LOCALAPPDATA"
+#define HOME_VARIABLE "USERPROFILE"
+#define HOME_DATA_DIRECTORY "\\AppData\\Local\\ireepkg"
+#else
+#define DATA_HOME_VARIABLE "XDG_DATA_HOME"
+#define HOME_VARIABLE "HOME"
+#define HOME_DATA_DIRECTORY "/.local/share/ireepkg"
 #endif
 
 static bool is_sep(char c) {
@@ -880,14 +896,8 @@ static bool is_regular_file(const char *path) {
  * Finding the prefix
  *===----------------------------------------------------------------------===*/
 
-static const char *const kSourceNames[] = {"--prefix", "IREEPKG_PREFIX",
-                                           "project",
-#if defined(_WIN32)
-                                           "LOCALAPPDATA",
-#else
-                                           "XDG_DATA_HOME",
-#endif
-                                           "default"};
+static const char *const kSourceNames[] = {
+    "--prefix", "IREEPKG_PREFIX", "project", DATA_HOME_VARIABLE, "default"};
 
 /* Builds the location object from malloc'ed strings (consumed). */
 static ireepkg_runtime_status_t make_location(
@@ -1019,17 +1029,7 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_locate_prefix(
     return out_of_memory(out_error);
 
 user_prefix:;
-/* The user's own prefix: $XDG_DATA_HOME/ireepkg, else
- * ~/.local/share/ireepkg; on Windows %LOCALAPPDATA%\\ireepkg, else
- * %USERPROFILE%\\AppData\\Local\\ireepkg. */
-#if defined(_WIN32)
-  static const char kDataHome[] = "LOCALAPPDATA", kHome[] = "USERPROFILE",
-                    kHomeData[] = "\\AppData\\Local\\ireepkg";
-#else
-  static const char kDataHome[] = "XDG_DATA_HOME", kHome[] = "HOME",
-                    kHomeData[] = "/.local/share/ireepkg";
-#endif
-  char *data = trusted_getenv(kDataHome);
+  char *data = trusted_getenv(DATA_HOME_VARIABLE);
   if (data && root_length(data) > 0) {
     char *path = normal_concat(data, SEP_S "ireepkg", &status, out_error);
     free(data);
@@ -1039,16 +1039,16 @@ user_prefix:;
                          out_location, out_error);
   }
   free(data);
-  char *home = trusted_getenv(kHome);
+  char *home = trusted_getenv(HOME_VARIABLE);
   if (!home || !*home) {
     free(home);
     return fail(out_error, IREEPKG_RUNTIME_ERROR_NO_PREFIX, NULL,
                 "pass a prefix or set IREEPKG_PREFIX",
                 "cannot choose a prefix: %s is not set (or is ignored "
                 "because the process runs set-user-ID or set-group-ID)",
-                kHome);
+                HOME_VARIABLE);
   }
-  char *path = normal_concat(home, kHomeData, &status, out_error);
+  char *path = normal_concat(home, HOME_DATA_DIRECTORY, &status, out_error);
   free(home);
   if (!path)
     return status;
