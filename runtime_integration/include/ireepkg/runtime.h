@@ -153,16 +153,20 @@ typedef enum ireepkg_runtime_prefix_source_e {
   IREEPKG_RUNTIME_PREFIX_EXPLICIT = 0,      /**< the caller's path (--prefix) */
   IREEPKG_RUNTIME_PREFIX_ENVIRONMENT = 1,   /**< $IREEPKG_PREFIX */
   IREEPKG_RUNTIME_PREFIX_PROJECT = 2,       /**< <dir>/.iree-plugins */
-  IREEPKG_RUNTIME_PREFIX_XDG_DATA_HOME = 3, /**< $XDG_DATA_HOME/ireepkg */
-  IREEPKG_RUNTIME_PREFIX_HOME = 4,          /**< ~/.local/share/ireepkg */
+  /** $XDG_DATA_HOME/ireepkg; on Windows %LOCALAPPDATA%\ireepkg */
+  IREEPKG_RUNTIME_PREFIX_XDG_DATA_HOME = 3,
+  /** ~/.local/share/ireepkg; on Windows
+   * %USERPROFILE%\AppData\Local\ireepkg */
+  IREEPKG_RUNTIME_PREFIX_HOME = 4,
 } ireepkg_runtime_prefix_source_t;
 
 typedef struct ireepkg_runtime_prefix_location_t {
-  /** Absolute, lexically normalized, without a trailing slash. */
+  /** Absolute, lexically normalized, without a trailing separator (on
+   * Windows with backslashes: "C:\\Users\\me\\prefix"). */
   const char *path;
   ireepkg_runtime_prefix_source_t source;
   /** The CLI's word for the source: "--prefix", "IREEPKG_PREFIX",
-   * "project", "XDG_DATA_HOME", "default". */
+   * "project", "XDG_DATA_HOME" ("LOCALAPPDATA" on Windows), "default". */
   const char *source_name;
   /** The plugins.json found, for IREEPKG_RUNTIME_PREFIX_PROJECT; else NULL. */
   const char *project_file;
@@ -172,7 +176,8 @@ typedef struct ireepkg_runtime_prefix_location_t {
  * set and not empty; else `<dir>/.iree-plugins` for the nearest directory at
  * or above `start_dir` (NULL: the current directory) holding a plugins.json
  * file; else $XDG_DATA_HOME/ireepkg if XDG_DATA_HOME is an absolute path;
- * else $HOME/.local/share/ireepkg. A privileged process (set-user-ID,
+ * else $HOME/.local/share/ireepkg (on Windows: %LOCALAPPDATA%\ireepkg,
+ * else %USERPROFILE%\AppData\Local\ireepkg). A privileged process (set-user-ID,
  * set-group-ID, or file capabilities) ignores every environment variable
  * and, when `start_dir` is NULL, the current directory's project.
  * Relative paths are taken relative to the current directory. Does not
