@@ -38,14 +38,13 @@ DEBIAN_PACKAGES=(
   docker-registry apache2-utils
   # the registry site's tests drive Debian's headless browser (Selenium)
   chromium chromium-driver
-  # Windows DLLs as mingw-w64 links them (test_platform_native_checks.py,
-  # test_compiler_e2e.py)
-  gcc-mingw-w64-x86-64
   # shells and man, for the completion scripts and the manual page tests
   zsh fish man-db groff-base
   # other targets of runtime_integration (cmake/toolchains/) and the lanes
   # that run IREE's own runtimes for them: Windows under wine, built with
-  # mingw-w64; linux-aarch64 under qemu-user, with Debian's aarch64 glibc
+  # mingw-w64 (also the DLLs of test_platform_native_checks.py and
+  # test_compiler_e2e.py); linux-aarch64 under qemu-user, with Debian's
+  # aarch64 glibc
   gcc-mingw-w64-x86-64 wine wine64
   qemu-user libc6-arm64-cross libc6-dev-arm64-cross
   # (IREE's aarch64 tools need the C++ runtime)
