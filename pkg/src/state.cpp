@@ -321,11 +321,14 @@ std::string responseFileQuote(const std::string &arg) {
   return out + "\"";
 }
 
-std::string stoppedPluginNote(const Manifest &manifest,
-                              const RuntimePlugin &plugin,
-                              const Platform &platform,
-                              const RuntimeLibraryChoice &choice,
-                              const std::string &filesDir) {
+namespace {
+
+/// The package's other runtime plugins activated on `platform`:
+/// `system-library plugin "k_dll"`, ...; "" when there are none.
+std::string pluginsUsedInstead(const Manifest &manifest,
+                               const RuntimePlugin &plugin,
+                               const Platform &platform,
+                               const std::string &filesDir) {
   std::string instead;
   for (const RuntimePlugin &other : manifest.runtimePlugins)
     if (&other != &plugin &&
@@ -333,6 +336,18 @@ std::string stoppedPluginNote(const Manifest &manifest,
       instead += std::string(instead.empty() ? "" : ", ") +
                  std::string(runtimeFormatName(other.format)) + " plugin \"" +
                  other.name + "\"";
+  return instead;
+}
+
+} // namespace
+
+std::string stoppedPluginNote(const Manifest &manifest,
+                              const RuntimePlugin &plugin,
+                              const Platform &platform,
+                              const RuntimeLibraryChoice &choice,
+                              const std::string &filesDir) {
+  std::string instead =
+      pluginsUsedInstead(manifest, plugin, platform, filesDir);
   return choice.reason +
          (instead.empty() ? "; the package has no other runtime plugin for " +
                                 platform.str()
@@ -428,8 +443,11 @@ Expected<GeneratedState> generateState(const std::string &prefix,
               "runtime plugin \"" + p.name + "\" is not activated on " +
                   platform.str() + ": " +
                   stoppedPluginNote(m, p, platform, choice, filesDir),
-              "a package serves " + platform.str() +
-                  " through a system-library build for it"});
+              pluginsUsedInstead(m, p, platform, filesDir).empty()
+                  ? "ask the package's author for a system-library build "
+                    "for " +
+                        platform.str()
+                  : ""});
         else
           out.warnings.push_back(
               Diagnostic{Severity::Warning, Location{"", 0, 0, "", m.name, ""},

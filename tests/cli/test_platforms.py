@@ -57,9 +57,12 @@ def with_dll(tmp_path_factory) -> pathlib.Path:
 def test_embedded_elf_is_not_activated_on_windows(tmp_path):
     prefix = tmp_path / "win"
     r = install(prefix, "--platform", "windows-x86_64", SIMPLE_MUL)
-    assert ('runtime plugin "simple_mul" is not activated on windows-x86_64: '
+    assert ("ireepkg: warning: package 'simple-mul': runtime plugin "
+            '"simple_mul" is not activated on windows-x86_64: '
             f"{FACT}; the package has no other runtime plugin for "
-            "windows-x86_64") in r.err
+            "windows-x86_64\n"
+            "  hint: ask the package's author for a system-library build for "
+            "windows-x86_64\n") in r.err
     state = prefix / "state"
     flagfile = (state / "runtime.flags").read_text()
     assert plugin_flags(flagfile) == []
@@ -112,9 +115,11 @@ def test_windows_prefix_activates_the_dll(tmp_path, with_dll):
     archive = pack(with_dll, tmp_path / "dist")
     prefix = tmp_path / "win"
     r = install(prefix, "--platform", "windows-x86_64", archive)
-    assert ('runtime plugin "simple_mul" is not activated on windows-x86_64: '
+    assert ("ireepkg: warning: package 'simple-mul': runtime plugin "
+            '"simple_mul" is not activated on windows-x86_64: '
             f'{FACT}; the package\'s system-library plugin "simple_mul_system" '
-            "is used there") in r.err
+            "is used there\n") in r.err
+    assert "hint: ask the package's author" not in r.err
     dll = prefix / "packages/simple-mul/1.2.0/runtime/windows-x86_64/simple_mul.dll"
     flags = [f"--executable_plugin={dll}"]
     assert plugin_flags((prefix / "state" / "runtime.flags").read_text()) == flags
