@@ -40,6 +40,8 @@ DEBIAN_PACKAGES=(
   chromium chromium-driver
   # shells and man, for the completion scripts and the manual page tests
   zsh fish man-db groff-base
+  # a Windows DLL of a runtime plugin (tests/cli/test_platforms.py)
+  gcc-mingw-w64-x86-64
 )
 
 missing=()
