@@ -252,11 +252,13 @@ int runDoctor(const Command &, const ParsedArgs &args) {
       for (const std::string &name : others)
         if (!std::binary_search(c.declared.begin(), c.declared.end(), name))
           c.probed.push_back(name);
-      bool embedded = false;
-      std::string rel = runtimeLibraryFor(plugin, platform, embedded, dir);
+      RuntimeLibraryChoice choice = chooseRuntimeLibrary(plugin, platform, dir);
+      const std::string &rel = choice.rel;
       if (!rel.empty())
         c.path = dir + "/" + rel;
-      if (platform != host) {
+      if (choice.fact) {
+        c.skipped = stoppedPluginNote(*manifest, plugin, platform, choice, dir);
+      } else if (platform != host) {
         c.skipped = "the prefix targets " + platform.str() +
                     "; only plugins for this host (" + host.str() +
                     ") can be loaded";

@@ -150,6 +150,21 @@ int runExec(const Command &, const ParsedArgs &args) {
   auto prefix = choosePrefix(args);
   if (!prefix)
     return setupFailure();
+  // Its plugins are for the machine it is deployed to: this host's IREE
+  // could not load them (or, for compiler tools, they are not this host's).
+  if (const std::string platform = prefixPlatform(prefix->path),
+      host = hostPlatform().str();
+      platform != host) {
+    printError("the prefix " + prefix->path + " is for " + platform +
+                   ", not this host (" + host +
+                   "), so its plugins cannot be activated here",
+               "run the tool on a " + platform +
+                   " machine with the prefix copied there (see "
+                   "docs/guide-deploying.md), or install for this host into "
+                   "another prefix: ireepkg install --platform " +
+                   host + " --prefix DIR ...");
+    return kExitFailure;
+  }
   auto noPlugins = [&](const std::string &flagfile) {
     printError("no plugins are installed in " + prefix->path + " (" +
                    flagfile + " does not exist)",

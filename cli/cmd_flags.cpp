@@ -79,7 +79,13 @@ int runtimeFlags(const ParsedArgs &args, const PrefixLocation &prefix,
   if (ireepkg_runtime_open(prefix.path.c_str(), 0, &index, &error) !=
       IREEPKG_RUNTIME_OK)
     return fail(error);
-  std::string target = args.value("platform").value_or("host");
+  // The prefix's own platform unless another target is asked for.
+  std::string target =
+      args.value("platform").value_or(ireepkg_runtime_index_platform(index));
+  if (!args.value("platform"))
+    noteOtherPlatform(prefix.path, target,
+                      "these are its flags for " + target +
+                          " (--platform chooses another target)");
   ireepkg_runtime_plugin_list_t *list = nullptr;
   uint32_t flags = args.flag("check-files") ? IREEPKG_RUNTIME_LIST_CHECK_FILES : 0;
   if (ireepkg_runtime_list_plugins(index, target.c_str(), flags, &list,

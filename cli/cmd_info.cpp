@@ -2,6 +2,7 @@
 #include "output.h"
 
 #include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/state.h"
 #include "ireepkg/manifest_schema/suggest.h"
 
 #include <cstdio>
@@ -61,12 +62,40 @@ int runInfo(const Command &, const ParsedArgs &args) {
   if (!m)
     return printFailure(m.error(), json);
   std::string dir = packageDir(prefix->path, p->name, p->version);
+  // What is activated where the prefix is for, which need not be this host.
+  const Platform platform =
+      Platform::parse(state->platform).value_or(hostPlatform());
+  if (!m->runtimePlugins.empty())
+    noteOtherPlatform(prefix->path, platform.str(),
+                      "info shows what is activated there");
+  nlohmann::json activation = nlohmann::json::array();
+  std::string activationText;
+  for (const RuntimePlugin &plugin : m->runtimePlugins) {
+    RuntimeLibraryChoice choice = chooseRuntimeLibrary(plugin, platform, dir);
+    nlohmann::json a = {{"plugin", plugin.name},
+                        {"activated", !choice.rel.empty()}};
+    if (!choice.rel.empty()) {
+      a["library"] = choice.rel;
+      activationText +=
+          "    runtime plugin " + plugin.name + ": " + choice.rel + "\n";
+    } else {
+      a["reason"] = choice.reason;
+      activationText +=
+          "    runtime plugin " + plugin.name + ": not activated: " +
+          (choice.fact ? stoppedPluginNote(*m, plugin, platform, choice, dir)
+                       : choice.reason) +
+          "\n";
+    }
+    activation.push_back(std::move(a));
+  }
   if (json) {
     nlohmann::json j = manifestToJson(*m);
     j["reason"] = p->explicitlyInstalled ? "explicit" : "dependency";
     j["installed_size"] = p->installedSize;
     j["path"] = dir;
     j["archive_sha256"] = p->archiveSha256;
+    j["activation"] = {{"platform", platform.str()},
+                       {"runtime_plugins", activation}};
     std::printf("%s\n", j.dump(2).c_str());
     return kExitOk;
   }
@@ -76,6 +105,9 @@ int runInfo(const Command &, const ParsedArgs &args) {
   std::printf("  location: %s\n  installed size: %s\n", dir.c_str(),
               formatBytes(p->installedSize).c_str());
   std::fputs(describeManifest(*m, "  ").c_str(), stdout);
+  if (!activationText.empty())
+    std::printf("  activated on %s (the prefix's platform):\n%s",
+                platform.str().c_str(), activationText.c_str());
   return kExitOk;
 }
 

@@ -691,7 +691,10 @@ const std::vector<Command> &commandTable() {
           "Shows version, platforms, compiler plugins with their options and "
           "defaults, hooks, runtime plugins with formats and imports, "
           "dependencies, installed size and location, and whether it was "
-          "installed explicitly or pulled in as a dependency.",
+          "installed explicitly or pulled in as a dependency. For an "
+          "installed package, also which of its runtime plugins are "
+          "activated on the prefix's platform, and why any is not (with a "
+          "note on stderr when that platform is not the host's).",
           {kPrefix, kJson},
           {"ireepkg info simple-mul", "ireepkg info simple-mul-1.2.0.ireepkg"},
           1,
@@ -784,8 +787,11 @@ const std::vector<Command> &commandTable() {
           "print the IREE flags that activate the prefix's plugins",
           "`flags runtime` prints one --executable_plugin= per runtime plugin "
           "of the prefix, in activation order (IREE checks the last one "
-          "first, so later packages override earlier ones), for the host or "
-          "for --platform; plugins not activated for the target are named "
+          "first, so later packages override earlier ones), for the "
+          "prefix's platform (with a note on stderr when that is not the "
+          "host's) or for --platform; plugins not activated for the target "
+          "(no build for it, or one IREE's runtime cannot call there, such "
+          "as embedded ELF on Windows) are named "
           "on stderr, one line each with the reason (with --format json, in "
           "\"skipped\"). `flags compiler` prints the compiler flags of the "
           "active compiler plugins and hooks. Read-only and fast: it reads "
@@ -795,7 +801,7 @@ const std::vector<Command> &commandTable() {
             "args (one flag per line, the default), flagfile (with a "
             "comment header, for --flagfile=) or json"},
            {"platform", 0, "OS-ARCH",
-            "the target (default: the host); runtime only"},
+            "the target (default: the prefix's platform); runtime only"},
            {"tool", 0, "TOOL",
             "compiler only: iree-compile (default), iree-opt or mlir-opt"},
            {"set", 0, "FLAG=VALUE",
@@ -828,7 +834,8 @@ const std::vector<Command> &commandTable() {
           "IREEPKG_EXECUTABLE. Apply them with `eval \"$(ireepkg env)\"` "
           "(sh, bash, zsh), `ireepkg env fish | source`, or `ireepkg env pwsh "
           "| Invoke-Expression`; --json (or `env json`) prints them as a JSON "
-          "object instead.",
+          "object instead. The runtime flags are the prefix's platform's, "
+          "with a note on stderr when that is not the host's.",
           {{"shell", 0, "SHELL",
             "sh (default), bash, zsh, dash, ksh, fish, pwsh or powershell"},
            kJson,
@@ -866,7 +873,9 @@ const std::vector<Command> &commandTable() {
           "When your arguments to an MLIR tool choose the passes "
           "(--pass-pipeline, -p or a pass flag such as --cse), the packages' "
           "--pass-pipeline is left out, with a note on stderr. The tool is "
-          "found on PATH, then in the active Python virtual environment.",
+          "found on PATH, then in the active Python virtual environment. A "
+          "prefix for another platform (install --platform) is refused: its "
+          "plugins are for the machine it is deployed to.",
           {kPrefix,
            {"tool-kind", 0, "KIND",
             "what the tool is: runtime, compiler, mlir or python (default: "

@@ -42,8 +42,8 @@ DEBIAN_PACKAGES=(
   zsh fish man-db groff-base
   # other targets of runtime_integration (cmake/toolchains/) and the lanes
   # that run IREE's own runtimes for them: Windows under wine, built with
-  # mingw-w64 (also the DLLs of test_platform_native_checks.py and
-  # test_compiler_e2e.py); linux-aarch64 under qemu-user, with Debian's
+  # mingw-w64 (also the DLLs of test_platform_native_checks.py,
+  # test_platforms.py and test_compiler_e2e.py); linux-aarch64 under qemu-user, with Debian's
   # aarch64 glibc
   gcc-mingw-w64-x86-64 wine wine64
   qemu-user libc6-arm64-cross libc6-dev-arm64-cross

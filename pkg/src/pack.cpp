@@ -6,8 +6,9 @@
 // reproducible archive.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/package.h"
 #include "ireepkg/manifest_schema/names.h"
+#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/state.h"
 
 #include "import_check.h"
 #include "ireepkg/pkg/binary_info.h"
@@ -276,6 +277,29 @@ Expected<PackResult> packDirectory(const std::string &dir,
       cleanup();
       return makeError(ErrorCode::Invalid, diags);
     }
+  }
+
+  // Builds that IREE's runtime cannot call where they would be installed
+  // (embedded ELF on Windows), with nothing else of the package there.
+  for (const UncalledPlugin &u : uncalledPlugins(m, dir)) {
+    std::string platforms;
+    for (const Platform &p : u.platforms)
+      platforms += (platforms.empty() ? "" : ", ") + p.str();
+    const RuntimePlugin &plugin = m.runtimePlugins[u.plugin];
+    diags.warning(
+        doc->locate("/runtime/plugins/" + std::to_string(u.plugin) +
+                    "/library"),
+        "runtime plugin \"" + plugin.name + "\" (" +
+            std::string(runtimeFormatName(plugin.format)) +
+            ") will not be activated on " + platforms + ": " +
+            describePlatformFact(*u.fact) +
+            "; the package has no other runtime plugin for " +
+            (u.platforms.size() == 1 ? "it" : "them"),
+        "add a system-library runtime plugin with a build for " + platforms +
+            (std::string_view(u.fact->os) == "windows"
+                 ? " (a DLL exporting iree_hal_executable_plugin_query "
+                   "with __declspec(dllexport))"
+                 : ""));
   }
 
   // Hook pipelines, with MLIR's own parser where it knows the passes (the

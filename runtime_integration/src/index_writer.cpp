@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/runtime_integration/runtime_index.h"
 
+#include "ireepkg/manifest_schema/platform_facts.h"
 #include "ireepkg/manifest_schema/runtime_index_format.h"
 
 #include <cstring>
@@ -76,7 +77,9 @@ uint32_t formatKind(std::string_view format) {
 
 /// The library `platform` ("<os>-<arch>") selects, by the rule readers use
 /// too: embedded-elf takes the architecture's key (the writer lists a FatELF
-/// file under each architecture it holds), system-library the platform's.
+/// file under each architecture it holds) unless IREE's runtime cannot call
+/// embedded plugins on the platform's OS (platform_facts.h), system-library
+/// the platform's.
 uint32_t selectLibrary(const RuntimeIndexPlugin &plugin, uint32_t kind,
                        std::string_view platform) {
   auto find = [&](std::string_view key) {
@@ -87,6 +90,9 @@ uint32_t selectLibrary(const RuntimeIndexPlugin &plugin, uint32_t kind,
   };
   if (kind == IREEPKG_INDEX_FORMAT_EMBEDDED_ELF) {
     size_t dash = platform.find('-');
+    if (dash != std::string_view::npos &&
+        ireepkg_platform_fact_stopping(platform.data(), dash, "embedded-elf"))
+      return IREEPKG_INDEX_NO_LIBRARY;
     std::string_view arch =
         dash == std::string_view::npos ? platform : platform.substr(dash + 1);
     return find(arch);

@@ -25,6 +25,7 @@
 
 #include "ireepkg/runtime.h"
 
+#include "ireepkg/manifest_schema/platform_facts.h"
 #include "ireepkg/manifest_schema/runtime_index_format.h"
 
 #include "prefix_flagfile.h"
@@ -1898,6 +1899,10 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
         selected = fat;
     }
     if (skip == IREEPKG_RUNTIME_SKIP_NONE &&
+        kind == IREEPKG_INDEX_FORMAT_EMBEDDED_ELF &&
+        ireepkg_platform_fact_stopping(t.os, strlen(t.os), "embedded-elf"))
+      skip = IREEPKG_RUNTIME_SKIP_TARGET_CANNOT_CALL;
+    if (skip == IREEPKG_RUNTIME_SKIP_NONE &&
         selected == IREEPKG_INDEX_NO_LIBRARY)
       skip = IREEPKG_RUNTIME_SKIP_NO_BUILD;
 
@@ -2035,9 +2040,22 @@ build_flags(const ireepkg_runtime_plugin_list_t *list,
       buf_sanitized(out, p->package_version);
       buf_str(out, " plugin ");
       buf_sanitized(out, p->name);
+      const ireepkg_platform_fact_t *fact =
+          p->skip_reason == IREEPKG_RUNTIME_SKIP_TARGET_CANNOT_CALL
+              ? ireepkg_platform_fact_stopping(
+                    list->target_platform, strcspn(list->target_platform, "-"),
+                    p->format)
+              : NULL;
       if (p->skip_reason == IREEPKG_RUNTIME_SKIP_NO_BUILD) {
         buf_str(out, " (no build for ");
         buf_str(out, list->target_platform);
+      } else if (fact) {
+        buf_str(out, " (on ");
+        buf_str(out, fact->os);
+        buf_str(out, ", ");
+        buf_str(out, fact->fact);
+        buf_str(out, ": ");
+        buf_str(out, fact->upstream);
       } else {
         buf_str(out, " (format ");
         buf_sanitized(out, p->format);

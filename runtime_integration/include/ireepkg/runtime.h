@@ -269,6 +269,10 @@ typedef enum ireepkg_runtime_skip_reason_e {
   IREEPKG_RUNTIME_SKIP_NO_BUILD = 1,       /**< no library for the target */
   IREEPKG_RUNTIME_SKIP_UNKNOWN_FORMAT = 2, /**< a format this library does
                                               not know */
+  /** A library for the target that IREE's runtime cannot call on the
+   * target's operating system (embedded ELF on Windows: the facts in
+   * ireepkg/manifest_schema/platform_facts.h). */
+  IREEPKG_RUNTIME_SKIP_TARGET_CANNOT_CALL = 3,
 } ireepkg_runtime_skip_reason_t;
 
 typedef struct ireepkg_runtime_parameter_t {
@@ -326,7 +330,9 @@ typedef struct ireepkg_runtime_plugin_list_t {
  *  - a platform such as "linux-aarch64".
  * embedded-elf plugins use the architecture's own file if the package has
  * one, else its FatELF file if that holds an image for the architecture
- * (the index records which it holds); system-library plugins use the
+ * (the index records which it holds), except on an operating system whose
+ * IREE runtime cannot call them (Windows; skipped with
+ * IREEPKG_RUNTIME_SKIP_TARGET_CANNOT_CALL); system-library plugins use the
  * platform's file. Errors: INVALID_ARGUMENT (unknown architecture or
  * operating system, unknown flag bits), FILE_MISSING, IO, OUT_OF_MEMORY,
  * CORRUPT_INDEX (an embedded-elf path the index stores without its
