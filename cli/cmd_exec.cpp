@@ -218,15 +218,21 @@ int runExec(const Command &, const ParsedArgs &args) {
         kind == ToolKind::Mlir
             ? CompilerTool::MlirOpt
             : parseCompilerTool(tool).value_or(CompilerTool::IreeCompile);
-    if (kind == ToolKind::Compiler)
+    if (kind == ToolKind::Compiler) {
       if (auto caps = probeCompiler(resolved))
         request.compiler = *caps;
+      // The compile's own target flags choose the tuning specs.
+      request.targets = compileTargetsOf(userArgs);
+    }
     CliReporter reporter;
     auto config = prefixCompilerConfig(*prefix, request, reporter);
     if (!config) {
       printError(config.error());
       return kExitFailure;
     }
+    if (kind == ToolKind::Compiler)
+      for (const Diagnostic &d : config->notes)
+        reporter.warning(d);
     if (kind == ToolKind::Mlir) {
       // MLIR tools take the flags as arguments; a pipeline of the user's
       // own replaces the packages'.
@@ -251,8 +257,9 @@ int runExec(const Command &, const ParsedArgs &args) {
       bool dynamic = false;
       for (const CompilerFlag &f : config->flags) {
         dynamic |= f.name == "iree-load-plugin";
-        if (stale || (dynamic && (f.name == "iree-load-plugin" ||
-                                  f.name == "iree-plugin")))
+        if (stale || f.perCompile ||
+            (dynamic &&
+             (f.name == "iree-load-plugin" || f.name == "iree-plugin")))
           argv.push_back(f.text());
       }
     }
