@@ -210,27 +210,60 @@ def test_one_spec_is_passed_as_it_is(tmp_path):
     assert r.out == ""
 
 
-def test_spec_that_does_not_link_names_package_and_file(tmp_path):
-    """tune-bad's entry point reads its argument instead of consuming it:
-    it parses, but it cannot be linked with tune-a's."""
+# A spec that parses but reads its argument where the others consume it.
+READONLY_SPEC = """\
+module @tuning attributes {transform.with_named_sequence} {
+  transform.named_sequence @__kernel_config(%root: !transform.any_op {transform.readonly}) -> !transform.any_op attributes {iree_codegen.tuning_spec_entrypoint} {
+    transform.yield %root : !transform.any_op
+  }
+}
+"""
+
+
+def bad_pair(tmp_path, bad_spec):
     a = tuning_package(tmp_path, "tune-a", {"gfx942": spec("tune-a.gfx942", True)})
-    bad = tuning_package(tmp_path, "tune-bad", {
-        "gfx942": spec("tune-bad.gfx942", False, entry_arg="transform.readonly")})
+    bad = tuning_package(tmp_path, "tune-bad", {"gfx942": bad_spec})
     proj, env = project(tmp_path, [a, bad], ["tune-a", "tune-bad"])
     (tmp_path / "prog.mlir").write_text(PROGRAM)
     r = run("exec", "--", "iree-compile", tmp_path / "prog.mlir", *ROCM, "-o",
             tmp_path / "out.vmfb", cwd=proj, env=env, timeout=600)
     assert r.code == 1, r.err
-    installed = proj / ".iree-plugins" / "packages" / "tune-bad" / "1.0.0"
-    assert r.err.startswith(
-        f"ireepkg: error: {installed}/specs/gfx942.mlir: package 'tune-bad': tuning spec "
-        "specs/gfx942.mlir (for gfx942) does not link with the specs before it (tune-a "
-        "specs/gfx942.mlir): iree-opt exited with 1:\n"
-        "<linked tuning specs>:1:1: warning: Expected the argument in all tuning specs to be "
-        "consistently readonly or consumed\n"), r.err
-    # iree-opt's output whole: its failure comes last.
-    assert "error: " in r.err.split("consistently readonly or consumed", 1)[1]
     assert not (tmp_path / "out.vmfb").exists()
+    return r, proj / ".iree-plugins" / "packages" / "tune-bad" / "1.0.0" / "specs" / "gfx942.mlir"
+
+
+def test_spec_that_does_not_link_names_package_and_file(tmp_path):
+    r, path = bad_pair(tmp_path, READONLY_SPEC)
+    assert r.err.startswith(
+        f"ireepkg: error: {path}: package 'tune-bad': tuning spec specs/gfx942.mlir (for "
+        "gfx942) does not link with the specs before it (tune-a specs/gfx942.mlir): iree-opt "
+        "exited with 1:\n"
+        "  <linked tuning specs>:1:1: warning: Expected the argument in all tuning specs to be "
+        "consistently readonly or consumed\n"), r.err
+    # iree-opt's output whole, down to its failure, then the hint.
+    assert r.err.endswith(
+        "  hint: each spec must be a module with transform.with_named_sequence and "
+        "iree_codegen.tuning_spec_with_default_entrypoint holding one @__kernel_config that "
+        "consumes its argument; ask the package's author, or remove the package\n"), r.err
+    # The rest of iree-opt's output: the module it refused, each spec renamed.
+    assert "  <linked tuning specs>:1:1: note: see current operation: \n" in r.err
+    assert "module @ireepkg_0_tune_a_gfx942 attributes" in r.err
+    assert "module @ireepkg_1_tune_bad_gfx942 attributes" in r.err
+
+
+def test_spec_that_does_not_parse_names_package_and_file(tmp_path):
+    r, path = bad_pair(tmp_path, spec("tune-bad.gfx942", False, entry_arg="transform.readonly"))
+    assert r.err == (
+        f"ireepkg: error: {path}: package 'tune-bad': tuning spec specs/gfx942.mlir (for "
+        "gfx942) does not parse: iree-opt exited with 1:\n"
+        f"  {path}:13:3: error: argument #0 is consumed in the body but is not marked as "
+        "such\n"
+        "    transform.named_sequence @__kernel_config(%root: !transform.any_op "
+        "{transform.readonly}) -> !transform.any_op attributes "
+        "{iree_codegen.tuning_spec_entrypoint} {\n"
+        "    ^\n"
+        "  hint: the spec must be an MLIR module for this IREE version's transform dialect; "
+        "ask the package's author, or remove the package\n")
 
 
 def test_target_that_ignores_specs_is_warned_about(two_packages, tmp_path):
