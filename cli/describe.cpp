@@ -169,7 +169,8 @@ std::string describeManifest(const Manifest &m, const std::string &in) {
     if (h.iree)
       out += " (IREE " + h.iree->text() + ")";
     if (h.point == HookPoint::TuningSpec)
-      out += "\n" + in + "    linked with the other active packages' specs "
+      out += "\n" + in +
+             "    linked with the other active packages' specs "
              "for the compile's target; the first package in activation "
              "order wins where two match the same operation";
     out += "\n";

@@ -14,9 +14,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <set>
-#include <cstdlib>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -221,8 +221,10 @@ selectTuningSpecs(const std::vector<ActivatedPackage> &packages,
     std::string list;
     for (const std::string &u : untargeted)
       list += (list.empty() ? "" : "; ") + u;
-    note("", "tuning specs per target are left out because the compile's "
-             "target is not known: " + list,
+    note("",
+         "tuning specs per target are left out because the compile's "
+         "target is not known: " +
+             list,
          "give the target: `ireepkg flags compiler --target gfx942`; `ireepkg "
          "exec` reads it from the compile's own --iree-hal-target-device= "
          "and --iree-rocm-target= flags");
@@ -233,9 +235,11 @@ selectTuningSpecs(const std::vector<ActivatedPackage> &packages,
       who += (who.empty() ? "" : ", ") + n;
     for (const std::string &n : ignoring)
       what += (what.empty() ? "" : ", ") + n;
-    note("", "tuning specs of " + who + " have no effect on the " + what +
-                 " target: IREE applies tuning specs to llvm-cpu and ROCm "
-                 "compiles only, and ignores them for " + what,
+    note("",
+         "tuning specs of " + who + " have no effect on the " + what +
+             " target: IREE applies tuning specs to llvm-cpu and ROCm "
+             "compiles only, and ignores them for " +
+             what,
          "compile for llvm-cpu or a ROCm architecture to use them");
   }
   return sel;
@@ -269,12 +273,11 @@ Expected<ChildResult> runIreeOpt(const std::vector<std::string> &argv) {
 /// iree-opt's failure as the message's tail: how it ended and its output,
 /// whole.
 std::string failureText(const ChildResult &r) {
-  std::string how = r.timedOut ? "did not finish within " +
-                                     std::to_string(int(kIreeOptTimeoutSeconds)) +
-                                     " seconds"
-                    : r.exited ? "exited with " + std::to_string(r.exitCode)
-                               : "was killed by signal " +
-                                     std::to_string(r.signal);
+  std::string how =
+      r.timedOut ? "did not finish within " +
+                       std::to_string(int(kIreeOptTimeoutSeconds)) + " seconds"
+      : r.exited ? "exited with " + std::to_string(r.exitCode)
+                 : "was killed by signal " + std::to_string(r.signal);
   std::string out = r.err;
   if (!r.out.empty() && r.exitCode != 0)
     out = r.out + out;
@@ -335,11 +338,10 @@ linkTuningSpecs(const std::vector<TuningSpecInput> &specs,
                      "install IREE's compiler (pip install "
                      "iree-base-compiler), whose iree-opt is installed beside "
                      "iree-compile");
-  std::string key = "ireepkg tuning-spec link 1\n" +
-                    fsutil::absolutePath(ireeOpt) + " " +
-                    std::to_string(st.st_size) + " " +
-                    std::to_string(st.st_mtim.tv_sec) + "." +
-                    std::to_string(st.st_mtim.tv_nsec) + "\n";
+  std::string key =
+      "ireepkg tuning-spec link 1\n" + fsutil::absolutePath(ireeOpt) + " " +
+      std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) +
+      "." + std::to_string(st.st_mtim.tv_nsec) + "\n";
   for (const TuningSpecInput &s : specs) {
     auto bytes = fsutil::readFile(s.path);
     if (!bytes)
@@ -367,7 +369,7 @@ linkTuningSpecs(const std::vector<TuningSpecInput> &specs,
   std::string nested = "module @ireepkg_tuning_specs attributes "
                        "{transform.with_named_sequence} {\n";
   std::vector<std::pair<size_t, size_t>> lines; // first, last (1-based)
-  std::vector<size_t> nestedEnds; // where each spec's text ends
+  std::vector<size_t> nestedEnds;               // where each spec's text ends
   size_t line = 2;
   for (size_t i = 0; i < specs.size(); ++i) {
     const TuningSpecInput &s = specs[i];
@@ -386,8 +388,8 @@ linkTuningSpecs(const std::vector<TuningSpecInput> &specs,
                        (s.target.empty() ? "" : "_" + symbolPart(s.target));
     auto renamed = renameTopModule(r->out, name);
     if (!renamed)
-      return makeError(ErrorCode::Invalid,
-                       describe(s) + " is not one module", located(s),
+      return makeError(ErrorCode::Invalid, describe(s) + " is not one module",
+                       located(s),
                        "a tuning spec is a module with "
                        "transform.with_named_sequence and "
                        "iree_codegen.tuning_spec_with_default_entrypoint");
@@ -460,13 +462,13 @@ linkTuningSpecs(const std::vector<TuningSpecInput> &specs,
     }
     std::string before;
     for (size_t i = 0; i < culprit; ++i)
-      before += (before.empty() ? "" : ", ") + specs[i].package + " " +
-                specs[i].rel;
+      before +=
+          (before.empty() ? "" : ", ") + specs[i].package + " " + specs[i].rel;
     return makeError(ErrorCode::Invalid,
                      describe(specs[culprit]) + " does not link" +
-                         (before.empty() ? std::string()
-                                         : " with the specs before it (" +
-                                               before + ")") +
+                         (before.empty()
+                              ? std::string()
+                              : " with the specs before it (" + before + ")") +
                          ": " + failureText(shown),
                      located(specs[culprit]),
                      "each spec must be a module with "
@@ -501,7 +503,8 @@ Status addTuningSpecFlags(const std::vector<ActivatedPackage> &packages,
          "exec` and `ireepkg flags compiler`, not kept in compiler.flags");
     return ok();
   }
-  auto chosen = request.choose.find(std::string(hookPointName(HookPoint::TuningSpec)));
+  auto chosen =
+      request.choose.find(std::string(hookPointName(HookPoint::TuningSpec)));
   TuningSpecSelection sel = selectTuningSpecs(
       packages, request.targets,
       chosen == request.choose.end() ? std::string() : chosen->second,

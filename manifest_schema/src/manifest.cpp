@@ -113,15 +113,21 @@ static std::string tuningTargetProblem(const std::string &k) {
   case TuningTargetKind::Cpu:
     return {};
   case TuningTargetKind::Ignoring:
-    return "\"" + k + "\" compiles ignore tuning specs (IREE applies them "
-           "to llvm-cpu and ROCm only)" + which;
+    return "\"" + k +
+           "\" compiles ignore tuning specs (IREE applies them "
+           "to llvm-cpu and ROCm only)" +
+           which;
   case TuningTargetKind::Invalid:
     if (k == "rocm" || k == "hip" || k == "amdgpu")
-      return "\"" + k + "\" is a device, not a target; name the ROCm "
-             "architecture the spec is for, e.g. \"gfx942\"" + which;
+      return "\"" + k +
+             "\" is a device, not a target; name the ROCm "
+             "architecture the spec is for, e.g. \"gfx942\"" +
+             which;
     if (k == "local" || k == "cpu")
-      return "\"" + k + "\" is a device, not a target; write \"llvm-cpu\" "
-             "for every CPU, or a CPU name" + which;
+      return "\"" + k +
+             "\" is a device, not a target; write \"llvm-cpu\" "
+             "for every CPU, or a CPU name" +
+             which;
     return "\"" + k + "\" is not a tuning-spec target" + which;
   }
   return {};
@@ -356,8 +362,8 @@ static void parseHook(Checker &checker, const json &value,
   if (auto d = r.string("description", Need::Optional, false))
     out.description = *d;
   static const std::array<std::string, 8> kPayloadKeys = {
-      "pipeline", "tool", "file", "sequence", "value", "path", "targets",
-      "iree"};
+      "pipeline", "tool", "file",    "sequence",
+      "value",    "path", "targets", "iree"};
   if (!pointIndex) {
     for (const auto &k : kPayloadKeys)
       r.any(k); // the point is the problem; don't also flag its payload
