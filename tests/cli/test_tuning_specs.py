@@ -275,6 +275,15 @@ def test_target_that_ignores_specs_is_warned_about(two_packages, tmp_path):
                      "cuda target: IREE applies tuning specs to llvm-cpu and ROCm compiles "
                      "only, and ignores them for cuda\n"
                      "  hint: compile for llvm-cpu or a ROCm architecture to use them\n")
+    # exec reads the target from the compile's flags: Vulkan ignores specs.
+    r = run("exec", "--", "iree-compile", tmp_path / "prog.mlir",
+            "--iree-hal-target-device=vulkan", "--compile-to=input", "-o", tmp_path / "out.mlir",
+            cwd=proj, env=env, timeout=600)
+    assert r.code == 0, r.err
+    assert r.err == ("ireepkg: warning: tuning specs of tune-z, tune-a have no effect on the "
+                     "vulkan target: IREE applies tuning specs to llvm-cpu and ROCm compiles "
+                     "only, and ignores them for vulkan\n"
+                     "  hint: compile for llvm-cpu or a ROCm architecture to use them\n")
 
 
 def test_without_a_target_the_specs_per_target_are_left_out(two_packages):
