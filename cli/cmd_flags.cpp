@@ -204,8 +204,9 @@ int runFlags(const Command &, const ParsedArgs &args) {
   if (!prefix)
     return setupFailure();
   if (which == "runtime") {
-    if (args.value("tool")) {
-      printError("--tool applies to 'flags compiler'");
+    if (args.value("tool") || args.value("target")) {
+      printError(std::string(args.value("tool") ? "--tool" : "--target") +
+                 " applies to 'flags compiler'");
       return kExitUsage;
     }
     return runtimeFlags(args, *prefix, format);
@@ -227,6 +228,14 @@ int runFlags(const Command &, const ParsedArgs &args) {
       return kExitUsage;
     }
     request.sets.emplace_back(set.substr(0, eq), set.substr(eq + 1));
+  }
+  for (const std::string &target : args.all("target")) {
+    auto t = parseCompileTarget(target);
+    if (!t) {
+      printError(t.error());
+      return kExitUsage;
+    }
+    request.targets.push_back(*t);
   }
   CliReporter reporter(format == "json");
   auto config = prefixCompilerConfig(*prefix, request, reporter);

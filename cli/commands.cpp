@@ -783,7 +783,7 @@ const std::vector<Command> &commandTable() {
       {
           "flags",
           "runtime|compiler [--format args|flagfile|json | --json] [--platform "
-          "OS-ARCH]",
+          "OS-ARCH] [--target TARGET]",
           "print the IREE flags that activate the prefix's plugins",
           "`flags runtime` prints one --executable_plugin= per runtime plugin "
           "of the prefix, in activation order (IREE checks the last one "
@@ -794,7 +794,10 @@ const std::vector<Command> &commandTable() {
           "as embedded ELF on Windows) are named "
           "on stderr, one line each with the reason (with --format json, in "
           "\"skipped\"). `flags compiler` prints the compiler flags of the "
-          "active compiler plugins and hooks. Read-only and fast: it reads "
+          "active compiler plugins and hooks; --target chooses the packages' "
+          "tuning specs, linked into one file in activation order (the "
+          "first package wins where two specs match the same operation). "
+          "Read-only and fast: it reads "
           "the prefix's precomputed activation index, and only for skipped "
           "plugins their manifest.",
           {{"format", 0, "FORMAT",
@@ -807,6 +810,11 @@ const std::vector<Command> &commandTable() {
            {"set", 0, "FLAG=VALUE",
             "compiler only: set a plugin option (checked against its "
             "schema)",
+            true},
+           {"target", 0, "TARGET",
+            "compiler only: what the compile is for, choosing tuning specs: "
+            "a ROCm architecture (gfx942), llvm-cpu or a CPU name; "
+            "repeatable",
             true},
            {"check-files", 0, "", "runtime only: fail if a listed file is "
                                   "missing"},

@@ -91,8 +91,8 @@ bool stillNamed(const Manifest &m, const std::string &rel) {
   for (const Hook &h : m.hooks) {
     if (h.file == rel || h.tool == rel)
       return true;
-    for (const auto &[arch, dir] : h.paths)
-      if (rel.starts_with(dir + "/"))
+    for (const auto &[key, path] : h.paths)
+      if (path == rel || rel.starts_with(path + "/"))
         return true;
   }
   return false;
@@ -192,8 +192,12 @@ Expected<PackResult> packDirectory(const std::string &dir,
       named.emplace_back(m.hooks[i].file, base + "/file");
     if (!m.hooks[i].tool.empty())
       named.emplace_back(m.hooks[i].tool, base + "/tool");
-    for (const auto &[arch, p] : m.hooks[i].paths)
-      named.emplace_back(p, base + "/path/" + arch);
+    for (const auto &[key, p] : m.hooks[i].paths)
+      named.emplace_back(p, base +
+                                (m.hooks[i].point == HookPoint::TuningSpec
+                                     ? "/targets/"
+                                     : "/path/") +
+                                jsonPointerEscape(key));
   }
   for (size_t i = 0; i < m.tests.size(); ++i)
     named.emplace_back(m.tests[i].program,

@@ -516,7 +516,7 @@ Expected<GeneratedState> generateState(const std::string &prefix,
       if (!h.value.empty())
         o["value"] = h.value;
       if (auto it = h.paths.find(std::string(archName(platform.arch)));
-          it != h.paths.end())
+          h.point == HookPoint::ExecutableObjects && it != h.paths.end())
         o["path"] = a.dir + "/" + it->second;
       hooks.push_back(std::move(o));
     }
