@@ -35,6 +35,7 @@
 #include "ireepkg/pkg/state.h"
 #include "ireepkg/pkg/fatelf.h"
 #include "ireepkg/pkg/iree_version.h"
+#include "ireepkg/pkg/mlir_check.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/runtime_doctor.h"
@@ -174,6 +175,63 @@ std::string ireeText(const Expected<IreeInstallation> &iree,
   return text;
 }
 
+/// The installed packages' pipeline hooks, checked against the IREE in use
+/// (iree_pipeline_check.h), with their dynamic IREE plugins loaded.
+Expected<IreePipelineReport>
+checkHookPipelines(const std::vector<DoctorPackage> &packages,
+                   const Platform &platform, double timeout) {
+  std::vector<PipelineSource> pipelines;
+  IreePipelineCheckOptions options;
+  options.timeoutSeconds = timeout;
+  for (const DoctorPackage &p : packages) {
+    for (size_t i = 0; i < p.manifest->hooks.size(); ++i) {
+      const Hook &h = p.manifest->hooks[i];
+      if (h.pipeline.empty())
+        continue;
+      Location where{p.dir + "/ireeplugin.json", 0, 0,
+                     "/compiler/hooks/" + std::to_string(i) + "/pipeline",
+                     p.name, ""};
+      pipelines.push_back({h.pipeline, h.point, where});
+    }
+    for (const CompilerPlugin &cp : p.manifest->compilerPlugins) {
+      auto lib = cp.library.find(platform.str());
+      if (cp.kind == CompilerPluginKind::IreeDynamic &&
+          lib != cp.library.end() && platform == hostPlatform())
+        options.dynamicPlugins.push_back(p.dir + "/" + lib->second);
+    }
+  }
+  DiagnosticList ignored; // the report says the same
+  return checkPipelinesWithIree(pipelines, options, ignored);
+}
+
+/// The hook pipelines' section of the text report ("" when there are none).
+std::string hookPipelinesText(const IreePipelineReport &report,
+                              const std::vector<DoctorPackage> &packages) {
+  if (report.pipelines.empty())
+    return "";
+  std::string text = "\nHook pipelines, checked against IREE" +
+                     (report.ran ? " with " + report.tool : std::string()) +
+                     ":\n";
+  for (const IreePipelineCheck &c : report.pipelines) {
+    std::string who = c.where.package;
+    for (const DoctorPackage &p : packages)
+      if (p.name == c.where.package)
+        who += " " + p.version.str();
+    who += " " + std::string(hookPointName(c.point));
+    if (c.status == "ok")
+      text += "ok    " + who + " — " + c.pipeline + "\n";
+    else if (c.status == "invalid")
+      text += "FAIL  " + who + ": IREE cannot parse " + c.pipeline + ": " +
+              c.message + " (iree-compile would ignore it and exit with 0)\n";
+    else if (c.status == "failed")
+      text += "warn  " + who + ": " + c.pipeline +
+              " fails on an empty module: " + c.message + "\n";
+    else
+      text += "skip  " + who + " — " + c.message + "\n";
+  }
+  return text;
+}
+
 } // namespace
 
 int runDoctor(const Command &, const ParsedArgs &args) {
@@ -284,6 +342,10 @@ int runDoctor(const Command &, const ParsedArgs &args) {
   std::vector<CompilerPluginCheck> compilerChecks =
       checkCompilerPlugins(compilerPackages, platform, compilerTools);
 
+  auto hookPipelines = checkHookPipelines(compilerPackages, platform, timeout);
+  if (!hookPipelines)
+    return printFailure(hookPipelines.error(), jsonOutput);
+
   size_t failed = 0, skipped = 0;
   for (const RuntimePluginCheck &c : checks) {
     if (!c.problems.empty())
@@ -294,6 +356,8 @@ int runDoctor(const Command &, const ParsedArgs &args) {
   bool ok = failed == 0 && requirementsFailed == 0;
   for (const CompilerPluginCheck &c : compilerChecks)
     ok = ok && c.problems.empty();
+  for (const IreePipelineCheck &c : hookPipelines->pipelines)
+    ok = ok && c.status != "invalid";
   json ireeJson = {
       {"version", iree ? json(iree->version.str()) : json(nullptr)},
       {"source", iree ? json(iree->describeSource()) : json(nullptr)},
@@ -336,6 +400,8 @@ int runDoctor(const Command &, const ParsedArgs &args) {
                 {"iree", ireeJson},
                 {"plugins", plugins},
                 {"compiler_plugins", compiler},
+                {"hook_pipelines",
+                 json::parse(toJson(*hookPipelines).dump())},
                 {"shadowed_imports", shadowedImportsToJson(shadowed)},
                 {"ok", ok}};
     if (!testsJson.is_null())
@@ -401,6 +467,7 @@ int runDoctor(const Command &, const ParsedArgs &args) {
               std::string(kDoctorUnknownImport) + "\".\n";
   }
   text += compilerChecksText(compilerChecks, prefix->path, platform);
+  text += hookPipelinesText(*hookPipelines, compilerPackages);
   if (!shadowed.empty())
     text += "\nImports that more than one package provides (IREE resolves "
             "imports in reverse registration order):\n" +

@@ -11,6 +11,12 @@
 // packages' --pass-pipeline is left out (with a note); their plugins are
 // still loaded.
 //
+// iree-compile prints an error for a preprocessing pass pipeline it cannot
+// parse, goes on without the pipeline and exits with 0. When a
+// preprocessing pipeline is given (by the packages or the user), exec runs
+// the compiler as a child instead, passes its stderr through, and exits
+// with 1 when IREE reported such an error although it exited with 0.
+//
 //===----------------------------------------------------------------------===//
 #include "output.h"
 #include "ireepkg/manifest_schema/environment.h"
@@ -18,17 +24,21 @@
 #include "python_env.h"
 
 #include "ireepkg/pkg/child_process.h"
+#include "ireepkg/pkg/iree_pipeline_check.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/compiler_integration/tool_kind.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace ireepkg::cli {
@@ -125,6 +135,94 @@ std::string userPassArgument(const std::string &tool,
   return "";
 }
 
+/// Runs the compiler with its stderr passed through, read for IREE's pass
+/// pipeline errors (see the file comment); returns exec's exit status. A
+/// signal that ends the compiler ends ireepkg the same way.
+int runWatchingPipelineErrors(const std::string &path,
+                              std::vector<char *> &argv,
+                              const std::string &tool) {
+  constexpr size_t kKept = 1u << 20; // IREE says it before compiling
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    printError("cannot run '" + path + "': " + std::strerror(errno));
+    return kExitFailure;
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    printError("cannot run '" + path + "': " + std::strerror(errno));
+    return kExitFailure;
+  }
+  if (pid == 0) {
+    ::dup2(fds[1], STDERR_FILENO);
+    ::execv(path.c_str(), argv.data());
+    std::string why = "ireepkg: error: cannot run '" + path +
+                      "': " + std::strerror(errno) + "\n";
+    (void)!::write(STDERR_FILENO, why.data(), why.size());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  // Like system(): Ctrl-C and Ctrl-\ go to the compiler, which decides.
+  struct sigaction ignore = {}, oldInt = {}, oldQuit = {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGINT, &ignore, &oldInt);
+  ::sigaction(SIGQUIT, &ignore, &oldQuit);
+  std::string kept;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    for (ssize_t off = 0; off < n;) {
+      ssize_t w = ::write(STDERR_FILENO, buf + off, static_cast<size_t>(n - off));
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        break; // our stderr is gone: keep reading, so the compiler goes on
+      off += w;
+    }
+    if (kept.size() < kKept)
+      kept.append(buf, std::min(static_cast<size_t>(n), kKept - kept.size()));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::sigaction(SIGINT, &oldInt, nullptr);
+  ::sigaction(SIGQUIT, &oldQuit, nullptr);
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    std::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return 128 + sig;
+  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitFailure;
+  if (code != 0)
+    return code;
+  if (std::optional<std::string> line = ireePipelineErrorLine(kept)) {
+    printError(tool + " reported an error in a pass pipeline (\"" + *line +
+                   "\"), compiled without that pipeline and exited with 0",
+               "fix the pipeline (a package's preprocessing hook: `ireepkg "
+               "doctor` checks them against this IREE); the output was "
+               "written without it");
+    return kExitFailure;
+  }
+  return code;
+}
+
+/// Whether a preprocessing pass pipeline reaches the compiler.
+bool givesPreprocessingPipeline(const CompilerConfig &config,
+                                const std::vector<std::string> &userArgs) {
+  for (const CompilerFlag &f : config.flags)
+    if (f.name == "iree-preprocessing-pass-pipeline")
+      return true;
+  for (const std::string &arg : userArgs)
+    if (optionName(arg) == "iree-preprocessing-pass-pipeline")
+      return true;
+  return false;
+}
+
 } // namespace
 
 Expected<CompilerConfig> prefixCompilerConfig(const PrefixLocation &prefix,
@@ -206,6 +304,7 @@ int runExec(const Command &, const ParsedArgs &args) {
   std::vector<std::string> userArgs(args.passthrough.begin() + 1,
                                     args.passthrough.end());
   std::vector<std::string> argv = {tool};
+  bool watchPipelineErrors = false;
   // A moved prefix whose flagfiles could not be written again (a read-only
   // image) still names its old place there: the flags go as arguments.
   const bool stale = flagfilesAreStale(prefix->path);
@@ -269,6 +368,8 @@ int runExec(const Command &, const ParsedArgs &args) {
       // only a known compiler allows (dynamically loaded plugins): with
       // one, every flag is an argument, so that --iree-plugin= stays in
       // activation order.
+      watchPipelineErrors = kind == ToolKind::Compiler &&
+                            givesPreprocessingPipeline(*config, userArgs);
       bool dynamic = false;
       for (const CompilerFlag &f : config->flags)
         dynamic |= f.name == "iree-load-plugin";
@@ -292,6 +393,8 @@ int runExec(const Command &, const ParsedArgs &args) {
   cargv.push_back(nullptr);
   std::fflush(stdout);
   std::fflush(stderr);
+  if (watchPipelineErrors)
+    return runWatchingPipelineErrors(resolved, cargv, tool);
   ::execv(resolved.c_str(), cargv.data());
   printError("cannot run '" + resolved + "': " + std::strerror(errno));
   return kExitFailure;

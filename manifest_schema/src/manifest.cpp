@@ -10,6 +10,7 @@
 #include "ireepkg/manifest_schema/suggest.h"
 
 #include <array>
+#include <regex>
 #include <set>
 
 namespace ireepkg {
@@ -530,6 +531,75 @@ static void parseRuntimePlugin(Checker &checker, const json &value,
   r.finish();
 }
 
+std::string ExpectedOutput::describe() const {
+  switch (kind) {
+  case Kind::Line:
+    return text;
+  case Kind::Contains:
+    return "contains \"" + text + "\"";
+  case Kind::Matches:
+    return "matches /" + text + "/";
+  }
+  return text;
+}
+
+/// One item of a test's expected_output: a line, or {"contains": ...} or
+/// {"matches": ...}.
+static std::optional<ExpectedOutput>
+parseExpectedOutput(Checker &checker, const json &value,
+                    const std::string &ptr) {
+  const char *hint = "write a whole line as a string, or {\"contains\": "
+                     "\"text\"} or {\"matches\": \"regex\"} for part of one";
+  ExpectedOutput e;
+  if (value.is_string()) {
+    e.text = value.get<std::string>();
+    if (e.text.empty()) {
+      checker.error(ptr, "must not be empty", hint);
+      return std::nullopt;
+    }
+    return e;
+  }
+  if (!value.is_object()) {
+    checker.error(ptr, "must be a string or an object", hint);
+    return std::nullopt;
+  }
+  ObjectReader r(checker, value, ptr);
+  bool contains = r.has("contains"), matches = r.has("matches");
+  if (contains == matches) {
+    checker.error(ptr, "must have exactly one of \"contains\" and \"matches\"",
+                  hint);
+    r.any("contains");
+    r.any("matches");
+    r.finish();
+    return std::nullopt;
+  }
+  const char *key = contains ? "contains" : "matches";
+  auto text = r.string(key, Need::Required);
+  r.finish();
+  if (!text)
+    return std::nullopt;
+  if (text->empty()) {
+    checker.error(r.child(key), "must not be empty", hint);
+    return std::nullopt;
+  }
+  e.kind = contains ? ExpectedOutput::Kind::Contains
+                    : ExpectedOutput::Kind::Matches;
+  e.text = *text;
+  if (matches) {
+    try {
+      std::regex re(e.text, std::regex::ECMAScript);
+    } catch (const std::regex_error &err) {
+      checker.error(r.child(key),
+                    "\"" + e.text + "\" is not a valid regular expression: " +
+                        err.what(),
+                    "write an ECMAScript regular expression, as JavaScript "
+                    "takes it");
+      return std::nullopt;
+    }
+  }
+  return e;
+}
+
 static void parsePackageTest(Checker &checker, const json &value,
                              const std::string &ptr, PackageTest &out) {
   ObjectReader r(checker, value, ptr);
@@ -553,8 +623,12 @@ static void parsePackageTest(Checker &checker, const json &value,
   if (auto program = r.string("program", Need::Required);
       program && checker.packagePath(*program, r.child("program")))
     out.program = *program;
-  if (auto lines = r.stringArray("expected_output", Need::Required, false)) {
-    out.expectedOutput = *lines;
+  if (const json *lines = r.array("expected_output", Need::Required)) {
+    for (size_t i = 0; i < lines->size(); ++i)
+      if (auto e = parseExpectedOutput(
+              checker, (*lines)[i],
+              r.child("expected_output") + "/" + std::to_string(i)))
+        out.expectedOutput.push_back(std::move(*e));
     if (lines->empty())
       checker.error(r.child("expected_output"), "must list at least one line",
                     "write the lines the tool prints when the test passes");

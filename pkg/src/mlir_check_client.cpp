@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -306,6 +307,8 @@ nlohmann::json toJson(const MlirCheckReport &report) {
   }
   json out = {
       {"ran", report.ran}, {"pipelines", pipelines}, {"plugins", plugins}};
+  if (!report.iree.pipelines.empty() || report.iree.ran)
+    out["iree"] = toJson(report.iree);
   if (report.ran)
     out.update(
         {{"checker", report.checker}, {"mlir_version", report.mlirVersion}});
@@ -574,8 +577,21 @@ checkPackagePipelines(const std::vector<PipelineCheckPackage> &packages,
                       DiagnosticList &diags) {
   std::vector<PipelineSource> pipelines;
   std::vector<PassPluginSource> plugins;
+  IreePipelineCheckOptions iree;
   bool host = platform.str() == hostPlatform().str();
+  std::set<std::string> present;
+  for (const PipelineCheckPackage &pkg : packages)
+    present.insert(pkg.name);
   for (const PipelineCheckPackage &pkg : packages) {
+    if (pkg.manifest && pkg.check)
+      for (const auto &[name, constraint] : pkg.manifest->dependencies)
+        iree.passesMayComeFromDependencies |= !present.count(name);
+    if (pkg.manifest && loadPlugins && host)
+      for (const CompilerPlugin &p : pkg.manifest->compilerPlugins) {
+        auto lib = p.library.find(platform.str());
+        if (p.kind == CompilerPluginKind::IreeDynamic && lib != p.library.end())
+          iree.dynamicPlugins.push_back(pkg.dir + "/" + lib->second);
+      }
     if (!pkg.manifest)
       continue;
     auto locate = [&](const std::string &pointer) {
@@ -629,7 +645,19 @@ checkPackagePipelines(const std::vector<PipelineCheckPackage> &packages,
     report.skipped = "there are no pass pipelines or MLIR plugins to check";
     return report;
   }
-  return checkPipelinesWithMlir(pipelines, plugins, diags);
+  auto report = checkPipelinesWithMlir(pipelines, plugins, diags);
+  if (!report)
+    return report;
+  // What MLIR found wrong is not asked of IREE again.
+  std::vector<PipelineSource> forIree;
+  for (size_t i = 0; i < pipelines.size(); ++i)
+    if (i >= report->pipelines.size() || report->pipelines[i].errors == 0)
+      forIree.push_back(pipelines[i]);
+  auto ireeReport = checkPipelinesWithIree(forIree, iree, diags);
+  if (!ireeReport)
+    return Unexpected(ireeReport.error());
+  report->iree = std::move(*ireeReport);
+  return report;
 }
 
 } // namespace ireepkg

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <regex>
 #include <system_error>
 #include <unistd.h>
 
@@ -57,14 +58,31 @@ std::string commandLine(const std::vector<std::string> &argv) {
 
 /// The index in `expected` of the first line not found, in order, among
 /// the lines of `out`; expected.size() when all are there.
+bool lineFits(std::string_view line, const ExpectedOutput &e) {
+  switch (e.kind) {
+  case ExpectedOutput::Kind::Line:
+    return trim(line) == trim(e.text);
+  case ExpectedOutput::Kind::Contains:
+    return line.find(e.text) != std::string_view::npos;
+  case ExpectedOutput::Kind::Matches:
+    try { // checked when the manifest was read
+      return std::regex_search(line.begin(), line.end(),
+                               std::regex(e.text, std::regex::ECMAScript));
+    } catch (const std::regex_error &) {
+      return false;
+    }
+  }
+  return false;
+}
+
 size_t firstMissingLine(const std::string &out,
-                        const std::vector<std::string> &expected) {
+                        const std::vector<ExpectedOutput> &expected) {
   size_t next = 0, pos = 0;
   while (next < expected.size() && pos <= out.size()) {
     size_t end = out.find('\n', pos);
     if (end == std::string::npos)
       end = out.size();
-    if (trim(out.substr(pos, end - pos)) == trim(expected[next]))
+    if (lineFits(std::string_view(out).substr(pos, end - pos), expected[next]))
       ++next;
     pos = end + 1;
   }
@@ -142,12 +160,17 @@ void checkOutput(const std::string &out, const PackageTest &test,
     return;
   }
   result.outcome = PackageTestResult::Outcome::Failed;
-  result.reason = what + " did not print the expected line \"" +
-                  std::string(trim(test.expectedOutput[missing])) + "\"" +
+  const ExpectedOutput &e = test.expectedOutput[missing];
+  result.reason = what + " did not print " +
+                  (e.kind == ExpectedOutput::Kind::Line
+                       ? "the expected line \"" + std::string(trim(e.text)) +
+                             "\""
+                       : "a line that " + e.describe()) +
                   (missing ? " (after the " + std::to_string(missing) +
                                  " expected lines before it)"
                            : std::string());
-  result.expected = test.expectedOutput;
+  for (const ExpectedOutput &line : test.expectedOutput)
+    result.expected.push_back(line.describe());
 }
 
 /// A scratch directory, removed when it goes out of scope.

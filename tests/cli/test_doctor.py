@@ -56,7 +56,7 @@ def test_example_package_is_healthy(tmp_path):
     assert report["platform"] == "linux-x86_64"
     assert list(report) == ["prefix", "platform", "host", "probe_path", "timeout_seconds",
                             "tools", "iree", "plugins", "compiler_plugins",
-                            "shadowed_imports", "ok"]
+                            "hook_pipelines", "shadowed_imports", "ok"]
     assert report["compiler_plugins"] == []
     # The IREE in use is the wheel's version, not the release candidate
     # `iree-compile --version` names.

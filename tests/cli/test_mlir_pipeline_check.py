@@ -45,6 +45,13 @@ needs_clang = pytest.mark.skipif(not CLANG or not ON_LINUX_X86_64,
                                  reason="needs clang-22 on linux-x86_64")
 
 
+@pytest.fixture(autouse=True)
+def no_iree_check(monkeypatch):
+    """These tests are about the MLIR check; the check against IREE
+    (test_iree_pipeline_check.py) would add its own findings."""
+    monkeypatch.setenv("IREEPKG_IREE_OPT", "off")
+
+
 @pytest.fixture(scope="module")
 def mlir():
     """"MLIR 22.1.x", as messages name it."""

@@ -445,3 +445,33 @@ def test_plugin_authors_cmake_helpers_from_the_wheel(venv, tmp_path):
     assert f"{venv.bin}/ireepkg pack" in (project / "build" / "build.ninja").read_text()
     assert "ok    mul 0.1.0 multiply (iree-run-module)\n" in r.stdout
     assert (project / "build" / "dist" / "mul-0.1.0.ireepkg").is_file()
+
+
+def test_pip_builds_a_read_only_checkout_out_of_tree(tmp_path):
+    """`pip wheel <checkout>` with no build settings writes nothing into the
+    checkout (its build directory is a temporary one), so a read-only
+    checkout builds. The checkout's files are copied and made read-only;
+    the programs come from the built tree (IREEPKG_WHEEL_FROM_BUILD), so
+    CMake configures the whole project but nothing is compiled again."""
+    # (safe.directory: the unprivileged run reads root's checkout)
+    files = subprocess.run(["git", "-c", "safe.directory=*", "-C", REPO, "ls-files", "-z"], capture_output=True,
+                           check=True).stdout.decode().split("\0")
+    checkout = tmp_path / "checkout"
+    for rel in filter(None, files):
+        src = REPO / rel
+        if src.is_file() and not src.is_symlink():
+            (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, checkout / rel)
+    for dirpath, dirnames, filenames in os.walk(checkout):
+        for f in filenames:
+            os.chmod(os.path.join(dirpath, f), 0o444)
+        os.chmod(dirpath, 0o555)
+    from conftest import make_writable, snapshot
+    before = snapshot(checkout)
+    v = Venv(tmp_path / "venv")
+    subprocess.run([base_python(), "-m", "venv", v.root], check=True, timeout=300)
+    pip(v, "wheel", checkout, "--no-deps", "-w", tmp_path / "wheel",
+        f"--config-settings=cmake.define.IREEPKG_WHEEL_FROM_BUILD={BUILD}")
+    assert len(list((tmp_path / "wheel").glob("ireepkg-*.whl"))) == 1
+    assert snapshot(checkout) == before
+    make_writable(checkout)

@@ -128,6 +128,17 @@ struct RuntimePlugin {
 enum class PackageTestTool { IreeRunModule, MlirOpt };
 std::string_view packageTestToolName(PackageTestTool tool);
 
+/// What a package test expects of its tool's output: a whole line (blanks
+/// around it aside), a line that contains `text`, or a line in which the
+/// regular expression `text` (ECMAScript) finds a match.
+struct ExpectedOutput {
+  enum class Kind { Line, Contains, Matches };
+  Kind kind = Kind::Line;
+  std::string text;
+  /// As messages show it: the line, `contains "x"` or `matches /x/`.
+  std::string describe() const;
+};
+
 /// One smoke test a package ships.
 struct PackageTest {
   std::string name;
@@ -137,7 +148,7 @@ struct PackageTest {
   std::vector<std::string> inputs;       ///< iree-run-module --input= values
   std::vector<std::string> compileFlags; ///< extra iree-compile flags
   std::string pipeline;                  ///< mlir-opt --pass-pipeline=
-  std::vector<std::string> expectedOutput;
+  std::vector<ExpectedOutput> expectedOutput;
   int timeoutSeconds = 120;
   std::string description;
 };

@@ -27,6 +27,7 @@
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/iree_pipeline_check.h"
 
 #include <nlohmann/json.hpp>
 
@@ -88,6 +89,8 @@ struct MlirCheckReport {
   std::string skipped;     ///< why it did not run, when it did not
   std::vector<PipelineCheck> pipelines;
   std::vector<PassPluginLoad> plugins;
+  /// The same pipelines checked against IREE (checkPackagePipelines only).
+  IreePipelineReport iree;
 };
 
 nlohmann::json toJson(const MlirCheckReport &report);
@@ -136,6 +139,10 @@ struct PipelineCheckPackage {
 /// when `loadPlugins` and `platform` is the host's. Every MLIR plugin of a
 /// package marked `check` is load-checked, whether or not there are
 /// pipelines; the other packages' plugins are loaded only for pipelines.
+/// Then the pipelines MLIR found no error in are checked against IREE
+/// (iree_pipeline_check.h), with the IREE dynamic plugins of all
+/// `packages` loaded; a pass IREE does not know is only a warning when a
+/// checked package depends on a package that is not in `packages`.
 Expected<MlirCheckReport>
 checkPackagePipelines(const std::vector<PipelineCheckPackage> &packages,
                       const Platform &platform, bool loadPlugins,

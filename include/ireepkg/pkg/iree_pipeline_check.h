@@ -1,0 +1,93 @@
+//===- ireepkg/iree_pipeline_check.h - Hook pipelines checked by IREE -*-===//
+//
+// The check of hook pipelines against the IREE in use. IREE's compiler
+// registers its own passes, and only some of MLIR's; the MLIR check
+// (mlir_check.h) knows MLIR's passes and none of IREE's. `iree-compile`
+// 3.13 prints a pass-pipeline parse error for a
+// --iree-preprocessing-pass-pipeline= it cannot parse (an unknown pass, a
+// bad option) and then exits with 0, compiling without the pipeline: a
+// broken hook would go unnoticed. So `pack`, `install` and `doctor` run
+// IREE's `iree-opt` (found on PATH, then in $VIRTUAL_ENV/bin) on an empty
+// module with each preprocessing pipeline (and each executable-preprocessing
+// pipeline written as `builtin.module(...)`), in a child process with a
+// time limit, and `exec` fails when iree-compile reports a pipeline error
+// although it exits with 0 (ireePipelineErrorLine).
+//
+// IREEPKG_IREE_OPT names the iree-opt to run (a path or a name on PATH), or
+// is "off" to skip the check. Without iree-opt the pipelines are not checked
+// against IREE, and a warning says so; with load checks off
+// (IREEPKG_LOAD_CHECKS=0) the check is not run. The IREE dynamic compiler
+// plugins given are loaded into iree-opt
+// (--iree-load-plugin=), since their passes may be named.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IREEPKG_IREE_PIPELINE_CHECK_H
+#define IREEPKG_IREE_PIPELINE_CHECK_H
+
+#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/manifest_schema/formats.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ireepkg {
+
+struct PipelineSource;
+
+/// What IREE said of one hook's pipeline.
+struct IreePipelineCheck {
+  Location where;
+  HookPoint point = HookPoint::Preprocessing;
+  /// The pipeline as iree-opt was given it ("" when not run).
+  std::string pipeline;
+  /// "ok"; "invalid" (IREE cannot build it); "failed" (IREE built it, but
+  /// it failed on an empty module: a warning); "not-checked" (`reason`).
+  std::string status;
+  std::string message; ///< IREE's words, or why it was not checked
+};
+
+struct IreePipelineReport {
+  bool ran = false;
+  std::string tool;    ///< the iree-opt that was run
+  std::string skipped; ///< why it did not run, when it did not
+  std::vector<IreePipelineCheck> pipelines;
+};
+
+nlohmann::json toJson(const IreePipelineReport &report);
+
+/// Options of checkPipelinesWithIree.
+struct IreePipelineCheckOptions {
+  /// IREE dynamic compiler plugin libraries to load into iree-opt.
+  std::vector<std::string> dynamicPlugins;
+  /// A pass IREE does not know may come from a dependency that is not part
+  /// of the check (at pack): that is a warning, not an error.
+  bool passesMayComeFromDependencies = false;
+  /// The time limit of each iree-opt run, in seconds.
+  double timeoutSeconds = 60;
+  /// The iree-opt to run; "" for IREEPKG_IREE_OPT, else iree-opt on PATH,
+  /// then in $VIRTUAL_ENV/bin.
+  std::string ireeOpt;
+};
+
+/// Checks the preprocessing and executable-preprocessing pipelines of
+/// `pipelines` (the others are left out) with IREE's iree-opt. Problems
+/// land in `diags` (errors for pipelines IREE cannot build, warnings for
+/// those it could not run on an empty module and for a missing iree-opt);
+/// the Error is for when ireepkg cannot run the tool at all.
+Expected<IreePipelineReport>
+checkPipelinesWithIree(const std::vector<PipelineSource> &pipelines,
+                       const IreePipelineCheckOptions &options,
+                       DiagnosticList &diags);
+
+/// The line of an iree-compile's stderr by which IREE says that it could
+/// not parse a pass pipeline it was given (it then goes on without it and
+/// may exit with 0), or nullopt.
+std::optional<std::string> ireePipelineErrorLine(std::string_view stderrText);
+
+} // namespace ireepkg
+
+#endif // IREEPKG_IREE_PIPELINE_CHECK_H
