@@ -574,10 +574,11 @@ checkPipelinesWithMlir(const std::vector<PipelineSource> &pipelines,
 Expected<MlirCheckReport>
 checkPackagePipelines(const std::vector<PipelineCheckPackage> &packages,
                       const Platform &platform, bool loadPlugins,
-                      DiagnosticList &diags) {
+                      DiagnosticList &diags, bool authoring) {
   std::vector<PipelineSource> pipelines;
   std::vector<PassPluginSource> plugins;
   IreePipelineCheckOptions iree;
+  iree.warnWithoutIree = authoring;
   bool host = platform.str() == hostPlatform().str();
   std::set<std::string> present;
   for (const PipelineCheckPackage &pkg : packages)

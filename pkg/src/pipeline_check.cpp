@@ -17,7 +17,8 @@ Expected<MlirCheckReport> checkPackPipelines(const Manifest &manifest,
   pkg.document = &doc;
   pkg.file = doc.file();
   pkg.check = true;
-  return checkPackagePipelines({pkg}, hostPlatform(), loadPlugins, diags);
+  return checkPackagePipelines({pkg}, hostPlatform(), loadPlugins, diags,
+                               /*authoring=*/true);
 }
 
 Expected<MlirCheckReport>

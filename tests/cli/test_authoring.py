@@ -268,7 +268,14 @@ def test_missing_iree_tools_fail_pack_test_and_ctest(tmp_path):
     code, out, err = bare_run("pack", project, "-o", dist)
     assert code == 1, out + err
     assert out == NO_IREE + "1 test: 0 passed, 1 failed, 0 skipped\n"
-    assert err == ("ireepkg: error: 1 of the package's tests fails; no archive was written\n"
+    # The package's hook pipeline could not be checked against IREE either.
+    assert err == (f"ireepkg: warning: {project}/ireeplugin.json: package 'cfg': pass "
+                   "pipelines were not checked against IREE: iree-opt was not found on "
+                   "PATH or in $VIRTUAL_ENV/bin\n"
+                   "  hint: install IREE's compiler (pip install iree-base-compiler) or "
+                   "activate its virtual environment, so that a pipeline IREE cannot "
+                   "parse is found before iree-compile ignores it\n"
+                   "ireepkg: error: 1 of the package's tests fails; no archive was written\n"
                    "  hint: fix the package, or pack with --no-test to skip its tests\n")
     assert not (dist / "cfg-0.1.0.ireepkg").exists()
     code, out, err = bare_run("pack", project, "-o", dist, "--json")

@@ -66,6 +66,9 @@ struct IreePipelineCheckOptions {
   /// A pass IREE does not know may come from a dependency that is not part
   /// of the check (at pack): that is a warning, not an error.
   bool passesMayComeFromDependencies = false;
+  /// Warn of a missing iree-opt even when no IREE compiler is found at all
+  /// (at pack; elsewhere that case is said by what needs IREE).
+  bool warnWithoutIree = false;
   /// The time limit of each iree-opt run, in seconds.
   double timeoutSeconds = 60;
   /// The iree-opt to run; "" for IREEPKG_IREE_OPT, else iree-opt on PATH,

@@ -143,10 +143,12 @@ struct PipelineCheckPackage {
 /// (iree_pipeline_check.h), with the IREE dynamic plugins of all
 /// `packages` loaded; a pass IREE does not know is only a warning when a
 /// checked package depends on a package that is not in `packages`.
+/// `authoring` (pack): a missing IREE is a warning even when no IREE
+/// compiler is found at all (at install, that is said elsewhere).
 Expected<MlirCheckReport>
 checkPackagePipelines(const std::vector<PipelineCheckPackage> &packages,
                       const Platform &platform, bool loadPlugins,
-                      DiagnosticList &diags);
+                      DiagnosticList &diags, bool authoring = false);
 
 } // namespace ireepkg
 
