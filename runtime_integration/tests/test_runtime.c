@@ -306,7 +306,7 @@ static void test_open_and_accessors(void) {
   CHECK_STR(ireepkg_runtime_index_path(index), gIndex);
   uint32_t major = 9, minor = 9;
   ireepkg_runtime_index_format_version(index, &major, &minor);
-  CHECK(major == 1 && minor == 1);
+  CHECK(major == 1 && minor == 2);
   ireepkg_runtime_close(index);
 
   /* The same index through its own path. */
