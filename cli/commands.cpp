@@ -780,7 +780,7 @@ const std::vector<Command> &commandTable() {
       {
           "flags",
           "runtime|compiler [--format args|flagfile|json | --json] [--platform "
-          "OS-ARCH]",
+          "OS-ARCH] [--cpu-level LEVEL]",
           "print the IREE flags that activate the prefix's plugins",
           "`flags runtime` prints one --executable_plugin= per runtime plugin "
           "of the prefix, in activation order (IREE checks the last one "
@@ -796,6 +796,11 @@ const std::vector<Command> &commandTable() {
             "comment header, for --flagfile=) or json"},
            {"platform", 0, "OS-ARCH",
             "the target (default: the host); runtime only"},
+           {"cpu-level", 0, "LEVEL",
+            "runtime only: choose builds for this CPU instead of the host's "
+            "(x86_64_v1 to x86_64_v4, or ARCH+FEATURE..., e.g. "
+            "x86_64+avx512f); without it the host's CPU is read, and other "
+            "platforms get their baseline builds"},
            {"tool", 0, "TOOL",
             "compiler only: iree-compile (default), iree-opt or mlir-opt"},
            {"set", 0, "FLAG=VALUE",
@@ -807,7 +812,8 @@ const std::vector<Command> &commandTable() {
            {"json", 0, "", "the same as --format json"},
            kPrefix},
           {"ireepkg flags runtime", "ireepkg flags runtime --format json",
-           "ireepkg flags runtime --platform linux-aarch64"},
+           "ireepkg flags runtime --platform linux-aarch64",
+           "ireepkg flags runtime --cpu-level x86_64_v3"},
           1,
           1,
           false,
