@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/text.h"
 #include "ireepkg/manifest_schema/environment.h"
@@ -38,6 +39,7 @@
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/runtime_doctor.h"
+#include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <algorithm>
 #include <cctype>
@@ -88,6 +90,8 @@ json checkToJson(const RuntimePluginCheck &c) {
     j["fatelf_image"] = c.image;
   j["ok"] = c.problems.empty();
   j["skipped"] = c.skipped.empty() ? json(nullptr) : json(c.skipped);
+  if (!c.build.empty())
+    j["build"] = c.build;
   j["problems"] = c.problems;
   j["warnings"] = c.warnings;
   j["imports"] = c.declared;
@@ -207,6 +211,8 @@ int runDoctor(const Command &, const ParsedArgs &args) {
   size_t requirementsFailed = 0;
 
   std::vector<RuntimePluginCheck> checks;
+  const auto hostBuilds = hostRuntimeBuilds(prefix->path);
+  const std::string hostCpu = hostCpuDescription();
   std::deque<Manifest> manifests; // stable addresses for compilerPackages
   std::vector<DoctorPackage> compilerPackages;
   for (const InstalledPackage &package : state->packages) {
@@ -256,6 +262,17 @@ int runDoctor(const Command &, const ParsedArgs &args) {
       std::string rel = runtimeLibraryFor(plugin, platform, embedded, dir);
       if (!rel.empty())
         c.path = dir + "/" + rel;
+      // A build for this CPU's level, as libireepkg_runtime chooses it.
+      if (auto b = hostBuilds.find({package.name, plugin.name});
+          platform == host && b != hostBuilds.end() &&
+          plugin.library.count(b->second.key) &&
+          ireepkg_cpu_parse_key(b->second.key.data(), b->second.key.size(),
+                                false)
+                  .base_size != b->second.key.size()) {
+        rel = plugin.library.at(b->second.key);
+        c.path = b->second.path;
+        c.build = b->second.key + ", chosen for this CPU: " + hostCpu;
+      }
       if (platform != host) {
         c.skipped = "the prefix targets " + platform.str() +
                     "; only plugins for this host (" + host.str() +
@@ -380,6 +397,8 @@ int runDoctor(const Command &, const ParsedArgs &args) {
                                   : "resolves " + joinNames(c.declared)) +
               "\n";
     }
+    if (!c.build.empty())
+      text += "      build " + c.build + "\n";
     for (const std::string &warning : c.warnings)
       text += "warn  " + who + ": " + warning + "\n";
   }

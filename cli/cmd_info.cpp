@@ -2,6 +2,8 @@
 #include "output.h"
 
 #include "ireepkg/pkg/prefix.h"
+#include "ireepkg/manifest_schema/cpu_level.h"
+#include "ireepkg/runtime_integration/runtime_state.h"
 #include "ireepkg/manifest_schema/suggest.h"
 
 #include <cstdio>
@@ -61,8 +63,39 @@ int runInfo(const Command &, const ParsedArgs &args) {
   if (!m)
     return printFailure(m.error(), json);
   std::string dir = packageDir(prefix->path, p->name, p->version);
+  // Which build of each runtime plugin with builds for CPU levels this
+  // machine activates, and why.
+  nlohmann::json builds = nlohmann::json::array();
+  std::string buildsText;
+  auto hostBuilds = hostRuntimeBuilds(prefix->path);
+  for (const RuntimePlugin &plugin : m->runtimePlugins) {
+    bool levels = false;
+    for (const auto &[key, rel] : plugin.library)
+      levels |= ireepkg_cpu_parse_key(key.data(), key.size(), false)
+                    .base_size != key.size();
+    auto b = hostBuilds.find({p->name, plugin.name});
+    if (!levels || b == hostBuilds.end())
+      continue;
+    const bool baseline =
+        ireepkg_cpu_parse_key(b->second.key.data(), b->second.key.size(),
+                              false)
+            .base_size == b->second.key.size();
+    const std::string why =
+        (baseline ? "the baseline build, as this CPU lacks what the others "
+                    "need: "
+                  : "chosen for this CPU: ") +
+        hostCpuDescription();
+    builds.push_back({{"plugin", plugin.name},
+                      {"library_key", b->second.key},
+                      {"path", b->second.path},
+                      {"reason", why}});
+    buildsText += "  runtime plugin " + plugin.name + " on this machine: " +
+                  b->second.key + ", " + why + "\n";
+  }
   if (json) {
     nlohmann::json j = manifestToJson(*m);
+    if (!builds.empty())
+      j["runtime_builds"] = builds;
     j["reason"] = p->explicitlyInstalled ? "explicit" : "dependency";
     j["installed_size"] = p->installedSize;
     j["path"] = dir;
@@ -76,6 +109,7 @@ int runInfo(const Command &, const ParsedArgs &args) {
   std::printf("  location: %s\n  installed size: %s\n", dir.c_str(),
               formatBytes(p->installedSize).c_str());
   std::fputs(describeManifest(*m, "  ").c_str(), stdout);
+  std::fputs(buildsText.c_str(), stdout);
   return kExitOk;
 }
 

@@ -180,3 +180,41 @@ def test_flags_for_another_machines_cpu(prefix):
     assert r.err == ("ireepkg: error: \"x86_64_v9\" is not a CPU level of linux-x86_64\n"
                      "  hint: CPU levels are x86_64_v1 (the baseline) to x86_64_v4, or "
                      "x86_64+<feature>..., e.g. x86_64+avx512f\n")
+
+
+@pytest.mark.parametrize("cpu", list(CPUS))
+def test_info_says_which_build_and_why(prefix, cpu):
+    want = expected_key(cpuinfo(CPUS[cpu]))
+    level = {"x86_64_v4": "x86-64-v4", "x86_64_v3": "x86-64-v3"}.get(want, "x86-64-v2")
+    r = subprocess.run([*CPUS[cpu], os.environ.get("IREEPKG_BIN", BUILD / "bin" / "ireepkg"),
+                        "info", "simple-mul", "--prefix", prefix],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    last = r.stdout.splitlines()[-1]
+    if want == "x86_64":
+        assert last.startswith("  runtime plugin simple_mul on this machine: x86_64, the "
+                               f"baseline build, as this CPU lacks what the others need: {level} (")
+    else:
+        assert last.startswith(f"  runtime plugin simple_mul on this machine: {want}, chosen "
+                               f"for this CPU: {level} (")
+    r = run("info", "simple-mul", "--prefix", prefix, "--json")
+    builds = json.loads(r.out)["runtime_builds"]
+    assert [(b["plugin"], b["library_key"]) for b in builds] == [
+        ("simple_mul", expected_key(cpuinfo([])))]
+
+
+def test_doctor_checks_the_build_this_cpu_uses(prefix):
+    want = expected_key(cpuinfo([]))
+    env = {"PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}"}
+    r = run("doctor", "--prefix", prefix, "--json", env=env, timeout=300)
+    checks = [c for c in json.loads(r.out)["plugins"] if c["plugin"] == "simple_mul"]
+    assert len(checks) == 1 and checks[0]["ok"], r.out
+    if want == "x86_64":
+        assert "build" not in checks[0]
+        assert checks[0]["path"].endswith("/simple_mul.x86_64.so")
+    else:
+        assert checks[0]["build"].startswith(f"{want}, chosen for this CPU: ")
+        assert checks[0]["path"].endswith(f"/simple_mul.{want}.so")
+    r = run("doctor", "--prefix", prefix, env=env, timeout=300)
+    if want != "x86_64":
+        assert f"      build {want}, chosen for this CPU: " in r.out
