@@ -11,7 +11,6 @@
 #include "output.h"
 
 #include "ireepkg/pkg/state.h"
-#include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/runtime.h"
@@ -64,32 +63,6 @@ std::string skipReason(const ireepkg_runtime_plugin_list_t &list,
       return choice.rel.empty() ? choice.reason : none;
     }
   return none;
-}
-
-/// The target for libireepkg_runtime that chooses builds for CPU `level`
-/// ("x86_64_v3", "x86_64+avx512f", "x86_64_v1" for the baseline) on
-/// `target` ("host", a platform or an architecture).
-Expected<std::string> cpuLevelTarget(const std::string &target,
-                                     const std::string &level) {
-  const std::string platform =
-      target == "host" ? ireepkg_runtime_host_platform() : target;
-  const size_t dash = platform.find('-');
-  const std::string arch =
-      dash == std::string::npos ? platform : platform.substr(dash + 1);
-  const ireepkg_cpu_key_t k =
-      ireepkg_cpu_parse_key(level.data(), level.size(), /*allow_v1=*/true);
-  if (k.problem == IREEPKG_CPU_KEY_OK && level.compare(0, k.base_size, arch) == 0 &&
-      k.base_size == arch.size() && k.base_size < level.size())
-    return (dash == std::string::npos ? "" : platform.substr(0, dash + 1)) +
-           level;
-  return makeError(ErrorCode::Usage,
-                   "\"" + level + "\" is not a CPU level of " + platform, {},
-                   arch == "x86_64"
-                       ? "CPU levels are x86_64_v1 (the baseline) to "
-                         "x86_64_v4, or x86_64+<feature>..., e.g. "
-                         "x86_64+avx512f"
-                       : "give " + arch + "+<feature>..., e.g. " + arch +
-                             (arch == "aarch64" ? "+sve" : "+<feature>"));
 }
 
 int runtimeFlags(const ParsedArgs &args, const PrefixLocation &prefix,

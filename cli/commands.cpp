@@ -418,6 +418,12 @@ const std::vector<Command> &commandTable() {
           {kPrefix,
            {"platform", 0, "OS-ARCH",
             "install for this platform instead of the host's"},
+           {"cpu-level", 0, "LEVEL",
+            "write state/runtime.flags with the builds for this CPU level "
+            "(x86_64_v1 to x86_64_v4, or ARCH+FEATURE...) instead of this "
+            "machine's CPU, for a prefix prepared for another machine; kept "
+            "by later commands (installed.json's cpu_level); \"host\" "
+            "clears it"},
            kOptRegistry,
            kOptRegistryKey,
            {"bundle", 0, "FILE", "install from this offline bundle"},

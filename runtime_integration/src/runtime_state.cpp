@@ -35,7 +35,13 @@ private:
                                         const std::string &index) {
     const std::string state = context.prefix + "/state/";
     const std::string indexPath = state + kRuntimeIndexBinary;
-    const std::string target = context.platform.str();
+    // A prefix prepared for another machine's CPU level chooses its builds;
+    // otherwise libireepkg_runtime reads this machine's CPU.
+    const std::string target =
+        context.cpuLevel.empty()
+            ? context.platform.str()
+            : std::string(osName(context.platform.os)) + "-" +
+                  context.cpuLevel;
     char *text = nullptr;
     size_t size = 0;
     ireepkg_runtime_error_t *error = nullptr;

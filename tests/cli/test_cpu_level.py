@@ -1,6 +1,7 @@
 """Runtime builds chosen by CPU level, end to end: one prefix holds
-simple-mul with its baseline, x86_64_v3 (the example's) and x86_64_v4 (built
-here) embedded-ELF builds. A program linked against libireepkg_runtime
+simple-mul with its baseline embedded-ELF build (the example's) and
+x86_64_v3 and x86_64_v4 builds of the same kernel (built here as
+cmake/ireepkgHelpers.cmake builds ARCHES x86_64_v3). A program linked against libireepkg_runtime
 (build/bin/ireepkg_cpu_choice) picks the build for the CPU it runs on:
 under `qemu-x86_64 -cpu Nehalem` (x86-64-v2), `-cpu Haswell` (v3) and
 natively (v4 where the CPU has AVX-512). What each CPU should get is read
@@ -58,14 +59,14 @@ def expected_key(have):
     return "x86_64"
 
 
-def build_v4(out: pathlib.Path) -> pathlib.Path:
-    """simple-mul's kernel as an embedded ELF for x86-64-v4, with the flags
-    of cmake/ireepkgHelpers.cmake."""
-    obj, lib = out / "simple_mul.o", out / "simple_mul.x86_64_v4.so"
-    subprocess.run(["clang-22", "-target", "x86_64-none-elf", "-march=x86-64-v4", "-std=c17",
-                    "-O2", "-fPIC", "-ffreestanding", "-fvisibility=hidden", "-fno-plt",
-                    "-fdata-sections", "-ffunction-sections", "-DIREEPKG_EMBEDDED_ELF=1",
-                    f"-I{REPO / 'include'}", "-c",
+def build_level(out: pathlib.Path, level: int) -> pathlib.Path:
+    """simple-mul's kernel as an embedded ELF for x86-64-v<level>, with the
+    flags of cmake/ireepkgHelpers.cmake."""
+    obj, lib = out / f"simple_mul.v{level}.o", out / f"simple_mul.x86_64_v{level}.so"
+    subprocess.run(["clang-22", "-target", "x86_64-none-elf", f"-march=x86-64-v{level}",
+                    "-std=c17", "-O2", "-fPIC", "-ffreestanding", "-fvisibility=hidden",
+                    "-fno-plt", "-fdata-sections", "-ffunction-sections",
+                    "-DIREEPKG_EMBEDDED_ELF=1", f"-I{REPO / 'include'}", "-c",
                     REPO / "examples" / "simple-mul" / "src" / "simple_mul.c", "-o", obj],
                    check=True, timeout=120)
     subprocess.run(["ld.lld-22", "--build-id=none", "-nostdlib", "-static", "-shared",
@@ -81,12 +82,13 @@ def prefix(tmp_path_factory):
     shutil.copytree(EXAMPLES / "simple-mul", d)
     m = json.loads((d / "ireeplugin.json").read_text())
     embedded = m["runtime"]["plugins"][0]
-    assert embedded["library"]["x86_64_v3"] == "runtime/simple_mul.x86_64_v3.so"
-    embedded["library"]["x86_64_v4"] = "runtime/simple_mul.x86_64_v4.so"
+    for level in (3, 4):
+        key = f"x86_64_v{level}"
+        embedded["library"][key] = f"runtime/simple_mul.{key}.so"
+        shutil.copy(build_level(tmp, level), d / "runtime" / f"simple_mul.{key}.so")
     m["runtime"]["plugins"] = [embedded]
     m.pop("tests", None)
     (d / "ireeplugin.json").write_text(json.dumps(m, indent=2))
-    shutil.copy(build_v4(tmp), d / "runtime" / "simple_mul.x86_64_v4.so")
     shutil.rmtree(d / "runtime" / "linux-x86_64")
     archive = pack(d, tmp / "dist")
     p = tmp / "prefix"
@@ -105,14 +107,6 @@ def module(tmp_path_factory):
                     "--iree-hal-local-target-device-backends=llvm-cpu",
                     "--iree-llvmcpu-target-cpu=generic", "-o", out], check=True, timeout=300)
     return out
-
-
-def test_example_ships_an_x86_64_v3_build():
-    m = json.loads((REPO / "examples" / "simple-mul" / "ireeplugin.json").read_text())
-    lib = m["runtime"]["plugins"][0]["library"]
-    assert lib["x86_64_v3"] == "runtime/simple_mul.x86_64_v3.so"
-    built = (EXAMPLES / "simple-mul" / "runtime" / "simple_mul.x86_64_v3.so").read_bytes()
-    assert built[:4] == b"\x7fELF"
 
 
 @pytest.mark.parametrize("cpu", list(CPUS))
@@ -218,3 +212,36 @@ def test_doctor_checks_the_build_this_cpu_uses(prefix):
     r = run("doctor", "--prefix", prefix, env=env, timeout=300)
     if want != "x86_64":
         assert f"      build {want}, chosen for this CPU: " in r.out
+
+
+def test_install_for_another_machines_cpu_level(prefix, tmp_path):
+    """install --cpu-level writes runtime.flags for that CPU and keeps the
+    setting (installed.json's cpu_level) for later commands; "host" clears
+    it."""
+    p = tmp_path / "prefix"
+    shutil.copytree(prefix, p, symlinks=True)
+    archive = next((prefix.parent / "dist").glob("*.ireepkg"))
+
+    def flags_key():
+        for line in (p / "state" / "runtime.flags").read_text().splitlines():
+            if line.startswith("--executable_plugin="):
+                return line.rsplit("simple_mul.", 1)[1].removesuffix(".so")
+
+    r = run("install", archive, "--prefix", p, "--cpu-level", "x86_64_v3")
+    assert r.code == 0, r.err
+    assert json.loads((p / "state" / "installed.json").read_text())["cpu_level"] == "x86_64_v3"
+    assert flags_key() == "x86_64_v3"
+    r = run("install", archive, "--prefix", p, "--cpu-level", "x86_64_v1")
+    assert r.code == 0, r.err
+    assert flags_key() == "x86_64"
+    r = run("verify", "--prefix", p)
+    assert r.code == 0, r.err + r.out
+    r = run("install", archive, "--prefix", p, "--cpu-level", "host")
+    assert r.code == 0, r.err
+    assert "cpu_level" not in json.loads((p / "state" / "installed.json").read_text())
+    assert flags_key() == expected_key(cpuinfo([]))
+    r = run("install", archive, "--prefix", p, "--cpu-level", "aarch64+sve")
+    assert r.code == 2
+    assert r.err == ("ireepkg: error: \"aarch64+sve\" is not a CPU level of linux-x86_64\n"
+                     "  hint: CPU levels are x86_64_v1 (the baseline) to x86_64_v4, or "
+                     "x86_64+<feature>..., e.g. x86_64+avx512f\n")
