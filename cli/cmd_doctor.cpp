@@ -24,21 +24,21 @@
 // executable), IREEPKG_DOCTOR_TIMEOUT (seconds per plugin, default 30).
 //
 //===----------------------------------------------------------------------===//
-#include "output.h"
 #include "ireepkg/manifest_schema/cpu_level.h"
+#include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/text.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "output.h"
 
-#include "ireepkg/pkg/child_process.h"
 #include "ireepkg/compiler_integration/compiler_doctor.h"
-#include "ireepkg/pkg/package_test.h"
-#include "ireepkg/pkg/state.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/child_process.h"
 #include "ireepkg/pkg/fatelf.h"
 #include "ireepkg/pkg/iree_version.h"
-#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/package_test.h"
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/runtime_doctor.h"
+#include "ireepkg/pkg/state.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <algorithm>

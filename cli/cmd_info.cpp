@@ -1,10 +1,10 @@
 //===- cmd_info.cpp - `ireepkg info` -------------------------------------===//
 #include "output.h"
 
-#include "ireepkg/pkg/prefix.h"
 #include "ireepkg/manifest_schema/cpu_level.h"
-#include "ireepkg/runtime_integration/runtime_state.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <cstdio>
 #include <sys/stat.h>
@@ -71,14 +71,14 @@ int runInfo(const Command &, const ParsedArgs &args) {
   for (const RuntimePlugin &plugin : m->runtimePlugins) {
     bool levels = false;
     for (const auto &[key, rel] : plugin.library)
-      levels |= ireepkg_cpu_parse_key(key.data(), key.size(), false)
-                    .base_size != key.size();
+      levels |=
+          ireepkg_cpu_parse_key(key.data(), key.size(), false).base_size !=
+          key.size();
     auto b = hostBuilds.find({p->name, plugin.name});
     if (!levels || b == hostBuilds.end())
       continue;
     const bool baseline =
-        ireepkg_cpu_parse_key(b->second.key.data(), b->second.key.size(),
-                              false)
+        ireepkg_cpu_parse_key(b->second.key.data(), b->second.key.size(), false)
             .base_size == b->second.key.size();
     const std::string why =
         (baseline ? "the baseline build, as this CPU lacks what the others "
@@ -89,8 +89,8 @@ int runInfo(const Command &, const ParsedArgs &args) {
                       {"library_key", b->second.key},
                       {"path", b->second.path},
                       {"reason", why}});
-    buildsText += "  runtime plugin " + plugin.name + " on this machine: " +
-                  b->second.key + ", " + why + "\n";
+    buildsText += "  runtime plugin " + plugin.name +
+                  " on this machine: " + b->second.key + ", " + why + "\n";
   }
   if (json) {
     nlohmann::json j = manifestToJson(*m);

@@ -168,8 +168,9 @@ Expected<std::string> cpuLevelTarget(const std::string &target,
       dash == std::string::npos ? platform : platform.substr(dash + 1);
   const ireepkg_cpu_key_t k =
       ireepkg_cpu_parse_key(level.data(), level.size(), /*allow_v1=*/true);
-  if (k.problem == IREEPKG_CPU_KEY_OK && level.compare(0, k.base_size, arch) == 0 &&
-      k.base_size == arch.size() && k.base_size < level.size())
+  if (k.problem == IREEPKG_CPU_KEY_OK &&
+      level.compare(0, k.base_size, arch) == 0 && k.base_size == arch.size() &&
+      k.base_size < level.size())
     return (dash == std::string::npos ? "" : platform.substr(0, dash + 1)) +
            level;
   return makeError(ErrorCode::Usage,

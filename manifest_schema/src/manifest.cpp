@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "checker.h"
-#include "option_schema.h"
 #include "ireepkg/manifest_schema/cpu_level.h"
-#include "ireepkg/manifest_schema/pipeline.h"
 #include "ireepkg/manifest_schema/names.h"
+#include "ireepkg/manifest_schema/pipeline.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "option_schema.h"
 
 #include <array>
 #include <set>
@@ -202,10 +202,11 @@ static std::string runtimeKeyProblem(
   case IREEPKG_CPU_KEY_OK:
     return {};
   case IREEPKG_CPU_KEY_BAD_LEVEL:
-    return "\"" + k + "\" names CPU level \"" + bad +
-           "\", which " + base + " does not have" +
+    return "\"" + k + "\" names CPU level \"" + bad + "\", which " + base +
+           " does not have" +
            "\nCPU levels are x86_64_v2, x86_64_v3 and x86_64_v4 (x86_64 "
-           "only); the plain \"" + base + "\" is the baseline build";
+           "only); the plain \"" +
+           base + "\" is the baseline build";
   case IREEPKG_CPU_KEY_EMPTY_FEATURE:
     return "\"" + k + "\" has an empty CPU feature after '+'" +
            "\nwrite features as " + base + "+<feature>, e.g. " +
@@ -247,7 +248,8 @@ static void checkBaselineBuilds(Checker &checker, const std::string &mapPtr,
                            "\" is missing",
                        "add the plain \"" + base +
                            "\" build, which CPUs without the level or "
-                           "features of \"" + k + "\" run");
+                           "features of \"" +
+                           k + "\" run");
   }
 }
 

@@ -11,8 +11,8 @@
 #include "ireepkg/pkg/native_check.h"
 
 #include "ireepkg/manifest_schema/cpu_level.h"
-#include "ireepkg/pkg/file_util.h"
 #include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/file_util.h"
 
 #include <nlohmann/json.hpp>
 

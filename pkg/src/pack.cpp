@@ -6,9 +6,9 @@
 // reproducible archive.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/package.h"
 #include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/manifest_schema/names.h"
+#include "ireepkg/pkg/package.h"
 
 #include "import_check.h"
 #include "ireepkg/pkg/binary_info.h"

@@ -97,9 +97,9 @@ Expected<InstalledState> parseInstalled(std::string_view text,
                          std::to_string(st.schemaVersion) + ")",
                      Location::inFile(path),
                      "upgrade ireepkg to change this prefix");
-  static const std::set<std::string> known = {
-      "schema_version", "platform", "cpu_level", "project", "packages",
-      "state"};
+  static const std::set<std::string> known = {"schema_version", "platform",
+                                              "cpu_level",      "project",
+                                              "packages",       "state"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key()))
       warnings.warning(Location{path, 0, 0, "/" + it.key(), "", ""},

@@ -61,16 +61,16 @@ static uint64_t detect(void) {
   if (maxLeaf >= 7) {
     cpuid(7, 0, r);
     const uint32_t maxSub = r[0], ebx = r[1], ecx = r[2], edx = r[3];
-    SET(ebx & (1u << 3), 9);    /* bmi */
-    SET(ebx & (1u << 5), 8);    /* avx2 */
-    SET(ebx & (1u << 8), 10);   /* bmi2 */
-    SET(ebx & (1u << 16), 16);  /* avx512f */
-    SET(ebx & (1u << 17), 19);  /* avx512dq */
-    SET(ebx & (1u << 28), 18);  /* avx512cd */
-    SET(ebx & (1u << 30), 17);  /* avx512bw */
-    SET(ebx & (1u << 31), 20);  /* avx512vl */
-    SET(ecx & (1u << 11), 21);  /* avx512vnni */
-    SET(edx & (1u << 23), 23);  /* avx512fp16 */
+    SET(ebx & (1u << 3), 9);   /* bmi */
+    SET(ebx & (1u << 5), 8);   /* avx2 */
+    SET(ebx & (1u << 8), 10);  /* bmi2 */
+    SET(ebx & (1u << 16), 16); /* avx512f */
+    SET(ebx & (1u << 17), 19); /* avx512dq */
+    SET(ebx & (1u << 28), 18); /* avx512cd */
+    SET(ebx & (1u << 30), 17); /* avx512bw */
+    SET(ebx & (1u << 31), 20); /* avx512vl */
+    SET(ecx & (1u << 11), 21); /* avx512vnni */
+    SET(edx & (1u << 23), 23); /* avx512fp16 */
     if (maxSub >= 1) {
       cpuid(7, 1, r);
       SET(r[0] & (1u << 4), 24); /* avxvnni */

@@ -1230,9 +1230,9 @@ typedef struct target_t {
   bool cpu_known;
 } target_t;
 
-static ireepkg_runtime_status_t resolve_target_base(
-    const ireepkg_runtime_index_t *index, const char *target, target_t *out,
-    ireepkg_runtime_error_t **err);
+static ireepkg_runtime_status_t
+resolve_target_base(const ireepkg_runtime_index_t *index, const char *target,
+                    target_t *out, ireepkg_runtime_error_t **err);
 
 /* A target may end in a CPU level or features (`linux-x86_64_v3`,
  * `x86_64+avx512f`, `x86_64_v1` for the baseline): the runtime builds are
@@ -1250,7 +1250,8 @@ resolve_target(const ireepkg_runtime_index_t *index, const char *target,
       target = base;
     }
   }
-  ireepkg_runtime_status_t status = resolve_target_base(index, target, out, err);
+  ireepkg_runtime_status_t status =
+      resolve_target_base(index, target, out, err);
   if (status != IREEPKG_RUNTIME_OK)
     return status;
   if (target == base) {
@@ -1265,9 +1266,9 @@ resolve_target(const ireepkg_runtime_index_t *index, const char *target,
   return IREEPKG_RUNTIME_OK;
 }
 
-static ireepkg_runtime_status_t resolve_target_base(
-    const ireepkg_runtime_index_t *index, const char *target, target_t *out,
-    ireepkg_runtime_error_t **err) {
+static ireepkg_runtime_status_t
+resolve_target_base(const ireepkg_runtime_index_t *index, const char *target,
+                    target_t *out, ireepkg_runtime_error_t **err) {
   out->cpu = 0;
   out->cpu_known = false;
   if (!target || strcmp(target, "host") == 0) {

@@ -40,8 +40,7 @@ private:
     const std::string target =
         context.cpuLevel.empty()
             ? context.platform.str()
-            : std::string(osName(context.platform.os)) + "-" +
-                  context.cpuLevel;
+            : std::string(osName(context.platform.os)) + "-" + context.cpuLevel;
     char *text = nullptr;
     size_t size = 0;
     ireepkg_runtime_error_t *error = nullptr;

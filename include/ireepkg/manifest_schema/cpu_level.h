@@ -120,9 +120,8 @@ static inline bool ireepkg_cpu_ends_with(const char *s, size_t n,
  * is accepted when `allow_v1` (a target such as `--cpu-level x86_64_v1`
  * naming the baseline; manifests spell the baseline without a suffix). The
  * caller checks the base itself (an architecture or a platform). */
-static inline ireepkg_cpu_key_t ireepkg_cpu_parse_key(const char *key,
-                                                      size_t size,
-                                                      bool allow_v1) {
+static inline ireepkg_cpu_key_t
+ireepkg_cpu_parse_key(const char *key, size_t size, bool allow_v1) {
   ireepkg_cpu_key_t out = {0, 0, 0, IREEPKG_CPU_KEY_OK, NULL, 0};
   size_t end = 0;
   while (end < size && key[end] != '+')
@@ -133,8 +132,8 @@ static inline ireepkg_cpu_key_t ireepkg_cpu_parse_key(const char *key,
       key[end - 1] >= '0' && key[end - 1] <= '9') {
     const int level = key[end - 1] - '0';
     base = end - 3;
-    if (!ireepkg_cpu_ends_with(key, base, "x86_64") ||
-        level > 4 || level < (allow_v1 ? 1 : 2)) {
+    if (!ireepkg_cpu_ends_with(key, base, "x86_64") || level > 4 ||
+        level < (allow_v1 ? 1 : 2)) {
       out.problem = IREEPKG_CPU_KEY_BAD_LEVEL;
       out.bad = key + base;
       out.bad_size = end - base;
