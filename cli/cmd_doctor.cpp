@@ -258,13 +258,13 @@ int runDoctor(const Command &, const ParsedArgs &args) {
       for (const std::string &name : others)
         if (!std::binary_search(c.declared.begin(), c.declared.end(), name))
           c.probed.push_back(name);
-      bool embedded = false;
-      std::string rel = runtimeLibraryFor(plugin, platform, embedded, dir);
+      RuntimeLibraryChoice choice = chooseRuntimeLibrary(plugin, platform, dir);
+      std::string rel = choice.rel;
       if (!rel.empty())
         c.path = dir + "/" + rel;
       // A build for this CPU's level, as libireepkg_runtime chooses it.
       if (auto b = hostBuilds.find({package.name, plugin.name});
-          platform == host && b != hostBuilds.end() &&
+          !choice.fact && platform == host && b != hostBuilds.end() &&
           plugin.library.count(b->second.key) &&
           ireepkg_cpu_parse_key(b->second.key.data(), b->second.key.size(),
                                 false)
@@ -273,7 +273,9 @@ int runDoctor(const Command &, const ParsedArgs &args) {
         c.path = b->second.path;
         c.build = b->second.key + ", chosen for this CPU: " + hostCpu;
       }
-      if (platform != host) {
+      if (choice.fact) {
+        c.skipped = stoppedPluginNote(*manifest, plugin, platform, choice, dir);
+      } else if (platform != host) {
         c.skipped = "the prefix targets " + platform.str() +
                     "; only plugins for this host (" + host.str() +
                     ") can be loaded";

@@ -92,6 +92,9 @@ int runEnv(const Command &, const ParsedArgs &args) {
   if (!prefix)
     return setupFailure();
   auto vars = pythonEnvironment(prefix->path, "");
+  const std::string platform = prefixPlatform(prefix->path);
+  noteOtherPlatform(prefix->path, platform,
+                    "IREE_PY_RUNTIME_FLAGS names its plugins for " + platform);
   if (syntax == "json") {
     nlohmann::json j = {{"prefix", prefix->path},
                         {"variables", nlohmann::json::object()}};

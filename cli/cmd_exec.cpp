@@ -150,6 +150,21 @@ int runExec(const Command &, const ParsedArgs &args) {
   auto prefix = choosePrefix(args);
   if (!prefix)
     return setupFailure();
+  // Its plugins are for the machine it is deployed to: this host's IREE
+  // could not load them (or, for compiler tools, they are not this host's).
+  if (const std::string platform = prefixPlatform(prefix->path),
+      host = hostPlatform().str();
+      platform != host) {
+    printError("the prefix " + prefix->path + " is for " + platform +
+                   ", not this host (" + host +
+                   "), so its plugins cannot be activated here",
+               "run the tool on a " + platform +
+                   " machine with the prefix copied there (see "
+                   "docs/guide-deploying.md), or install for this host into "
+                   "another prefix: ireepkg install --platform " +
+                   host + " --prefix DIR ...");
+    return kExitFailure;
+  }
   auto noPlugins = [&](const std::string &flagfile) {
     printError("no plugins are installed in " + prefix->path + " (" +
                    flagfile + " does not exist)",
@@ -218,15 +233,21 @@ int runExec(const Command &, const ParsedArgs &args) {
         kind == ToolKind::Mlir
             ? CompilerTool::MlirOpt
             : parseCompilerTool(tool).value_or(CompilerTool::IreeCompile);
-    if (kind == ToolKind::Compiler)
+    if (kind == ToolKind::Compiler) {
       if (auto caps = probeCompiler(resolved))
         request.compiler = *caps;
+      // The compile's own target flags choose the tuning specs.
+      request.targets = compileTargetsOf(userArgs);
+    }
     CliReporter reporter;
     auto config = prefixCompilerConfig(*prefix, request, reporter);
     if (!config) {
       printError(config.error());
       return kExitFailure;
     }
+    if (kind == ToolKind::Compiler)
+      for (const Diagnostic &d : config->notes)
+        reporter.warning(d);
     if (kind == ToolKind::Mlir) {
       // MLIR tools take the flags as arguments; a pipeline of the user's
       // own replaces the packages'.
@@ -251,11 +272,17 @@ int runExec(const Command &, const ParsedArgs &args) {
       bool dynamic = false;
       for (const CompilerFlag &f : config->flags)
         dynamic |= f.name == "iree-load-plugin";
-      if (!stale && !dynamic)
+      if (!stale && !dynamic) {
         argv.push_back("@" + flagfile);
-      else
+        // What depends on the compile (the linked tuning spec of the
+        // target) is not in the response file.
+        for (const CompilerFlag &f : config->flags)
+          if (f.perCompile)
+            argv.push_back(f.text());
+      } else {
         for (const CompilerFlag &f : config->flags)
           argv.push_back(f.text());
+      }
     }
   }
   argv.insert(argv.end(), userArgs.begin(), userArgs.end());

@@ -79,7 +79,13 @@ int runtimeFlags(const ParsedArgs &args, const PrefixLocation &prefix,
   if (ireepkg_runtime_open(prefix.path.c_str(), 0, &index, &error) !=
       IREEPKG_RUNTIME_OK)
     return fail(error);
-  std::string target = args.value("platform").value_or("host");
+  // The prefix's own platform unless another target is asked for.
+  std::string target =
+      args.value("platform").value_or(ireepkg_runtime_index_platform(index));
+  if (!args.value("platform"))
+    noteOtherPlatform(prefix.path, target,
+                      "these are its flags for " + target +
+                          " (--platform chooses another target)");
   if (auto level = args.value("cpu-level")) {
     auto t = cpuLevelTarget(target, *level);
     if (!t) {
@@ -207,8 +213,9 @@ int runFlags(const Command &, const ParsedArgs &args) {
   if (!prefix)
     return setupFailure();
   if (which == "runtime") {
-    if (args.value("tool")) {
-      printError("--tool applies to 'flags compiler'");
+    if (args.value("tool") || args.value("target")) {
+      printError(std::string(args.value("tool") ? "--tool" : "--target") +
+                 " applies to 'flags compiler'");
       return kExitUsage;
     }
     return runtimeFlags(args, *prefix, format);
@@ -234,6 +241,14 @@ int runFlags(const Command &, const ParsedArgs &args) {
       return kExitUsage;
     }
     request.sets.emplace_back(set.substr(0, eq), set.substr(eq + 1));
+  }
+  for (const std::string &target : args.all("target")) {
+    auto t = parseCompileTarget(target);
+    if (!t) {
+      printError(t.error());
+      return kExitUsage;
+    }
+    request.targets.push_back(*t);
   }
   CliReporter reporter(format == "json");
   auto config = prefixCompilerConfig(*prefix, request, reporter);

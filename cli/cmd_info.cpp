@@ -4,6 +4,7 @@
 #include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/state.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <cstdio>
@@ -63,34 +64,62 @@ int runInfo(const Command &, const ParsedArgs &args) {
   if (!m)
     return printFailure(m.error(), json);
   std::string dir = packageDir(prefix->path, p->name, p->version);
+  // What is activated where the prefix is for, which need not be this host.
+  const Platform platform =
+      Platform::parse(state->platform).value_or(hostPlatform());
+  if (!m->runtimePlugins.empty())
+    noteOtherPlatform(prefix->path, platform.str(),
+                      "info shows what is activated there");
   // Which build of each runtime plugin with builds for CPU levels this
-  // machine activates, and why.
+  // machine activates, and why (for a prefix of this host's platform).
   nlohmann::json builds = nlohmann::json::array();
   std::string buildsText;
-  auto hostBuilds = hostRuntimeBuilds(prefix->path);
+  std::map<std::pair<std::string, std::string>, HostRuntimeBuild> hostBuilds;
+  if (platform == hostPlatform())
+    hostBuilds = hostRuntimeBuilds(prefix->path);
+  nlohmann::json activation = nlohmann::json::array();
+  std::string activationText;
   for (const RuntimePlugin &plugin : m->runtimePlugins) {
+    RuntimeLibraryChoice choice = chooseRuntimeLibrary(plugin, platform, dir);
     bool levels = false;
     for (const auto &[key, rel] : plugin.library)
       levels |=
           ireepkg_cpu_parse_key(key.data(), key.size(), false).base_size !=
           key.size();
     auto b = hostBuilds.find({p->name, plugin.name});
-    if (!levels || b == hostBuilds.end())
-      continue;
-    const bool baseline =
-        ireepkg_cpu_parse_key(b->second.key.data(), b->second.key.size(), false)
-            .base_size == b->second.key.size();
-    const std::string why =
-        (baseline ? "the baseline build, as this CPU lacks what the others "
-                    "need: "
-                  : "chosen for this CPU: ") +
-        hostCpuDescription();
-    builds.push_back({{"plugin", plugin.name},
-                      {"library_key", b->second.key},
-                      {"path", b->second.path},
-                      {"reason", why}});
-    buildsText += "  runtime plugin " + plugin.name +
-                  " on this machine: " + b->second.key + ", " + why + "\n";
+    if (levels && b != hostBuilds.end()) {
+      const bool baseline = ireepkg_cpu_parse_key(b->second.key.data(),
+                                                  b->second.key.size(), false)
+                                .base_size == b->second.key.size();
+      const std::string why =
+          (baseline ? "the baseline build, as this CPU lacks what the others "
+                      "need: "
+                    : "chosen for this CPU: ") +
+          hostCpuDescription();
+      builds.push_back({{"plugin", plugin.name},
+                        {"library_key", b->second.key},
+                        {"path", b->second.path},
+                        {"reason", why}});
+      buildsText += "  runtime plugin " + plugin.name +
+                    " on this machine: " + b->second.key + ", " + why + "\n";
+      if (!baseline && plugin.library.count(b->second.key))
+        choice.rel = plugin.library.at(b->second.key);
+    }
+    nlohmann::json a = {{"plugin", plugin.name},
+                        {"activated", !choice.rel.empty()}};
+    if (!choice.rel.empty()) {
+      a["library"] = choice.rel;
+      activationText +=
+          "    runtime plugin " + plugin.name + ": " + choice.rel + "\n";
+    } else {
+      a["reason"] = choice.reason;
+      activationText +=
+          "    runtime plugin " + plugin.name + ": not activated: " +
+          (choice.fact ? stoppedPluginNote(*m, plugin, platform, choice, dir)
+                       : choice.reason) +
+          "\n";
+    }
+    activation.push_back(std::move(a));
   }
   if (json) {
     nlohmann::json j = manifestToJson(*m);
@@ -100,6 +129,8 @@ int runInfo(const Command &, const ParsedArgs &args) {
     j["installed_size"] = p->installedSize;
     j["path"] = dir;
     j["archive_sha256"] = p->archiveSha256;
+    j["activation"] = {{"platform", platform.str()},
+                       {"runtime_plugins", activation}};
     std::printf("%s\n", j.dump(2).c_str());
     return kExitOk;
   }
@@ -109,6 +140,9 @@ int runInfo(const Command &, const ParsedArgs &args) {
   std::printf("  location: %s\n  installed size: %s\n", dir.c_str(),
               formatBytes(p->installedSize).c_str());
   std::fputs(describeManifest(*m, "  ").c_str(), stdout);
+  if (!activationText.empty())
+    std::printf("  activated on %s (the prefix's platform):\n%s",
+                platform.str().c_str(), activationText.c_str());
   std::fputs(buildsText.c_str(), stdout);
   return kExitOk;
 }

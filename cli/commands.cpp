@@ -697,7 +697,10 @@ const std::vector<Command> &commandTable() {
           "Shows version, platforms, compiler plugins with their options and "
           "defaults, hooks, runtime plugins with formats and imports, "
           "dependencies, installed size and location, and whether it was "
-          "installed explicitly or pulled in as a dependency.",
+          "installed explicitly or pulled in as a dependency. For an "
+          "installed package, also which of its runtime plugins are "
+          "activated on the prefix's platform, and why any is not (with a "
+          "note on stderr when that platform is not the host's).",
           {kPrefix, kJson},
           {"ireepkg info simple-mul", "ireepkg info simple-mul-1.2.0.ireepkg"},
           1,
@@ -786,22 +789,28 @@ const std::vector<Command> &commandTable() {
       {
           "flags",
           "runtime|compiler [--format args|flagfile|json | --json] [--platform "
-          "OS-ARCH] [--cpu-level LEVEL]",
+          "OS-ARCH] [--cpu-level LEVEL] [--target TARGET]",
           "print the IREE flags that activate the prefix's plugins",
           "`flags runtime` prints one --executable_plugin= per runtime plugin "
           "of the prefix, in activation order (IREE checks the last one "
-          "first, so later packages override earlier ones), for the host or "
-          "for --platform; plugins not activated for the target are named "
+          "first, so later packages override earlier ones), for the "
+          "prefix's platform (with a note on stderr when that is not the "
+          "host's) or for --platform; plugins not activated for the target "
+          "(no build for it, or one IREE's runtime cannot call there, such "
+          "as embedded ELF on Windows) are named "
           "on stderr, one line each with the reason (with --format json, in "
           "\"skipped\"). `flags compiler` prints the compiler flags of the "
-          "active compiler plugins and hooks. Read-only and fast: it reads "
+          "active compiler plugins and hooks; --target chooses the packages' "
+          "tuning specs, linked into one file in activation order (the "
+          "first package wins where two specs match the same operation). "
+          "Read-only and fast: it reads "
           "the prefix's precomputed activation index, and only for skipped "
           "plugins their manifest.",
           {{"format", 0, "FORMAT",
             "args (one flag per line, the default), flagfile (with a "
             "comment header, for --flagfile=) or json"},
            {"platform", 0, "OS-ARCH",
-            "the target (default: the host); runtime only"},
+            "the target (default: the prefix's platform); runtime only"},
            {"cpu-level", 0, "LEVEL",
             "runtime only: choose builds for this CPU instead of the host's "
             "(x86_64_v1 to x86_64_v4, or ARCH+FEATURE..., e.g. "
@@ -812,6 +821,11 @@ const std::vector<Command> &commandTable() {
            {"set", 0, "FLAG=VALUE",
             "compiler only: set a plugin option (checked against its "
             "schema)",
+            true},
+           {"target", 0, "TARGET",
+            "compiler only: what the compile is for, choosing tuning specs: "
+            "a ROCm architecture (gfx942), llvm-cpu or a CPU name; "
+            "repeatable",
             true},
            {"check-files", 0, "", "runtime only: fail if a listed file is "
                                   "missing"},
@@ -840,7 +854,8 @@ const std::vector<Command> &commandTable() {
           "IREEPKG_EXECUTABLE. Apply them with `eval \"$(ireepkg env)\"` "
           "(sh, bash, zsh), `ireepkg env fish | source`, or `ireepkg env pwsh "
           "| Invoke-Expression`; --json (or `env json`) prints them as a JSON "
-          "object instead.",
+          "object instead. The runtime flags are the prefix's platform's, "
+          "with a note on stderr when that is not the host's.",
           {{"shell", 0, "SHELL",
             "sh (default), bash, zsh, dash, ksh, fish, pwsh or powershell"},
            kJson,
@@ -878,7 +893,9 @@ const std::vector<Command> &commandTable() {
           "When your arguments to an MLIR tool choose the passes "
           "(--pass-pipeline, -p or a pass flag such as --cse), the packages' "
           "--pass-pipeline is left out, with a note on stderr. The tool is "
-          "found on PATH, then in the active Python virtual environment.",
+          "found on PATH, then in the active Python virtual environment. A "
+          "prefix for another platform (install --platform) is refused: its "
+          "plugins are for the machine it is deployed to.",
           {kPrefix,
            {"tool-kind", 0, "KIND",
             "what the tool is: runtime, compiler, mlir or python (default: "

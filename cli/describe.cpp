@@ -103,7 +103,9 @@ nlohmann::json manifestToJson(const Manifest &m) {
     if (!h.value.empty())
       o["value"] = h.value;
     if (!h.paths.empty())
-      o["path"] = h.paths;
+      o[h.point == HookPoint::TuningSpec ? "targets" : "path"] = h.paths;
+    if (h.iree)
+      o["iree"] = h.iree->text();
     hooks.push_back(o);
   }
   j["hooks"] = hooks;
@@ -175,6 +177,13 @@ std::string describeManifest(const Manifest &m, const std::string &in) {
     else
       for (const auto &[a, d] : h.paths)
         out += a + "=" + d + " ";
+    if (h.iree)
+      out += " (IREE " + h.iree->text() + ")";
+    if (h.point == HookPoint::TuningSpec)
+      out += "\n" + in +
+             "    linked with the other active packages' specs "
+             "for the compile's target; the first package in activation "
+             "order wins where two match the same operation";
     out += "\n";
   }
   for (const RuntimePlugin &p : m.runtimePlugins) {

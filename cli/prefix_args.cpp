@@ -116,8 +116,8 @@ std::vector<std::string> runtimeFlagsOf(const std::string &prefix) {
       IREEPKG_RUNTIME_OK)
     return out;
   ireepkg_runtime_plugin_list_t *list = nullptr;
-  if (ireepkg_runtime_list_plugins(index, nullptr, 0, &list, nullptr) ==
-      IREEPKG_RUNTIME_OK) {
+  if (ireepkg_runtime_list_plugins(index, ireepkg_runtime_index_platform(index),
+                                   0, &list, nullptr) == IREEPKG_RUNTIME_OK) {
     for (size_t i = 0; i < list->count; ++i)
       out.push_back(std::string("--executable_plugin=") +
                     list->plugins[i].spec);
@@ -125,6 +125,27 @@ std::vector<std::string> runtimeFlagsOf(const std::string &prefix) {
   }
   ireepkg_runtime_close(index);
   return out;
+}
+
+std::string prefixPlatform(const std::string &prefix) {
+  ireepkg_runtime_index_t *index = nullptr;
+  if (ireepkg_runtime_open(prefix.c_str(), 0, &index, nullptr) !=
+      IREEPKG_RUNTIME_OK)
+    return hostPlatform().str();
+  std::string platform = ireepkg_runtime_index_platform(index);
+  ireepkg_runtime_close(index);
+  return platform;
+}
+
+void noteOtherPlatform(const std::string &prefix, const std::string &platform,
+                       const std::string &what) {
+  const std::string host = hostPlatform().str();
+  if (platform == host || globalOptions().quiet)
+    return;
+  std::fprintf(stderr,
+               "ireepkg: note: %s is a prefix for %s, not this host (%s): "
+               "%s\n",
+               prefix.c_str(), platform.c_str(), host.c_str(), what.c_str());
 }
 
 int printFailure(const Error &e, bool json);

@@ -46,9 +46,19 @@ Expected<std::string> cpuLevelTarget(const std::string &target,
                                      const std::string &level);
 
 /// `--executable_plugin=<spec>` for each runtime plugin of `prefix` for
-/// this host, from libireepkg_runtime (which finds a moved prefix's files
+/// its platform, from libireepkg_runtime (which finds a moved prefix's files
 /// where it is now); empty when it has none or cannot be read.
 std::vector<std::string> runtimeFlagsOf(const std::string &prefix);
+
+/// The platform `prefix` is for, "windows-x86_64" (its runtime index's;
+/// the host's for a prefix without one).
+std::string prefixPlatform(const std::string &prefix);
+
+/// When `platform` (a prefix's) is not the host's, says so on stderr
+/// (unless --quiet): "note: <prefix> is a prefix for <platform>, not this
+/// host (<host>): <what>".
+void noteOtherPlatform(const std::string &prefix, const std::string &platform,
+                       const std::string &what);
 
 /// What the read-only commands start from: the prefix (choosePrefix) and
 /// its installed state, read with a CliReporter. When either fails it has

@@ -33,8 +33,6 @@ DEBIAN_PACKAGES=(
   libsimdjson-dev
   # peers used by the tests and the demonstration
   python3 python3-venv zstd minisign nginx-light openssl
-  # a Windows DLL for the dynamic compiler plugin tests (test_compiler_e2e)
-  gcc-mingw-w64-x86-64
   # registries in OCI registries: the CNCF distribution registry, and
   # htpasswd for its Basic authentication (tests/cli/ocifix.py)
   docker-registry apache2-utils
@@ -42,6 +40,15 @@ DEBIAN_PACKAGES=(
   chromium chromium-driver
   # shells and man, for the completion scripts and the manual page tests
   zsh fish man-db groff-base
+  # other targets of runtime_integration (cmake/toolchains/) and the lanes
+  # that run IREE's own runtimes for them: Windows under wine, built with
+  # mingw-w64 (also the DLLs of test_platform_native_checks.py,
+  # test_platforms.py and test_compiler_e2e.py); linux-aarch64 under qemu-user, with Debian's
+  # aarch64 glibc
+  gcc-mingw-w64-x86-64 wine wine64
+  qemu-user libc6-arm64-cross libc6-dev-arm64-cross
+  # (IREE's aarch64 tools need the C++ runtime)
+  libstdc++6-arm64-cross libgcc-s1-arm64-cross
 )
 
 missing=()
@@ -94,6 +101,43 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; th
     -d .venv/wheelhouse -r "$REQS" -r scripts/build-requirements.txt
   echo "$want" > "$STAMP"
 fi
+
+# --- Other targets -----------------------------------------------------------
+# zig (scripts/cross-requirements.txt) for the macOS toolchain files, and
+# IREE's runtime wheels for Windows and linux-aarch64, which the test lanes
+# run under wine and qemu (tests/lanes/): downloaded and unpacked into
+# .venv/wheelhouse and .venv/iree-runtime-<platform>/ only when missing.
+CROSS_STAMP=.venv/.ireepkg-cross-requirements
+cross_want=$(sha256sum scripts/cross-requirements.txt | cut -d' ' -f1)
+if [ "$(cat "$CROSS_STAMP" 2>/dev/null)" != "$cross_want" ]; then
+  log "installing Python packages from scripts/cross-requirements.txt"
+  .venv/bin/python -m pip install -q --disable-pip-version-check \
+    -r scripts/cross-requirements.txt
+  echo "$cross_want" > "$CROSS_STAMP"
+fi
+IREE_RUNTIME_VERSION=$(sed -n 's/^iree-base-runtime==//p' "$REQS")
+for wheel_platform in win_amd64 manylinux_2_28_aarch64; do
+  unpacked=.venv/iree-runtime-$wheel_platform
+  if [ -f "$unpacked/.ireepkg-version" ] &&
+     [ "$(cat "$unpacked/.ireepkg-version")" = "$IREE_RUNTIME_VERSION" ]; then
+    continue
+  fi
+  tag=${wheel_platform#manylinux_2_28_}
+  wheel=$(ls .venv/wheelhouse/iree_base_runtime-"$IREE_RUNTIME_VERSION"-*"$tag"*.whl \
+            2>/dev/null | head -1 || true)
+  if [ -z "$wheel" ]; then
+    log "downloading IREE's runtime $IREE_RUNTIME_VERSION for $wheel_platform"
+    .venv/bin/python -m pip download -q --disable-pip-version-check \
+      "iree-base-runtime==$IREE_RUNTIME_VERSION" --platform "$wheel_platform" \
+      --python-version 3.11 --only-binary=:all: --no-deps -d .venv/wheelhouse
+    wheel=$(ls .venv/wheelhouse/iree_base_runtime-"$IREE_RUNTIME_VERSION"-*"$tag"*.whl | head -1)
+  fi
+  rm -rf "$unpacked"
+  .venv/bin/python -m zipfile -e "$wheel" "$unpacked"
+  # zip files keep no execute bits: the tools must run (under qemu).
+  chmod +x "$unpacked"/iree/_runtime_libs/iree-* 2>/dev/null || true
+  echo "$IREE_RUNTIME_VERSION" > "$unpacked/.ireepkg-version"
+done
 
 # --- Build -----------------------------------------------------------------
 # ccache keeps compiled objects between builds (build/, build-sanitize/, the

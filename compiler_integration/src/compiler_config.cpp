@@ -545,6 +545,9 @@ buildCompilerConfig(const std::vector<ActivatedPackage> &packages,
   for (const auto &[point, setters] : singleSetters) {
     if (setters.size() < 2 || mlirTool)
       continue;
+    // Tuning specs are linked (addTuningSpecFlags); "choose" may still
+    // pick one package's.
+    bool linked = point == hookPointName(HookPoint::TuningSpec);
     auto chosen = request.choose.find(point);
     if (chosen != request.choose.end()) {
       if (std::find(setters.begin(), setters.end(), chosen->second) ==
@@ -555,6 +558,8 @@ buildCompilerConfig(const std::vector<ActivatedPackage> &packages,
                          setters[0] + " and " + setters[1] + " do)");
       continue;
     }
+    if (linked)
+      continue;
     errors.error(Location{},
                  "packages \"" + setters[0] + "\" and \"" + setters[1] +
                      "\" both set \"" + point + "\", which takes one value",
@@ -605,8 +610,8 @@ buildCompilerConfig(const std::vector<ActivatedPackage> &packages,
         add("iree-preprocessing-pdl-spec-filename", file, p.name);
         break;
       case HookPoint::TuningSpec:
-        add("iree-codegen-tuning-spec-path", file, p.name);
-        break;
+        break; // addTuningSpecFlags
+
       case HookPoint::TransformLibrary:
         add("iree-codegen-transform-dialect-library",
             file + (h.sequence.empty() ? "" : "@" + h.sequence), p.name);
@@ -624,6 +629,9 @@ buildCompilerConfig(const std::vector<ActivatedPackage> &packages,
         "");
   if (!mlirPipelines.empty())
     add("pass-pipeline", composePipelines(mlirPipelines), "");
+  if (!errors.hasErrors())
+    if (Status s = addTuningSpecFlags(packages, request, config); !s)
+      return Unexpected(s.error());
   if (errors.hasErrors())
     return makeError(ErrorCode::Invalid, errors);
   return config;
@@ -691,6 +699,10 @@ buildPrefixCompilerConfig(const std::string &prefix,
   for (const Manifest &m : index.manifests)
     for (const CompilerPlugin &cp : m.compilerPlugins)
       needsCompiler |= cp.kind == CompilerPluginKind::IreeDynamic;
+  // Tuning specs: its version chooses them, its iree-opt links them.
+  for (const Manifest &m : index.manifests)
+    for (const Hook &h : m.hooks)
+      needsCompiler |= h.point == HookPoint::TuningSpec;
   if (needsCompiler && !request.compiler.known &&
       request.tool != CompilerTool::MlirOpt && findCompiler) {
     std::string tool = findCompiler();

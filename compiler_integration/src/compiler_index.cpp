@@ -50,6 +50,8 @@ std::string encodeCompilerIndex(const std::vector<ActivatedPackage> &packages,
           o[key] = *value;
       if (!h.paths.empty())
         o["path"] = h.paths;
+      if (h.iree)
+        o["iree"] = h.iree->text();
       pkg["hooks"].push_back(std::move(o));
     }
     j["packages"].push_back(std::move(pkg));
@@ -129,6 +131,12 @@ Expected<CompilerIndex> decodeCompilerIndex(std::string_view text,
         h.value = o.value("value", "");
         if (o.contains("path"))
           h.paths = o.at("path").get<std::map<std::string, std::string>>();
+        if (o.contains("iree")) {
+          auto c = Constraint::parse(o.at("iree").get<std::string>());
+          if (!c)
+            return bad("a malformed IREE version range");
+          h.iree = *c;
+        }
         m.hooks.push_back(std::move(h));
       }
       idx.packages.push_back(

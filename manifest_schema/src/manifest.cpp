@@ -75,6 +75,65 @@ bool isSingleValued(HookPoint point) {
   }
 }
 
+TuningTargetKind tuningTargetKind(std::string_view t) {
+  auto allOf = [&](size_t from, std::string_view chars) {
+    return t.size() > from &&
+           t.find_first_not_of(chars, from) == std::string_view::npos;
+  };
+  if (t.starts_with("gfx") && t.size() <= 8 && allOf(3, "0123456789abcdef"))
+    return TuningTargetKind::Rocm;
+  if (t == "llvm-cpu")
+    return TuningTargetKind::AnyCpu;
+  // CUDA and the SPIR-V and VMVX back ends accept a spec and ignore it.
+  for (std::string_view name :
+       {"cuda", "vulkan", "vulkan-spirv", "vmvx", "vmvx-inline", "metal",
+        "metal-spirv", "webgpu", "webgpu-spirv"})
+    if (t == name)
+      return TuningTargetKind::Ignoring;
+  if (t.starts_with("sm_") && allOf(3, "0123456789"))
+    return TuningTargetKind::Ignoring;
+  // Devices, not targets: the architecture or CPU is what a spec is for.
+  for (std::string_view name : {"rocm", "hip", "amdgpu", "local", "cpu"})
+    if (t == name)
+      return TuningTargetKind::Invalid;
+  if (!t.empty() && t[0] >= 'a' && t[0] <= 'z' &&
+      allOf(0, "abcdefghijklmnopqrstuvwxyz0123456789_.-"))
+    return TuningTargetKind::Cpu;
+  return TuningTargetKind::Invalid;
+}
+
+/// Problem text ("message\nhint") for a key of a tuning-spec's "targets".
+static std::string tuningTargetProblem(const std::string &k) {
+  const std::string which =
+      "\ntargets are ROCm architectures (gfx942, gfx1100), \"llvm-cpu\" for "
+      "every CPU compile, or a CPU as --iree-llvmcpu-target-cpu names it "
+      "(znver4)";
+  switch (tuningTargetKind(k)) {
+  case TuningTargetKind::Rocm:
+  case TuningTargetKind::AnyCpu:
+  case TuningTargetKind::Cpu:
+    return {};
+  case TuningTargetKind::Ignoring:
+    return "\"" + k +
+           "\" compiles ignore tuning specs (IREE applies them "
+           "to llvm-cpu and ROCm only)" +
+           which;
+  case TuningTargetKind::Invalid:
+    if (k == "rocm" || k == "hip" || k == "amdgpu")
+      return "\"" + k +
+             "\" is a device, not a target; name the ROCm "
+             "architecture the spec is for, e.g. \"gfx942\"" +
+             which;
+    if (k == "local" || k == "cpu")
+      return "\"" + k +
+             "\" is a device, not a target; write \"llvm-cpu\" "
+             "for every CPU, or a CPU name" +
+             which;
+    return "\"" + k + "\" is not a tuning-spec target" + which;
+  }
+  return {};
+}
+
 std::string_view runtimeFormatName(RuntimeFormat format) {
   return kFormatNames[static_cast<size_t>(format)];
 }
@@ -89,8 +148,8 @@ std::vector<std::string> Manifest::referencedPaths() const {
       out.push_back(h.tool);
     if (!h.file.empty())
       out.push_back(h.file);
-    for (const auto &[arch, dir] : h.paths)
-      out.push_back(dir);
+    for (const auto &[key, path] : h.paths)
+      out.push_back(path);
   }
   for (const RuntimePlugin &p : runtimePlugins)
     for (const auto &[key, path] : p.library)
@@ -372,8 +431,9 @@ static void parseHook(Checker &checker, const json &value,
       enumField(checker, r, "point", kHookNames, "a hook point");
   if (auto d = r.string("description", Need::Optional, false))
     out.description = *d;
-  static const std::array<std::string, 6> kPayloadKeys = {
-      "pipeline", "tool", "file", "sequence", "value", "path"};
+  static const std::array<std::string, 8> kPayloadKeys = {
+      "pipeline", "tool", "file",    "sequence",
+      "value",    "path", "targets", "iree"};
   if (!pointIndex) {
     for (const auto &k : kPayloadKeys)
       r.any(k); // the point is the problem; don't also flag its payload
@@ -418,9 +478,36 @@ static void parseHook(Checker &checker, const json &value,
                               return archKeyProblem(k, /*allowFat=*/false);
                             });
     break;
+  case HookPoint::TuningSpec: {
+    // One file for every target, or one per target; and the IREE versions
+    // the spec's syntax is for.
+    allowed = {"file", "targets", "iree"};
+    bool hasFile = r.has("file"), hasTargets = r.has("targets");
+    if (hasFile && hasTargets) {
+      r.any("file");
+      r.any("targets");
+      checker.error(r.child("targets"),
+                    "a tuning-spec hook takes \"file\" or \"targets\", not "
+                    "both",
+                    "\"file\" is for every target; \"targets\" maps each "
+                    "target to its own file");
+    } else if (!hasFile && !hasTargets) {
+      checker.error(ptr, "missing required field \"file\" or \"targets\"",
+                    "give one spec file, or \"targets\": {\"gfx942\": "
+                    "\"specs/gfx942.mlir\", \"llvm-cpu\": \"specs/cpu.mlir\"}");
+    } else if (hasTargets) {
+      out.paths = readPathMap(checker, r, "targets", Need::Required,
+                              tuningTargetProblem);
+    } else if (auto f = r.string("file", Need::Required);
+               f && checker.packagePath(*f, r.child("file"))) {
+      out.file = *f;
+    }
+    if (const json *v = r.any("iree"))
+      out.iree = checker.constraint(*v, r.child("iree"));
+    break;
+  }
   case HookPoint::TransformSpec:
   case HookPoint::PdlSpec:
-  case HookPoint::TuningSpec:
     allowed = {"file"};
     if (auto f = r.string("file", Need::Required);
         f && checker.packagePath(*f, r.child("file")))

@@ -3,10 +3,17 @@
 // Reads one file with LLVM's Object library and describes it as a JSON
 // object with the fields of ireepkg::BinaryInfo (include/ireepkg/
 // binary_info.h): format, architecture, OS, type, DT_NEEDED or imports, the
-// interpreter and the exported symbols. FatELF files are recognized by their
-// magic and described by their records' architectures and, image by image,
-// like any ELF file ("fat_images"), so that each image can be checked
-// against its record.
+// interpreter and the exported symbols; for Mach-O whether the file carries
+// a code signature. FatELF files are recognized by their magic and described
+// by their records' architectures and, image by image, like any ELF file
+// ("fat_images"), so that each image can be checked against its record; a
+// universal Mach-O file is described slice by slice ("slices").
+//
+// Mach-O code signatures and slices, and COFF imports, exports and section
+// bounds are read through the same checked Object API rather than by a
+// reader of our own: LLVM's is the well-kept one Debian ships (llvm-22-dev),
+// and it stays in this separate tool, which ireepkg's read-only commands
+// (list, flags, env, info) never start.
 //
 // The input may be hostile: every llvm::Error is taken and reported as text,
 // every pointer derived from the file is checked against the buffer, and
@@ -74,6 +81,8 @@ struct Info {
   std::vector<std::string> exports;
   std::vector<std::optional<std::string>> fatArchs;
   std::vector<FatImage> fatImages;
+  bool codeSignature = false;
+  std::vector<std::shared_ptr<Info>> slices; ///< of a universal Mach-O file
   std::string error;
 
   /// Keeps the first problem; later ones are usually its consequences.
@@ -83,8 +92,9 @@ struct Info {
   }
   void fail(llvm::Error e) { fail(toString(std::move(e))); }
 
-  /// The file's object. An image of a FatELF file (`image` true) has no
-  /// "path", "fat_archs" or "fat_images".
+  /// The file's object. An image of a FatELF file or a slice of a universal
+  /// Mach-O file (`image` true) has no "path", "fat_archs", "fat_images" or
+  /// "slices".
   ojson toJson(bool image = false) const {
     std::vector<std::string> sorted = exports;
     std::sort(sorted.begin(), sorted.end());
@@ -102,6 +112,7 @@ struct Info {
     out["needed"] = needed;
     out["interpreter"] = interpreter;
     out["exports"] = sorted;
+    out["code_signature"] = codeSignature;
     if (!image) {
       ojson fat = ojson::array();
       for (const auto &a : fatArchs)
@@ -117,6 +128,10 @@ struct Info {
                           {"little_endian", f.littleEndian},
                           {"image", f.image->toJson(true)}});
       out["fat_images"] = images;
+      ojson slicesJson = ojson::array();
+      for (const auto &slice : slices)
+        slicesJson.push_back(slice->toJson(true));
+      out["slices"] = slicesJson;
     }
     out["error"] = error;
     return out;
@@ -607,6 +622,9 @@ void inspectElfFile(StringRef data, Info &info) {
 // Mach-O
 //===----------------------------------------------------------------------===//
 
+/// CSMAGIC_EMBEDDED_SIGNATURE: the blob LC_CODE_SIGNATURE points at.
+constexpr uint32_t kEmbeddedSignatureMagic = 0xfade0cc0;
+
 std::string stripUnderscore(StringRef name) {
   return (name.starts_with("_") ? name.drop_front() : name).str();
 }
@@ -650,6 +668,24 @@ void inspectMachO(const MachOObjectFile &obj, Info &info) {
         info.needed.push_back(boundedString(lc.Ptr + dl.dylib.name, cmdEnd));
       break;
     }
+    case MachO::LC_CODE_SIGNATURE: {
+      // Signed: the command names an embedded signature (a SuperBlob with
+      // CSMAGIC_EMBEDDED_SIGNATURE, big-endian) that lies inside the file.
+      if (lc.C.cmdsize < sizeof(MachO::linkedit_data_command))
+        break;
+      MachO::linkedit_data_command cs = obj.getLinkeditDataLoadCommand(lc);
+      StringRef data = obj.getData();
+      if (cs.datasize < 4 || cs.dataoff > data.size() ||
+          cs.datasize > data.size() - cs.dataoff)
+        break;
+      const auto *magic =
+          reinterpret_cast<const uint8_t *>(data.data() + cs.dataoff);
+      uint32_t value = uint32_t(magic[0]) << 24 | uint32_t(magic[1]) << 16 |
+                       uint32_t(magic[2]) << 8 | uint32_t(magic[3]);
+      if (value == kEmbeddedSignatureMagic)
+        info.codeSignature = true;
+      break;
+    }
     case MachO::LC_LOAD_DYLINKER: {
       if (lc.C.cmdsize < sizeof(MachO::dylinker_command))
         break;
@@ -691,20 +727,33 @@ void inspectMachO(const MachOObjectFile &obj, Info &info) {
 }
 
 void inspectUniversal(const MachOUniversalBinary &fat, Info &info) {
-  // A universal binary: every slice's architecture, the rest from the
-  // first slice that reads.
+  // A universal binary: every slice described as a thin file ("slices"),
+  // every slice's architecture, the rest from the first slice that reads.
+  // A slice that does not read is described by its table entry and its
+  // error; the others are still read.
   bool described = false;
   for (const MachOUniversalBinary::ObjectForArch &slice : fat.objects()) {
     info.fatArchs.push_back(machoArch(slice.getCPUType()));
-    if (described)
-      continue;
-    llvm::Expected<std::unique_ptr<MachOObjectFile>> obj = slice.getAsObjectFile();
+    auto sliceInfo = std::make_shared<Info>();
+    sliceInfo->format = "macho";
+    sliceInfo->os = "macos";
+    sliceInfo->machine = machoMachineName(slice.getCPUType());
+    sliceInfo->arch = machoArch(slice.getCPUType());
+    llvm::Expected<std::unique_ptr<MachOObjectFile>> obj =
+        slice.getAsObjectFile();
     if (!obj) {
-      info.fail(obj.takeError());
-      continue;
+      std::string why = toString(obj.takeError());
+      sliceInfo->fail(why);
+      if (!described)
+        info.fail(why);
+    } else {
+      inspectMachO(**obj, *sliceInfo);
+      if (!described) {
+        inspectMachO(**obj, info);
+        described = true;
+      }
     }
-    inspectMachO(**obj, info);
-    described = true;
+    info.slices.push_back(std::move(sliceInfo));
   }
   info.format = "macho";
   info.os = "macos";
@@ -806,6 +855,27 @@ void inspectCoff(const COFFObjectFile &obj, Info &info) {
     info.type = "relocatable";
 
   if (image) {
+    // Windows maps every section's raw data from the file: a file cut short
+    // (LLVM's reader does not look at the data of sections it is not asked
+    // for) does not load.
+    StringRef data = obj.getData();
+    unsigned index = 0;
+    for (const SectionRef &section : obj.sections()) {
+      const coff_section *s = obj.getCOFFSection(section);
+      ++index;
+      if (s->SizeOfRawData &&
+          (s->PointerToRawData > data.size() ||
+           s->SizeOfRawData > data.size() - s->PointerToRawData)) {
+        // A long name is in the string table, which may be cut off too.
+        llvm::Expected<StringRef> name = obj.getSectionName(s);
+        std::string shown =
+            name ? name->str() : std::string(s->Name, strnlen(s->Name, 8));
+        if (!name)
+          consumeError(name.takeError());
+        return info.fail("section " + std::to_string(index) + " (" + shown +
+                         ") lies outside the file (is the file cut short?)");
+      }
+    }
     // import directory entry: 20 bytes, Name RVA at 12; delay-load
     // descriptor: 32 bytes, Name RVA at 4.
     collectImports(obj, COFF::IMPORT_TABLE, 20, 12, info);

@@ -29,8 +29,9 @@ const char *const kUsage =
     "usage: ireepkg-inspect [--] <file>...\n"
     "Prints a JSON document {\"files\": [...]} describing each file: format,\n"
     "arch, machine, os, is64, little_endian, type, needed, interpreter,\n"
-    "exports, fat_archs, fat_images (each FatELF record and its image) and\n"
-    "error.\n";
+    "exports, code_signature (Mach-O), fat_archs, fat_images (each FatELF\n"
+    "record and its image), slices (each slice of a universal Mach-O file)\n"
+    "and error.\n";
 
 } // namespace
 

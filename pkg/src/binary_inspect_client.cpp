@@ -93,7 +93,7 @@ Expected<ChildResult> runTool(const std::string &tool,
 /// Reads one file's object; returns a problem, or "" if it is well formed.
 /// Fields other than "path" and "format" may be absent (defaults apply);
 /// present fields must have the right type; unknown fields are ignored.
-/// A FatELF image's object (`image`) has no "path".
+/// A FatELF image's or a Mach-O slice's object (`image`) has no "path".
 std::string readEntry(const json &j, BinaryInfo &info, bool image = false) {
   if (!j.is_object())
     return std::string("must be an object, not ") + describeJsonType(j);
@@ -165,6 +165,7 @@ std::string readEntry(const json &j, BinaryInfo &info, bool image = false) {
   check(readStrings("needed", info.needed));
   check(readString("interpreter", info.interpreter, false));
   check(readStrings("exports", info.exports));
+  check(readBool("code_signature", info.codeSignature));
   if (auto it = j.find("fat_archs"); it != j.end()) {
     if (!it->is_array()) {
       check(std::string("/fat_archs: must be an array, not ") + describeJsonType(*it));
@@ -232,6 +233,20 @@ std::string readEntry(const json &j, BinaryInfo &info, bool image = false) {
             check(where + "/image" + (p[0] == '/' ? p : ": " + p));
         }
         info.fatImages.push_back(std::move(f));
+      }
+    }
+  }
+  if (auto it = j.find("slices"); it != j.end() && !image) {
+    if (!it->is_array()) {
+      check(std::string("/slices: must be an array, not ") +
+            describeJsonType(*it));
+    } else {
+      for (size_t i = 0; i < it->size() && problem.empty(); ++i) {
+        BinaryInfo slice;
+        std::string p = readEntry((*it)[i], slice, /*image=*/true);
+        if (!p.empty())
+          check("/slices/" + std::to_string(i) + (p[0] == '/' ? p : ": " + p));
+        info.slices.push_back(std::move(slice));
       }
     }
   }

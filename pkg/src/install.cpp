@@ -464,9 +464,13 @@ installArchives(const std::string &prefix,
     if (auto s = staged.find(in.head.manifest.name); s != staged.end())
       native.push_back({&in.head.manifest, &in.head.manifestText,
                         &in.head.record, s->second.dir, in.archive});
-  if (Status s = checkStagedNativeLibraries(native, cache ? cache->root() : "");
+  DiagnosticList nativeWarnings;
+  if (Status s = checkStagedNativeLibraries(native, cache ? cache->root() : "",
+                                            platform, nativeWarnings);
       !s)
     return Unexpected(s.error());
+  for (const Diagnostic &d : nativeWarnings.items())
+    reporter.warning(d);
   // A package whose only build for the platform was a FatELF file: the
   // file's table says whether it holds the platform's architecture.
   for (const Incoming &in : incoming) {

@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace ireepkg {
@@ -26,7 +28,7 @@ inline constexpr const char *kQuerySymbol = "iree_hal_executable_plugin_query";
 
 /// Bumped whenever what ireepkg-inspect reports (or how it is read)
 /// changes, so that entries of an older inspector are not used.
-inline constexpr int kInspectCacheVersion = 1;
+inline constexpr int kInspectCacheVersion = 2;
 
 std::string expectedFormat(std::optional<OS> os) {
   if (!os)
@@ -57,6 +59,190 @@ std::string describe(const BinaryInfo &info) {
 
 using Report = std::function<void(const std::string &, const std::string &)>;
 
+/// "a" or "an" before `word` as it is read aloud: "an x86_64", "an i386",
+/// "an aarch64", "a riscv64", "a CPU_TYPE_POWERPC".
+std::string article(std::string_view word) {
+  return !word.empty() && std::string_view("aeiouxAEIOUX").find(word[0]) !=
+                              std::string_view::npos
+             ? "an"
+             : "a";
+}
+
+/// The short name of a COFF or Mach-O file's machine: ours by our name,
+/// others by the one their toolchains use ("i386", "arm64ec"), else the
+/// file's own ("CPU_TYPE_POWERPC").
+std::string machineLabel(const BinaryInfo &info) {
+  if (info.arch)
+    return std::string(archName(*info.arch));
+  static const std::pair<std::string_view, std::string_view> kShort[] = {
+      {"IMAGE_FILE_MACHINE_I386", "i386"},
+      {"IMAGE_FILE_MACHINE_ARM64EC", "arm64ec"},
+      {"IMAGE_FILE_MACHINE_ARM64X", "arm64x"},
+      {"IMAGE_FILE_MACHINE_IA64", "ia64"},
+      {"CPU_TYPE_X86", "i386"},
+      {"CPU_TYPE_ARM64_32", "arm64_32"},
+      {"CPU_TYPE_POWERPC", "ppc"},
+      {"CPU_TYPE_POWERPC64", "ppc64"},
+  };
+  for (const auto &[machine, label] : kShort)
+    if (info.machine == machine)
+      return std::string(label);
+  return info.machine.empty() ? "unknown-architecture" : info.machine;
+}
+
+/// "an i386 DLL (IMAGE_FILE_MACHINE_I386)", "an x86_64 Mach-O library
+/// (CPU_TYPE_X86_64)": a COFF or Mach-O file in its platform's terms.
+std::string describeNative(const BinaryInfo &info) {
+  bool coff = info.format == "coff";
+  std::string kind = info.type == "shared" ? (coff ? "DLL" : "Mach-O library")
+                     : info.type == "executable"
+                         ? (coff ? "Windows executable" : "Mach-O executable")
+                     : info.type == "relocatable"
+                         ? (coff ? "COFF object file" : "Mach-O object file")
+                         : (coff ? "COFF file" : "Mach-O file");
+  std::string label = machineLabel(info);
+  std::string out = article(label) + " " + label + " " + kind;
+  if (!info.machine.empty() && info.machine != label)
+    out += " (" + info.machine + ")";
+  return out;
+}
+
+/// The hint for a COFF or Mach-O file of the wrong architecture.
+std::string rebuildHint(OS os, Arch arch) {
+  std::string name(archName(arch));
+  if (os == OS::Windows) {
+    std::string triple = arch == Arch::Arm ? "armv7" : name;
+    return "build it for " + name + ", e.g. with clang --target=" + triple +
+           "-w64-mingw32 (or " + triple +
+           "-pc-windows-msvc), or declare it for the platform it is built for";
+  }
+  std::string triple = arch == Arch::AArch64 ? "arm64" : name;
+  return "build it for " + name + ", e.g. with clang --target=" + triple +
+         "-apple-macos11, or declare it for the platform it is built for";
+}
+
+/// The names `keep` selects, each once, in order, and the same joined with
+/// ", " for a message.
+std::pair<std::vector<std::string>, std::string>
+distinctNames(const std::vector<std::string> &names,
+              const std::function<bool(const std::string &)> &keep) {
+  std::vector<std::string> kept;
+  std::string list;
+  for (const std::string &name : names)
+    if (keep(name) && std::find(kept.begin(), kept.end(), name) == kept.end()) {
+      list += (kept.empty() ? "" : ", ") + name;
+      kept.push_back(name);
+    }
+  return {kept, list};
+}
+
+/// DLLs every Windows system has, in the system directory (or, for the
+/// Visual C++ runtime, installed there by the redistributable IREE's own
+/// Windows tools need too); compared without case. api-ms-win-* and
+/// ext-ms-* API sets are system DLLs as well.
+bool isWindowsSystemDll(std::string_view name) {
+  static const char *const kSystem[] = {
+      "advapi32.dll",
+      "authz.dll",
+      "bcrypt.dll",
+      "cfgmgr32.dll",
+      "comctl32.dll",
+      "comdlg32.dll",
+      "concrt140.dll",
+      "crypt32.dll",
+      "d3d11.dll",
+      "d3d12.dll",
+      "dbgcore.dll",
+      "dbghelp.dll",
+      "dwmapi.dll",
+      "dxcore.dll",
+      "dxgi.dll",
+      "gdi32.dll",
+      "imm32.dll",
+      "iphlpapi.dll",
+      "kernel32.dll",
+      "kernelbase.dll",
+      "mpr.dll",
+      "msvcp140.dll",
+      "msvcp140_1.dll",
+      "msvcp140_2.dll",
+      "msvcp140_atomic_wait.dll",
+      "msvcp140_codecvt_ids.dll",
+      "msvcrt.dll",
+      "mswsock.dll",
+      "ncrypt.dll",
+      "netapi32.dll",
+      "normaliz.dll",
+      "ntdll.dll",
+      "nvcuda.dll",
+      "ole32.dll",
+      "oleaut32.dll",
+      "opengl32.dll",
+      "powrprof.dll",
+      "psapi.dll",
+      "rpcrt4.dll",
+      "secur32.dll",
+      "setupapi.dll",
+      "shell32.dll",
+      "shlwapi.dll",
+      "sspicli.dll",
+      "ucrtbase.dll",
+      "user32.dll",
+      "userenv.dll",
+      "uxtheme.dll",
+      "vcomp140.dll",
+      "vcruntime140.dll",
+      "vcruntime140_1.dll",
+      "version.dll",
+      "vulkan-1.dll",
+      "winhttp.dll",
+      "wininet.dll",
+      "winmm.dll",
+      "ws2_32.dll",
+      "wsock32.dll",
+      "wtsapi32.dll",
+  };
+  std::string lower(name);
+  for (char &c : lower)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.starts_with("api-ms-win-") || lower.starts_with("ext-ms-"))
+    return true;
+  for (const char *s : kSystem)
+    if (lower == s)
+      return true;
+  return false;
+}
+
+/// A DLL's imports that Windows does not find beside it: IREE's runtime
+/// opens a plugin with LoadLibraryA(path) (and compiler plugins are loaded
+/// by their path too), and Windows then looks for the DLLs the plugin
+/// imports by name only (the application's directory, the system
+/// directories, PATH), never in the plugin's own directory.
+void checkWindowsImports(const std::string &subject, const BinaryInfo &info,
+                         const DeclaredLibrary &decl, const Report &warn) {
+  auto [foreign, list] = distinctNames(info.needed, [](const std::string &dll) {
+    return !isWindowsSystemDll(dll);
+  });
+  if (foreign.empty())
+    return;
+  bool one = foreign.size() == 1;
+  warn(subject + " imports " + list + ", which Windows will not look for " +
+           "beside the plugin: " +
+           (decl.mustExport == kQuerySymbol
+                ? "IREE loads plugins with LoadLibraryA(path)"
+                : "compiler plugins are loaded by their path too") +
+           ", and " + (one ? "a DLL" : "DLLs") + " a plugin imports " +
+           (one ? "is" : "are") +
+           " searched for in the application's directory, the system " +
+           "directories and PATH, not in the plugin's own directory",
+       "link " + std::string(one ? "it" : "them") +
+           " statically into the plugin (MinGW's own runtime DLLs: "
+           "-static-libgcc -static-libstdc++, or -static), or ship " +
+           (one ? "it" : "them") +
+           " next to the application that loads the plugin or in a "
+           "directory on PATH");
+}
+
 /// What an embedded ELF (a file or a FatELF image) must be beyond its
 /// architecture: freestanding, exporting `mustExport`. `subject` names it.
 void checkFreestanding(const std::string &subject, const BinaryInfo &info,
@@ -70,6 +256,71 @@ void checkFreestanding(const std::string &subject, const BinaryInfo &info,
     bad(subject + " is an embedded ELF but has a program interpreter (" +
             info.interpreter + ")",
         "embedded plugins are freestanding shared objects");
+}
+
+void checkExport(const std::string &subject, const BinaryInfo &info,
+                 const DeclaredLibrary &decl, const Report &bad);
+
+/// What a thin Mach-O file (or one slice of a universal file) must be for
+/// dlopen on macOS: exporting `mustExport`; signed, for arm64 (the kernel
+/// does not run unsigned arm64 code; ad hoc is enough); finding its own
+/// dependencies wherever the package is installed (through @rpath or
+/// @loader_path, or in the system's /usr/lib and /System). `file` is the
+/// package path, for the hints.
+void checkMachO(const std::string &subject, const std::string &file,
+                const BinaryInfo &info, const DeclaredLibrary &decl,
+                const Report &bad, const Report &warn) {
+  checkExport(subject, info, decl, bad);
+  if (info.arch == Arch::AArch64 && !info.codeSignature)
+    bad(subject + " is an arm64 Mach-O file without a code signature; macOS "
+                  "does not load unsigned arm64 code",
+        "sign it (ad hoc is enough): codesign -s - " + file +
+            "; or link it with ld64.lld, which signs arm64 output ad hoc");
+  auto [fixed, list] = distinctNames(info.needed, [](const std::string &dep) {
+    return !dep.starts_with("@rpath/") && !dep.starts_with("@loader_path/") &&
+           !dep.starts_with("/usr/lib/") && !dep.starts_with("/System/");
+  });
+  if (fixed.empty())
+    return;
+  bool one = fixed.size() == 1;
+  std::string name = fixed.front().substr(fixed.front().rfind('/') + 1);
+  warn(subject + " loads " + list + " by a path that is neither the " +
+           "system's (/usr/lib, /System) nor the plugin's (@rpath, " +
+           "@loader_path): the machine the package is installed on need not " +
+           "have it",
+       "ship " + std::string(one ? "it" : "them") +
+           " in the package and refer to " + (one ? "it" : "them") +
+           " through @loader_path or @rpath (e.g. install_name_tool -change " +
+           fixed.front() + " @loader_path/" + name + " " + file +
+           "), or link " + (one ? "it" : "them") + " statically");
+}
+
+/// A universal Mach-O file declared for one architecture: macOS loads that
+/// architecture's slice, which gets the checks of a thin file.
+void checkUniversal(const std::string &subject, const BinaryInfo &info,
+                    const DeclaredLibrary &decl, const Report &bad,
+                    const Report &warn) {
+  for (const BinaryInfo &slice : info.slices) {
+    if (slice.arch != decl.arch)
+      continue;
+    std::string sliceName =
+        subject + " (its " + std::string(archName(*decl.arch)) + " slice)";
+    if (!slice.error.empty())
+      return bad(sliceName + " is not a readable Mach-O file: " + slice.error,
+                 "");
+    return checkMachO(sliceName, decl.path, slice, decl, bad, warn);
+  }
+  std::string held;
+  for (const BinaryInfo &slice : info.slices)
+    held += (held.empty() ? "" : ", ") + machineLabel(slice);
+  bad(subject + " is declared for macos-" + std::string(archName(*decl.arch)) +
+          " but it is a universal binary without " +
+          article(archName(*decl.arch)) + " " +
+          std::string(archName(*decl.arch)) + " slice (it holds " +
+          (held.empty() ? std::string("none") : held) + ")",
+      "add the slice (lipo -create <one file per architecture> -output " +
+          decl.path +
+          "), or declare the file only for the architectures it holds");
 }
 
 void checkExport(const std::string &subject, const BinaryInfo &info,
@@ -144,6 +395,9 @@ void checkLibrary(const DeclaredLibrary &decl, const BinaryInfo &info,
   Report bad = [&](const std::string &msg, const std::string &hint) {
     diags.error(where, msg, hint);
   };
+  Report warn = [&](const std::string &msg, const std::string &hint) {
+    diags.warning(where, msg, hint);
+  };
   std::string subject = "\"" + decl.path + "\"";
   if (!info.error.empty()) {
     bad(subject + " is not a native library: " + info.error, "");
@@ -173,12 +427,27 @@ void checkLibrary(const DeclaredLibrary &decl, const BinaryInfo &info,
         "");
     return;
   }
+  if (decl.os == OS::MacOS && !info.slices.empty())
+    return checkUniversal(subject, info, decl, bad, warn);
+  bool nativeTerms = decl.os == OS::Windows || decl.os == OS::MacOS;
+  if (nativeTerms && info.arch != decl.arch) {
+    bad(subject + " is declared for " + Platform{*decl.os, *decl.arch}.str() +
+            " but it is " + describeNative(info),
+        rebuildHint(*decl.os, *decl.arch));
+    return;
+  }
   if (info.arch != decl.arch || !info.littleEndian) {
     bad(subject + " is declared for " + std::string(archName(*decl.arch)) +
             " but it is " + describe(info),
         "");
     return;
   }
+  if (decl.os == OS::Windows) {
+    checkExport(subject, info, decl, bad);
+    return checkWindowsImports(subject, info, decl, warn);
+  }
+  if (decl.os == OS::MacOS)
+    return checkMachO(subject, decl.path, info, decl, bad, warn);
   if (!decl.os)
     checkFreestanding(subject, info, decl, bad);
   else if (decl.os == OS::Linux && info.os != "linux" && info.os != "none")
@@ -272,6 +541,7 @@ nlohmann::ordered_json toJson(const BinaryInfo &info, bool image) {
   out["needed"] = info.needed;
   out["interpreter"] = info.interpreter;
   out["exports"] = info.exports;
+  out["code_signature"] = info.codeSignature;
   if (!image) {
     ojson fat = ojson::array();
     for (Arch a : info.fatArchs)
@@ -288,6 +558,10 @@ nlohmann::ordered_json toJson(const BinaryInfo &info, bool image) {
                         {"little_endian", f.littleEndian},
                         {"image", toJson(f.image, true)}});
     out["fat_images"] = images;
+    ojson slices = ojson::array();
+    for (const BinaryInfo &slice : info.slices)
+      slices.push_back(toJson(slice, true));
+    out["slices"] = slices;
   }
   out["error"] = info.error;
   return out;
@@ -341,7 +615,8 @@ std::string serializeBinaryInfo(const BinaryInfo &info) {
 
 Status
 checkStagedNativeLibraries(const std::vector<NativeCheckPackage> &packages,
-                           const std::string &cacheRoot) {
+                           const std::string &cacheRoot,
+                           const Platform &platform, DiagnosticList &warnings) {
   InspectCache cache(cacheRoot);
   struct Check {
     const NativeCheckPackage *package;
@@ -373,6 +648,19 @@ checkStagedNativeLibraries(const std::vector<NativeCheckPackage> &packages,
                         cache.get(entry->sha256)});
     }
   }
+  // Errors for every library; warnings (how a library finds its own
+  // dependencies) only for those the prefix's platform loads.
+  auto check = [&](const Check &c) {
+    DiagnosticList found;
+    checkLibrary(c.decl, *c.info, c.where, found);
+    bool loaded = c.decl.os && c.decl.arch &&
+                  Platform{*c.decl.os, *c.decl.arch} == platform;
+    for (const Diagnostic &d : found.items())
+      if (d.severity == Severity::Error)
+        diags.add(d);
+      else if (loaded)
+        warnings.add(d);
+  };
   // One run of the inspector for every content not in the cache.
   std::map<std::string, size_t> bySha; // content -> index in `paths`
   std::vector<std::string> paths, shas;
@@ -389,7 +677,7 @@ checkStagedNativeLibraries(const std::vector<NativeCheckPackage> &packages,
       if (!c.info)
         c.info = (*infos)[bySha.at(c.sha256)];
     for (const Check &c : checks)
-      checkLibrary(c.decl, *c.info, c.where, diags);
+      check(c);
     // Cached once everything passed: a refused install leaves nothing
     // behind, not even in the cache.
     if (!diags.hasErrors())
@@ -397,7 +685,7 @@ checkStagedNativeLibraries(const std::vector<NativeCheckPackage> &packages,
         cache.put(shas[i], (*infos)[i]);
   } else {
     for (const Check &c : checks)
-      checkLibrary(c.decl, *c.info, c.where, diags);
+      check(c);
   }
   if (!diags.hasErrors())
     return ok();

@@ -9,6 +9,7 @@
 #include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/state.h"
 
 #include "import_check.h"
 #include "ireepkg/pkg/binary_info.h"
@@ -91,8 +92,8 @@ bool stillNamed(const Manifest &m, const std::string &rel) {
   for (const Hook &h : m.hooks) {
     if (h.file == rel || h.tool == rel)
       return true;
-    for (const auto &[arch, dir] : h.paths)
-      if (rel.starts_with(dir + "/"))
+    for (const auto &[key, path] : h.paths)
+      if (path == rel || rel.starts_with(path + "/"))
         return true;
   }
   return false;
@@ -206,8 +207,12 @@ Expected<PackResult> packDirectory(const std::string &dir,
       named.emplace_back(m.hooks[i].file, base + "/file");
     if (!m.hooks[i].tool.empty())
       named.emplace_back(m.hooks[i].tool, base + "/tool");
-    for (const auto &[arch, p] : m.hooks[i].paths)
-      named.emplace_back(p, base + "/path/" + arch);
+    for (const auto &[key, p] : m.hooks[i].paths)
+      named.emplace_back(p, base +
+                                (m.hooks[i].point == HookPoint::TuningSpec
+                                     ? "/targets/"
+                                     : "/path/") +
+                                jsonPointerEscape(key));
   }
   for (size_t i = 0; i < m.tests.size(); ++i)
     named.emplace_back(m.tests[i].program,
@@ -267,10 +272,14 @@ Expected<PackResult> packDirectory(const std::string &dir,
     // The joined files as install will see them (each record comes from its
     // image's own header, which the checks above did not all look at).
     if (!generated.empty() && !options.skipBinaryChecks) {
-      if (Status s = checkPackNativeLibraries(m, *doc, sourceOf, diags); !s) {
+      DiagnosticList again; // its warnings were given by the first run
+      if (Status s = checkPackNativeLibraries(m, *doc, sourceOf, again); !s) {
         cleanup();
         return Unexpected(s.error());
       }
+      for (const Diagnostic &d : again.items())
+        if (d.severity == Severity::Error)
+          diags.add(d);
       if (diags.hasErrors()) {
         cleanup();
         return makeError(ErrorCode::Invalid, diags);
@@ -287,6 +296,29 @@ Expected<PackResult> packDirectory(const std::string &dir,
       cleanup();
       return makeError(ErrorCode::Invalid, diags);
     }
+  }
+
+  // Builds that IREE's runtime cannot call where they would be installed
+  // (embedded ELF on Windows), with nothing else of the package there.
+  for (const UncalledPlugin &u : uncalledPlugins(m, dir)) {
+    std::string platforms;
+    for (const Platform &p : u.platforms)
+      platforms += (platforms.empty() ? "" : ", ") + p.str();
+    const RuntimePlugin &plugin = m.runtimePlugins[u.plugin];
+    diags.warning(
+        doc->locate("/runtime/plugins/" + std::to_string(u.plugin) +
+                    "/library"),
+        "runtime plugin \"" + plugin.name + "\" (" +
+            std::string(runtimeFormatName(plugin.format)) +
+            ") will not be activated on " + platforms + ": " +
+            describePlatformFact(*u.fact) +
+            "; the package has no other runtime plugin for " +
+            (u.platforms.size() == 1 ? "it" : "them"),
+        "add a system-library runtime plugin with a build for " + platforms +
+            (std::string_view(u.fact->os) == "windows"
+                 ? " (a DLL exporting iree_hal_executable_plugin_query "
+                   "with __declspec(dllexport))"
+                 : ""));
   }
 
   // Hook pipelines, with MLIR's own parser where it knows the passes (the

@@ -244,9 +244,11 @@ std::string archList(const std::vector<Arch> &archs) {
 
 } // namespace
 
-RuntimeLibraryChoice chooseRuntimeLibrary(const RuntimePlugin &plugin,
-                                          const Platform &platform,
-                                          const std::string &filesDir) {
+namespace {
+
+RuntimeLibraryChoice chooseBuild(const RuntimePlugin &plugin,
+                                 const Platform &platform,
+                                 const std::string &filesDir) {
   RuntimeLibraryChoice out;
   out.embedded = plugin.format == RuntimeFormat::EmbeddedElf;
   std::string none = "no build for " + platform.str();
@@ -285,6 +287,22 @@ RuntimeLibraryChoice chooseRuntimeLibrary(const RuntimePlugin &plugin,
   return out;
 }
 
+} // namespace
+
+RuntimeLibraryChoice chooseRuntimeLibrary(const RuntimePlugin &plugin,
+                                          const Platform &platform,
+                                          const std::string &filesDir) {
+  RuntimeLibraryChoice out = chooseBuild(plugin, platform, filesDir);
+  if (out.rel.empty())
+    return out;
+  if (const auto *fact = stoppingPlatformFact(platform.os, plugin.format)) {
+    out.rel.clear();
+    out.fact = fact;
+    out.reason = describePlatformFact(*fact);
+  }
+  return out;
+}
+
 std::string runtimeLibraryFor(const RuntimePlugin &plugin,
                               const Platform &platform, bool &embedded,
                               const std::string &filesDir) {
@@ -306,6 +324,68 @@ std::string responseFileQuote(const std::string &arg) {
     out += c;
   }
   return out + "\"";
+}
+
+namespace {
+
+/// The package's other runtime plugins activated on `platform`:
+/// `system-library plugin "k_dll"`, ...; "" when there are none.
+std::string pluginsUsedInstead(const Manifest &manifest,
+                               const RuntimePlugin &plugin,
+                               const Platform &platform,
+                               const std::string &filesDir) {
+  std::string instead;
+  for (const RuntimePlugin &other : manifest.runtimePlugins)
+    if (&other != &plugin &&
+        !chooseRuntimeLibrary(other, platform, filesDir).rel.empty())
+      instead += std::string(instead.empty() ? "" : ", ") +
+                 std::string(runtimeFormatName(other.format)) + " plugin \"" +
+                 other.name + "\"";
+  return instead;
+}
+
+} // namespace
+
+std::string stoppedPluginNote(const Manifest &manifest,
+                              const RuntimePlugin &plugin,
+                              const Platform &platform,
+                              const RuntimeLibraryChoice &choice,
+                              const std::string &filesDir) {
+  std::string instead =
+      pluginsUsedInstead(manifest, plugin, platform, filesDir);
+  return choice.reason +
+         (instead.empty() ? "; the package has no other runtime plugin for " +
+                                platform.str()
+                          : "; the package's " + instead + " is used there");
+}
+
+std::vector<UncalledPlugin> uncalledPlugins(const Manifest &manifest,
+                                            const std::string &filesDir) {
+  std::vector<UncalledPlugin> out;
+  for (size_t i = 0; i < manifest.runtimePlugins.size(); ++i) {
+    const RuntimePlugin &plugin = manifest.runtimePlugins[i];
+    for (std::string_view os : osNames()) {
+      Platform platform{*parseOS(os), Arch::X86_64};
+      const auto *fact = stoppingPlatformFact(platform.os, plugin.format);
+      if (!fact)
+        continue;
+      UncalledPlugin u{i, fact, {}};
+      for (std::string_view arch : archNames()) {
+        platform.arch = *parseArch(arch);
+        if (chooseRuntimeLibrary(plugin, platform, filesDir).fact == nullptr)
+          continue; // no build there at all
+        bool served = false;
+        for (const RuntimePlugin &other : manifest.runtimePlugins)
+          served |=
+              !chooseRuntimeLibrary(other, platform, filesDir).rel.empty();
+        if (!served)
+          u.platforms.push_back(platform);
+      }
+      if (!u.platforms.empty())
+        out.push_back(std::move(u));
+    }
+  }
+  return out;
 }
 
 StateWriter::~StateWriter() = default;
@@ -363,11 +443,23 @@ Expected<GeneratedState> generateState(const std::string &prefix,
         skipped.push_back({{"package", m.name},
                            {"plugin", p.name},
                            {"reason", choice.reason}});
-        out.warnings.push_back(
-            Diagnostic{Severity::Warning, Location{"", 0, 0, "", m.name, ""},
-                       "runtime plugin \"" + p.name + "\" has " +
-                           choice.reason + "; it is not activated",
-                       ""});
+        if (choice.fact)
+          out.warnings.push_back(Diagnostic{
+              Severity::Warning, Location{"", 0, 0, "", m.name, ""},
+              "runtime plugin \"" + p.name + "\" is not activated on " +
+                  platform.str() + ": " +
+                  stoppedPluginNote(m, p, platform, choice, filesDir),
+              pluginsUsedInstead(m, p, platform, filesDir).empty()
+                  ? "ask the package's author for a system-library build "
+                    "for " +
+                        platform.str()
+                  : ""});
+        else
+          out.warnings.push_back(
+              Diagnostic{Severity::Warning, Location{"", 0, 0, "", m.name, ""},
+                         "runtime plugin \"" + p.name + "\" has " +
+                             choice.reason + "; it is not activated",
+                         ""});
         continue;
       }
       std::string path = a.dir + "/" + choice.rel;
@@ -430,7 +522,7 @@ Expected<GeneratedState> generateState(const std::string &prefix,
       if (!h.value.empty())
         o["value"] = h.value;
       if (auto it = h.paths.find(std::string(archName(platform.arch)));
-          it != h.paths.end())
+          h.point == HookPoint::ExecutableObjects && it != h.paths.end())
         o["path"] = a.dir + "/" + it->second;
       hooks.push_back(std::move(o));
     }

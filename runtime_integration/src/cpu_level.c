@@ -1,8 +1,14 @@
 /*===- cpu_level.c - The CPU features of the host ------------------------===*
  *
  * Detection for cpu_level.h: x86 reads cpuid leaves 1, 7 (subleaves 0 and
- * 1) and 0x80000001, and xgetbv(0) for the register state the OS saves;
- * aarch64 Linux reads the kernel's hwcaps. The bits are those of
+ * 1) and 0x80000001, and xgetbv(0) for the register state the OS saves
+ * (on every operating system: Linux, Windows, macOS); aarch64 Linux reads
+ * the kernel's hwcaps. Everywhere else (aarch64 on macOS and Windows,
+ * other architectures) nothing is read and the answer is the baseline: the
+ * plain build, which every CPU of the architecture runs. (macOS could say
+ * more through sysctlbyname("hw.optional.arm.FEAT_*"), Windows through
+ * IsProcessorFeaturePresent; neither can be tested here, so neither is
+ * used.) The bits are those of
  * include/ireepkg/manifest_schema/cpu_level.h, named as LLVM names them
  * (iree-cpuinfo reports the same CPU in the same spelling).
  *
@@ -120,6 +126,7 @@ static uint64_t detect(void) {
   return f;
 }
 #else
+/* The baseline (see the top of the file). */
 static uint64_t detect(void) { return 0; }
 #endif
 

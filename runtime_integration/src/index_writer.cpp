@@ -18,6 +18,7 @@
 #include "ireepkg/runtime_integration/runtime_index.h"
 
 #include "ireepkg/manifest_schema/cpu_level.h"
+#include "ireepkg/manifest_schema/platform_facts.h"
 #include "ireepkg/manifest_schema/runtime_index_format.h"
 
 #include <algorithm>
@@ -80,7 +81,9 @@ uint32_t formatKind(std::string_view format) {
 
 /// The library `platform` ("<os>-<arch>") selects, by the rule readers use
 /// too: embedded-elf takes the architecture's key (the writer lists a FatELF
-/// file under each architecture it holds), system-library the platform's.
+/// file under each architecture it holds) unless IREE's runtime cannot call
+/// embedded plugins on the platform's OS (platform_facts.h), system-library
+/// the platform's.
 uint32_t
 selectLibrary(const std::vector<std::pair<std::string, std::string>> &libraries,
               uint32_t kind, std::string_view platform) {
@@ -92,6 +95,9 @@ selectLibrary(const std::vector<std::pair<std::string, std::string>> &libraries,
   };
   if (kind == IREEPKG_INDEX_FORMAT_EMBEDDED_ELF) {
     size_t dash = platform.find('-');
+    if (dash != std::string_view::npos &&
+        ireepkg_platform_fact_stopping(platform.data(), dash, "embedded-elf"))
+      return IREEPKG_INDEX_NO_LIBRARY;
     std::string_view arch =
         dash == std::string_view::npos ? platform : platform.substr(dash + 1);
     return find(arch);

@@ -13,10 +13,14 @@
  * that are known to be in bounds. Handles are immutable after open except
  * for an atomic reference count shared with the plugin lists.
  *
+ * Every difference between operating systems (POSIX, Windows) is in its
+ * first section, "The operating system" (cpu_level.c, the CPU detection,
+ * keeps its own differences between architectures and systems).
+ *
  * Why one file of this size: the library is one translation unit on purpose
- * (with cpu_level.c, the CPU detection, beside it); every function outside
- * the API is static or hidden, so the shared library exports nothing else
- * and an application can also compile the two files into itself.
+ * (with cpu_level.c beside it); every function outside the API is static or
+ * hidden, so the shared library exports nothing else and an application can
+ * also compile the two files into itself.
  *
  *===----------------------------------------------------------------------===*/
 #define _GNU_SOURCE 1
@@ -24,19 +28,24 @@
 #include "ireepkg/runtime.h"
 
 #include "ireepkg/manifest_schema/cpu_level.h"
+#include "ireepkg/manifest_schema/platform_facts.h"
 #include "ireepkg/manifest_schema/runtime_index_format.h"
 
 #include "cpu_level.h"
 #include "prefix_flagfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(_WIN32)
+#define WIN32_LEAN_AND_MEAN 1
+#include <windows.h>
+#else
+#include <fcntl.h>
 #if defined(__linux__)
 #include <sys/auxv.h>
 #endif
@@ -44,10 +53,473 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+#endif
 
 _Static_assert(IREEPKG_RUNTIME_INDEX_FORMAT_MAJOR ==
                    IREEPKG_INDEX_VERSION_MAJOR,
                "runtime.h and runtime_index_format.h disagree on the format version");
+
+/*===----------------------------------------------------------------------===*
+ * The operating system
+ *
+ * Every difference between Windows and POSIX systems is in this section;
+ * the rest of the file calls only these functions (and the C library).
+ * Paths are UTF-8 at the API on every system: on Windows they are
+ * converted to UTF-16 for the wide-character file functions, and the
+ * environment is read the same way. Errors are errno values (Windows error
+ * codes are mapped to the nearest one).
+ *===----------------------------------------------------------------------===*/
+
+#if defined(_WIN32)
+#define SEP '\\'
+#define SEP_S "\\"
+#else
+#define SEP '/'
+#define SEP_S "/"
+#endif
+
+/* The user's own prefix: $XDG_DATA_HOME/ireepkg, else
+ * $HOME/.local/share/ireepkg; on Windows %LOCALAPPDATA%\ireepkg, else
+ * %USERPROFILE%\AppData\Local\ireepkg. */
+#if defined(_WIN32)
+#define DATA_HOME_VARIABLE "LOCALAPPDATA"
+#define HOME_VARIABLE "USERPROFILE"
+#define HOME_DATA_DIRECTORY "\\AppData\\Local\\ireepkg"
+#else
+#define DATA_HOME_VARIABLE "XDG_DATA_HOME"
+#define HOME_VARIABLE "HOME"
+#define HOME_DATA_DIRECTORY "/.local/share/ireepkg"
+#endif
+
+static bool is_sep(char c) {
+#if defined(_WIN32)
+  return c == '\\' || c == '/';
+#else
+  return c == '/';
+#endif
+}
+
+/* The length of the root of an absolute path ("/"; on Windows "C:\" or
+ * "\\server\share\"), or 0 for a relative one. */
+static size_t root_length(const char *p) {
+#if defined(_WIN32)
+  if (((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) &&
+      p[1] == ':' && is_sep(p[2]))
+    return 3;
+  if (is_sep(p[0]) && is_sep(p[1]) && p[2] && !is_sep(p[2])) {
+    size_t n = 2, parts = 0;
+    while (p[n] && parts < 2) {
+      while (p[n] && !is_sep(p[n]))
+        ++n;
+      ++parts;
+      if (p[n])
+        ++n;
+    }
+    return n;
+  }
+  return 0;
+#else
+  return p[0] == '/' ? 1 : 0;
+#endif
+}
+
+/* What a path names. */
+typedef enum file_kind_e {
+  KIND_NONE,
+  KIND_FILE,
+  KIND_DIRECTORY,
+  KIND_OTHER
+} file_kind_t;
+
+#if defined(_WIN32)
+
+typedef HANDLE os_file_t;
+#define OS_NO_FILE INVALID_HANDLE_VALUE
+
+static int errno_of(DWORD code) {
+  switch (code) {
+  case ERROR_FILE_NOT_FOUND:
+  case ERROR_PATH_NOT_FOUND:
+  case ERROR_INVALID_DRIVE:
+  case ERROR_BAD_NETPATH:
+  case ERROR_BAD_NET_NAME:
+  case ERROR_INVALID_NAME:
+    return ENOENT;
+  case ERROR_DIRECTORY:
+    return ENOTDIR;
+  case ERROR_ACCESS_DENIED:
+  case ERROR_SHARING_VIOLATION:
+  case ERROR_LOCK_VIOLATION:
+  case ERROR_WRITE_PROTECT:
+    return EACCES;
+  case ERROR_FILE_EXISTS:
+  case ERROR_ALREADY_EXISTS:
+    return EEXIST;
+  case ERROR_NOT_ENOUGH_MEMORY:
+  case ERROR_OUTOFMEMORY:
+    return ENOMEM;
+  case ERROR_DISK_FULL:
+  case ERROR_HANDLE_DISK_FULL:
+    return ENOSPC;
+  case ERROR_FILENAME_EXCED_RANGE:
+    return ENAMETOOLONG;
+  default:
+    return EIO;
+  }
+}
+
+/* `utf8` as a malloc'ed UTF-16 string; NULL with errno set (EINVAL for
+ * text that is not UTF-8). */
+static wchar_t *os_wide(const char *utf8) {
+  int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, utf8, -1, NULL, 0);
+  if (n <= 0) {
+    errno = EINVAL;
+    return NULL;
+  }
+  wchar_t *wide = (wchar_t *)malloc((size_t)n * sizeof(wchar_t));
+  if (!wide) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, utf8, -1, wide, n);
+  return wide;
+}
+
+/* `wide` as a malloc'ed UTF-8 string; NULL with errno set. */
+static char *os_narrow(const wchar_t *wide) {
+  int n = WideCharToMultiByte(CP_UTF8, 0, wide, -1, NULL, 0, NULL, NULL);
+  if (n <= 0) {
+    errno = EINVAL;
+    return NULL;
+  }
+  char *utf8 = (char *)malloc((size_t)n);
+  if (!utf8) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  WideCharToMultiByte(CP_UTF8, 0, wide, -1, utf8, n, NULL, NULL);
+  return utf8;
+}
+
+/* No set-user-ID programs on Windows. */
+static bool os_privileged(void) { return false; }
+
+static char *os_getenv(const char *name) {
+  wchar_t *wname = os_wide(name);
+  if (!wname)
+    return NULL;
+  char *value = NULL;
+  DWORD n = GetEnvironmentVariableW(wname, NULL, 0);
+  wchar_t *wvalue = n ? (wchar_t *)malloc((size_t)n * sizeof(wchar_t)) : NULL;
+  if (wvalue && GetEnvironmentVariableW(wname, wvalue, n) == n - 1)
+    value = os_narrow(wvalue);
+  free(wvalue);
+  free(wname);
+  return value;
+}
+
+static char *os_getcwd(void) {
+  DWORD n = GetCurrentDirectoryW(0, NULL);
+  wchar_t *wide = n ? (wchar_t *)malloc((size_t)n * sizeof(wchar_t)) : NULL;
+  if (!wide || GetCurrentDirectoryW(n, wide) == 0) {
+    errno = wide ? errno_of(GetLastError()) : ENOMEM;
+    free(wide);
+    return NULL;
+  }
+  char *cwd = os_narrow(wide);
+  free(wide);
+  return cwd;
+}
+
+static file_kind_t os_file_kind(const char *path, int *out_errno) {
+  wchar_t *wide = os_wide(path);
+  if (!wide) {
+    *out_errno = errno;
+    return KIND_NONE;
+  }
+  DWORD attributes = GetFileAttributesW(wide);
+  DWORD code = GetLastError();
+  free(wide);
+  if (attributes == INVALID_FILE_ATTRIBUTES) {
+    *out_errno = errno_of(code);
+    return KIND_NONE;
+  }
+  if (attributes & FILE_ATTRIBUTE_DIRECTORY)
+    return KIND_DIRECTORY;
+  return (attributes & FILE_ATTRIBUTE_DEVICE) ? KIND_OTHER : KIND_FILE;
+}
+
+/* Opens an existing file (or, with `directory`, a directory) to read. */
+static os_file_t os_open_existing(const char *path, bool directory) {
+  wchar_t *wide = os_wide(path);
+  if (!wide)
+    return OS_NO_FILE;
+  HANDLE h = CreateFileW(
+      wide, directory ? 0 : GENERIC_READ,
+      FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+      OPEN_EXISTING,
+      directory ? FILE_FLAG_BACKUP_SEMANTICS : FILE_ATTRIBUTE_NORMAL, NULL);
+  if (h == INVALID_HANDLE_VALUE)
+    errno = errno_of(GetLastError());
+  free(wide);
+  return h;
+}
+
+static os_file_t os_open_read(const char *path) {
+  return os_open_existing(path, false);
+}
+
+static bool os_same_file(const char *a, const char *b) {
+  BY_HANDLE_FILE_INFORMATION ia, ib;
+  HANDLE ha = os_open_existing(a, true);
+  if (ha == INVALID_HANDLE_VALUE)
+    return false;
+  HANDLE hb = os_open_existing(b, true);
+  bool same = hb != INVALID_HANDLE_VALUE &&
+              GetFileInformationByHandle(ha, &ia) &&
+              GetFileInformationByHandle(hb, &ib) &&
+              ia.dwVolumeSerialNumber == ib.dwVolumeSerialNumber &&
+              ia.nFileIndexHigh == ib.nFileIndexHigh &&
+              ia.nFileIndexLow == ib.nFileIndexLow;
+  if (hb != INVALID_HANDLE_VALUE)
+    CloseHandle(hb);
+  CloseHandle(ha);
+  return same;
+}
+
+/* The size of an open file, and whether it is a regular file. */
+static int os_file_size(os_file_t f, uint64_t *size, bool *regular) {
+  LARGE_INTEGER n;
+  *regular = GetFileType(f) == FILE_TYPE_DISK;
+  if (!*regular) {
+    *size = 0;
+    return 0;
+  }
+  if (!GetFileSizeEx(f, &n))
+    return errno_of(GetLastError());
+  *size = (uint64_t)n.QuadPart;
+  return 0;
+}
+
+/* Reads up to `size` bytes; the count, or -1 with errno set. */
+static long long os_read(os_file_t f, void *data, size_t size) {
+  DWORD got = 0;
+  if (!ReadFile(f, data, size > 0x40000000u ? 0x40000000u : (DWORD)size, &got,
+                NULL)) {
+    errno = errno_of(GetLastError());
+    return -1;
+  }
+  return got;
+}
+
+/* A read-only view of the whole file; NULL with errno set. The file may
+ * be closed afterwards. */
+static void *os_map(os_file_t f, size_t size) {
+  HANDLE mapping = CreateFileMappingW(f, NULL, PAGE_READONLY, 0, 0, NULL);
+  if (!mapping) {
+    errno = errno_of(GetLastError());
+    return NULL;
+  }
+  void *view = MapViewOfFile(mapping, FILE_MAP_READ, 0, 0, size);
+  if (!view)
+    errno = errno_of(GetLastError());
+  CloseHandle(mapping); /* the view keeps the mapping */
+  return view;
+}
+
+static void os_unmap(void *data, size_t size) {
+  (void)size;
+  UnmapViewOfFile(data);
+}
+
+static void os_close(os_file_t f) { CloseHandle(f); }
+
+/* Creates a new file to write (failing with EEXIST if it exists). */
+static os_file_t os_create_new(const char *path) {
+  wchar_t *wide = os_wide(path);
+  if (!wide)
+    return OS_NO_FILE;
+  HANDLE h = CreateFileW(wide, GENERIC_WRITE, 0, NULL, CREATE_NEW,
+                         FILE_ATTRIBUTE_NORMAL, NULL);
+  if (h == INVALID_HANDLE_VALUE)
+    errno = errno_of(GetLastError());
+  free(wide);
+  return h;
+}
+
+static bool os_write_all(os_file_t f, const char *data, size_t size) {
+  while (size > 0) {
+    DWORD chunk = size > 0x40000000u ? 0x40000000u : (DWORD)size, put = 0;
+    if (!WriteFile(f, data, chunk, &put, NULL) || put == 0) {
+      errno = errno_of(GetLastError());
+      return false;
+    }
+    data += put;
+    size -= put;
+  }
+  return true;
+}
+
+static int os_sync_and_close(os_file_t f) {
+  int e = FlushFileBuffers(f) ? 0 : errno_of(GetLastError());
+  if (!CloseHandle(f) && e == 0)
+    e = errno_of(GetLastError());
+  return e;
+}
+
+/* Puts `from` in place of `to` in one step. */
+static int os_replace(const char *from, const char *to) {
+  wchar_t *wfrom = os_wide(from), *wto = wfrom ? os_wide(to) : NULL;
+  int e = 0;
+  if (!wfrom || !wto)
+    e = errno;
+  else if (!MoveFileExW(wfrom, wto,
+                        MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+    e = errno_of(GetLastError());
+  free(wfrom);
+  free(wto);
+  return e;
+}
+
+static void os_remove(const char *path) {
+  wchar_t *wide = os_wide(path);
+  if (wide)
+    DeleteFileW(wide);
+  free(wide);
+}
+
+static uint64_t os_process_id(void) { return GetCurrentProcessId(); }
+
+/* The CRT's strerror keeps its buffer per thread. */
+static const char *error_text(int e, char *scratch, size_t size) {
+  (void)scratch;
+  (void)size;
+  return strerror(e);
+}
+
+#else /* POSIX */
+
+typedef int os_file_t;
+#define OS_NO_FILE (-1)
+
+/* True in a process that runs with privileges its caller does not have:
+ * set-user-ID or set-group-ID, or file capabilities (AT_SECURE). */
+static bool os_privileged(void) {
+  if (getuid() != geteuid() || getgid() != getegid())
+    return true;
+#if defined(__linux__)
+  return getauxval(AT_SECURE) != 0;
+#else
+  return false;
+#endif
+}
+
+static char *os_getenv(const char *name) {
+  const char *value = getenv(name);
+  return value ? strdup(value) : NULL;
+}
+
+static char *os_getcwd(void) { return getcwd(NULL, 0); }
+
+static file_kind_t os_file_kind(const char *path, int *out_errno) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    *out_errno = errno;
+    return KIND_NONE;
+  }
+  return S_ISREG(st.st_mode) ? KIND_FILE
+         : S_ISDIR(st.st_mode) ? KIND_DIRECTORY
+                               : KIND_OTHER;
+}
+
+static bool os_same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+static os_file_t os_open_read(const char *path) {
+  return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static int os_file_size(os_file_t f, uint64_t *size, bool *regular) {
+  struct stat st;
+  if (fstat(f, &st) != 0)
+    return errno;
+  *regular = S_ISREG(st.st_mode);
+  *size = (uint64_t)st.st_size;
+  return 0;
+}
+
+static long long os_read(os_file_t f, void *data, size_t size) {
+  for (;;) {
+    ssize_t got = read(f, data, size);
+    if (got < 0 && errno == EINTR)
+      continue;
+    return got;
+  }
+}
+
+static void *os_map(os_file_t f, size_t size) {
+  /* Not MAP_POPULATE: measured slower than letting the checksum fault the
+   * pages in (the kernel maps neighbouring cached pages on each fault). */
+  void *mapping = mmap(NULL, size, PROT_READ, MAP_PRIVATE, f, 0);
+  return mapping == MAP_FAILED ? NULL : mapping;
+}
+
+static void os_unmap(void *data, size_t size) { munmap(data, size); }
+
+static void os_close(os_file_t f) { close(f); }
+
+static os_file_t os_create_new(const char *path) {
+  /* O_EXCL, so that concurrent writers never share one; the umask
+   * applies. */
+  return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+}
+
+static bool os_write_all(os_file_t f, const char *data, size_t size) {
+  while (size > 0) {
+    ssize_t n = write(f, data, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (n == 0)
+        errno = EIO;
+      return false;
+    }
+    data += n;
+    size -= (size_t)n;
+  }
+  return true;
+}
+
+static int os_sync_and_close(os_file_t f) {
+  int e = fsync(f) == 0 ? 0 : errno;
+  if (close(f) != 0 && e == 0)
+    e = errno;
+  return e;
+}
+
+static int os_replace(const char *from, const char *to) {
+  return rename(from, to) == 0 ? 0 : errno;
+}
+
+static void os_remove(const char *path) { unlink(path); }
+
+static uint64_t os_process_id(void) { return (uint64_t)getpid(); }
+
+/* strerror without the shared buffer. */
+static const char *error_text(int e, char *scratch, size_t size) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  return strerror_r(e, scratch, size);
+#else
+  if (strerror_r(e, scratch, size) != 0)
+    snprintf(scratch, size, "error %d", e);
+  return scratch;
+#endif
+}
+
+#endif /* POSIX */
 
 /*===----------------------------------------------------------------------===*
  * Growing strings
@@ -106,7 +578,8 @@ static void buf_u64(buf_t *b, uint64_t v) {
 }
 
 /* 's' with control characters, quote and backslash escaped, so that a
- * hostile file name cannot forge lines in a message. */
+ * hostile file name cannot forge lines in a message. On Windows the
+ * backslash is the path separator and stays as it is. */
 static void buf_quoted(buf_t *b, const char *s) {
   static const char hex[] = "0123456789abcdef";
   buf_char(b, '\'');
@@ -114,7 +587,7 @@ static void buf_quoted(buf_t *b, const char *s) {
     if (*p < 0x20 || *p == 0x7f) {
       char esc[4] = {'\\', 'x', hex[*p >> 4], hex[*p & 15]};
       buf_add(b, esc, 4);
-    } else if (*p == '\'' || *p == '\\') {
+    } else if (*p == '\'' || (*p == '\\' && SEP != '\\')) {
       char esc[2] = {'\\', (char)*p};
       buf_add(b, esc, 2);
     } else {
@@ -220,17 +693,6 @@ static ireepkg_runtime_status_t out_of_memory(ireepkg_runtime_error_t **err) {
   if (err)
     *err = (ireepkg_runtime_error_t *)&kOutOfMemoryError;
   return IREEPKG_RUNTIME_ERROR_OUT_OF_MEMORY;
-}
-
-/* strerror without the shared buffer. */
-static const char *error_text(int e, char *scratch, size_t size) {
-#if defined(__GLIBC__) && defined(_GNU_SOURCE)
-  return strerror_r(e, scratch, size);
-#else
-  if (strerror_r(e, scratch, size) != 0)
-    snprintf(scratch, size, "error %d", e);
-  return scratch;
-#endif
 }
 
 static ireepkg_runtime_status_t io_error(ireepkg_runtime_error_t **err,
@@ -355,36 +817,25 @@ static const char *lookup_name(const char *const *names, size_t count,
  * Paths and the environment
  *===----------------------------------------------------------------------===*/
 
-/* True in a process that runs with privileges its caller does not have:
- * set-user-ID or set-group-ID, or file capabilities (AT_SECURE). */
-static bool running_privileged(void) {
-  if (getuid() != geteuid() || getgid() != getegid())
-    return true;
-#if defined(__linux__)
-  return getauxval(AT_SECURE) != 0;
-#else
-  return false;
-#endif
-}
-
-/* getenv that ignores the environment in privileged processes (as the
- * Vulkan loader does). */
-static const char *trusted_getenv(const char *name) {
-  if (running_privileged())
+/* A malloc'ed copy of an environment variable, or NULL; the environment
+ * is ignored in privileged processes (as the Vulkan loader does). */
+static char *trusted_getenv(const char *name) {
+  if (os_privileged())
     return NULL;
-  return getenv(name);
+  return os_getenv(name);
 }
 
 /* The absolute, lexically normal form of `path` (like the CLI's
  * std::filesystem::absolute(...).lexically_normal(), without a trailing
- * slash): relative paths are taken from the current directory, "." and
- * empty components are dropped, ".." removes the previous component.
+ * separator): relative paths are taken from the current directory, "." and
+ * empty components are dropped, ".." removes the previous component, and
+ * separators are the system's own (on Windows "C:/a/./b" is "C:\\a\\b").
  * Returns a malloc'ed string, or NULL with *err set. */
 static char *normal_path(const char *path, ireepkg_runtime_status_t *status,
                          ireepkg_runtime_error_t **err) {
   buf_t joined = {0};
-  if (path[0] != '/') {
-    char *cwd = getcwd(NULL, 0);
+  if (root_length(path) == 0) {
+    char *cwd = os_getcwd();
     if (!cwd) {
       int e = errno;
       *status = e == ENOMEM
@@ -392,8 +843,14 @@ static char *normal_path(const char *path, ireepkg_runtime_status_t *status,
                     : io_error(err, "determine", "the current directory", e);
       return NULL;
     }
-    buf_str(&joined, cwd);
-    buf_char(&joined, '/');
+    if (is_sep(path[0])) {
+      /* "\\a" on Windows: the root of the current drive. */
+      size_t root = root_length(cwd);
+      buf_add(&joined, cwd, root > 0 ? root - 1 : 0);
+    } else {
+      buf_str(&joined, cwd);
+      buf_char(&joined, SEP);
+    }
     free(cwd);
   }
   buf_str(&joined, path);
@@ -404,37 +861,40 @@ static char *normal_path(const char *path, ireepkg_runtime_status_t *status,
   }
   /* Normalize in place: the result is never longer than the input. */
   char *out = joined.data;
-  size_t n = 0;
-  const char *p = joined.data;
+  const size_t root = root_length(joined.data);
+  for (size_t i = 0; i < root; ++i)
+    if (is_sep(out[i]))
+      out[i] = SEP;
+  size_t n = root;
+  const char *p = joined.data + root;
   while (*p) {
-    while (*p == '/')
+    while (is_sep(*p))
       ++p;
     const char *start = p;
-    while (*p && *p != '/')
+    while (*p && !is_sep(*p))
       ++p;
     size_t len = (size_t)(p - start);
     if (len == 0 || (len == 1 && start[0] == '.'))
       continue;
     if (len == 2 && start[0] == '.' && start[1] == '.') {
-      while (n > 0 && out[n - 1] != '/')
+      while (n > root && out[n - 1] != SEP)
         --n;
-      if (n > 0)
-        --n; /* the slash before the removed component */
+      if (n > root)
+        --n; /* the separator before the removed component */
       continue;
     }
-    out[n++] = '/';
+    if (n > root || (n > 0 && out[n - 1] != SEP))
+      out[n++] = SEP;
     memmove(out + n, start, len);
     n += len;
   }
-  if (n == 0)
-    out[n++] = '/';
   out[n] = '\0';
   return out;
 }
 
 static bool is_regular_file(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+  int e;
+  return os_file_kind(path, &e) == KIND_FILE;
 }
 
 /*===----------------------------------------------------------------------===*
@@ -442,7 +902,7 @@ static bool is_regular_file(const char *path) {
  *===----------------------------------------------------------------------===*/
 
 static const char *const kSourceNames[] = {
-    "--prefix", "IREEPKG_PREFIX", "project", "XDG_DATA_HOME", "default"};
+    "--prefix", "IREEPKG_PREFIX", "project", DATA_HOME_VARIABLE, "default"};
 
 /* Builds the location object from malloc'ed strings (consumed). */
 static ireepkg_runtime_status_t make_location(
@@ -517,36 +977,39 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_locate_prefix(
                          out_location, out_error);
   }
 
-  const char *env = trusted_getenv("IREEPKG_PREFIX");
+  char *env = trusted_getenv("IREEPKG_PREFIX");
   if (env && *env) {
     char *path = normal_path(env, &status, out_error);
+    free(env);
     if (!path)
       return status;
     return make_location(path, NULL, IREEPKG_RUNTIME_PREFIX_ENVIRONMENT,
                          out_location, out_error);
   }
+  free(env);
 
   /* The nearest plugins.json at or above the start directory. A privileged
    * process does not take a project from the current directory its caller
    * chose (an application may still name a start directory itself). */
   if (start_dir && !*start_dir)
     return invalid(out_error, "the start directory is empty");
-  if (!start_dir && running_privileged())
+  if (!start_dir && os_privileged())
     goto user_prefix;
   char *dir = normal_path(start_dir ? start_dir : ".", &status, out_error);
   if (!dir)
     return status;
   buf_t candidate = {0};
+  const size_t root = root_length(dir);
   for (size_t n = strlen(dir);;) {
     candidate.size = 0;
     buf_add(&candidate, dir, n);
-    buf_str(&candidate, n == 1 ? "plugins.json" : "/plugins.json");
+    buf_str(&candidate, n == root ? "plugins.json" : SEP_S "plugins.json");
     if (candidate.failed)
       break;
     if (is_regular_file(candidate.data)) {
       buf_t prefix = {0};
       buf_add(&prefix, dir, n);
-      buf_str(&prefix, n == 1 ? ".iree-plugins" : "/.iree-plugins");
+      buf_str(&prefix, n == root ? ".iree-plugins" : SEP_S ".iree-plugins");
       char *project = candidate.data;
       free(dir);
       if (prefix.failed) {
@@ -557,11 +1020,11 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_locate_prefix(
       return make_location(prefix.data, project, IREEPKG_RUNTIME_PREFIX_PROJECT,
                            out_location, out_error);
     }
-    if (n == 1)
+    if (n == root)
       break;
-    while (n > 1 && dir[n - 1] != '/')
+    while (n > root && dir[n - 1] != SEP)
       --n;
-    if (n > 1)
+    if (n > root)
       --n; /* "/a/b" -> "/a"; "/a" -> "/" */
   }
   free(dir);
@@ -571,21 +1034,27 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_locate_prefix(
     return out_of_memory(out_error);
 
 user_prefix:;
-  const char *xdg = trusted_getenv("XDG_DATA_HOME");
-  if (xdg && xdg[0] == '/') {
-    char *path = normal_concat(xdg, "/ireepkg", &status, out_error);
+  char *data = trusted_getenv(DATA_HOME_VARIABLE);
+  if (data && root_length(data) > 0) {
+    char *path = normal_concat(data, SEP_S "ireepkg", &status, out_error);
+    free(data);
     if (!path)
       return status;
     return make_location(path, NULL, IREEPKG_RUNTIME_PREFIX_XDG_DATA_HOME,
                          out_location, out_error);
   }
-  const char *home = trusted_getenv("HOME");
-  if (!home || !*home)
+  free(data);
+  char *home = trusted_getenv(HOME_VARIABLE);
+  if (!home || !*home) {
+    free(home);
     return fail(out_error, IREEPKG_RUNTIME_ERROR_NO_PREFIX, NULL,
                 "pass a prefix or set IREEPKG_PREFIX",
-                "cannot choose a prefix: HOME is not set (or is ignored "
-                "because the process runs set-user-ID or set-group-ID)");
-  char *path = normal_concat(home, "/.local/share/ireepkg", &status, out_error);
+                "cannot choose a prefix: %s is not set (or is ignored "
+                "because the process runs set-user-ID or set-group-ID)",
+                HOME_VARIABLE);
+  }
+  char *path = normal_concat(home, HOME_DATA_DIRECTORY, &status, out_error);
+  free(home);
   if (!path)
     return status;
   return make_location(path, NULL, IREEPKG_RUNTIME_PREFIX_HOME, out_location,
@@ -631,7 +1100,7 @@ static void index_release(ireepkg_runtime_index_t *index) {
       1)
     return;
   if (index->mapping)
-    munmap(index->mapping, index->mapping_size);
+    os_unmap(index->mapping, index->mapping_size);
   free(index->owned_prefix);
   free(index);
 }
@@ -882,8 +1351,8 @@ static ireepkg_runtime_status_t validate_index(const uint8_t *base,
 static ireepkg_runtime_status_t map_index(const char *file, bool *missing,
                                           ireepkg_runtime_index_t **out,
                                           ireepkg_runtime_error_t **err) {
-  int fd = open(file, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  os_file_t fd = os_open_read(file);
+  if (fd == OS_NO_FILE) {
     int e = errno;
     if ((e == ENOENT || e == ENOTDIR) && missing) {
       *missing = true;
@@ -894,39 +1363,37 @@ static ireepkg_runtime_status_t map_index(const char *file, bool *missing,
                   "the runtime index %q does not exist", file);
     return io_error(err, "open", file, e);
   }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int e = errno;
-    close(fd);
+  uint64_t size = 0;
+  bool regular = false;
+  int e = os_file_size(fd, &size, &regular);
+  if (e != 0) {
+    os_close(fd);
     return io_error(err, "read", file, e);
   }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
+  if (!regular) {
+    os_close(fd);
     return corrupt(err, file, "it is not a regular file", 0, 0);
   }
-  const uint64_t size = (uint64_t)st.st_size;
   if (size < IREEPKG_INDEX_HEADER_SIZE_V1 || size > SIZE_MAX) {
     /* Too short to map usefully: still say exactly what is wrong. */
     uint8_t head[IREEPKG_INDEX_HEADER_SIZE_V1];
-    ssize_t got = size <= SIZE_MAX ? pread(fd, head, (size_t)size, 0) : -1;
-    close(fd);
+    long long got = size <= sizeof(head) ? os_read(fd, head, (size_t)size) : -1;
+    os_close(fd);
     if (got < 0 || (uint64_t)got != size)
       return corrupt(err, file, "it is %U bytes long and cannot be read", size,
                      0);
     ireepkg_runtime_index_t scratch;
     return validate_index(head, size, file, &scratch, err);
   }
-  /* Not MAP_POPULATE: measured slower than letting the checksum fault the
-   * pages in (the kernel maps neighbouring cached pages on each fault). */
-  void *mapping = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int e = errno;
-  close(fd);
-  if (mapping == MAP_FAILED)
+  void *mapping = os_map(fd, (size_t)size);
+  e = errno;
+  os_close(fd);
+  if (!mapping)
     return e == ENOMEM ? out_of_memory(err) : io_error(err, "map", file, e);
   size_t fileSize = strlen(file) + 1;
   ireepkg_runtime_index_t *index = index_alloc(fileSize);
   if (!index) {
-    munmap(mapping, (size_t)size);
+    os_unmap(mapping, (size_t)size);
     return out_of_memory(err);
   }
   char *text = (char *)(index + 1);
@@ -969,18 +1436,16 @@ static bool installed_lists_packages(const char *text) {
 
 /* Reads a whole small file; NULL with errno set on failure. */
 static char *read_small_file(const char *path, size_t limit) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  os_file_t fd = os_open_read(path);
+  if (fd == OS_NO_FILE)
     return NULL;
   buf_t text = {0};
   char chunk[4096];
   for (;;) {
-    ssize_t got = read(fd, chunk, sizeof(chunk));
-    if (got < 0 && errno == EINTR)
-      continue;
+    long long got = os_read(fd, chunk, sizeof(chunk));
     if (got < 0) {
       int e = errno;
-      close(fd);
+      os_close(fd);
       buf_free(&text);
       errno = e;
       return NULL;
@@ -989,13 +1454,13 @@ static char *read_small_file(const char *path, size_t limit) {
       break;
     buf_add(&text, chunk, (size_t)got);
     if (text.failed || text.size > limit) {
-      close(fd);
+      os_close(fd);
       buf_free(&text);
       errno = text.failed ? ENOMEM : EFBIG;
       return NULL;
     }
   }
-  close(fd);
+  os_close(fd);
   if (!text.data)
     buf_add(&text, "", 0);
   if (text.failed) {
@@ -1034,9 +1499,7 @@ static ireepkg_runtime_status_t empty_index(const char *prefix,
 /* Whether two paths name the same existing directory (a symbolic link, a
  * bind mount): then a prefix reached through either has not moved. */
 static bool same_directory(const char *a, const char *b) {
-  struct stat sa, sb;
-  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
+  return os_same_file(a, b);
 }
 
 /* Records where the prefix of a just mapped index is now: the first `n`
@@ -1049,7 +1512,7 @@ static ireepkg_runtime_status_t note_location(ireepkg_runtime_index_t *index,
   buf_t opened = {0};
   buf_add(&opened, location, n);
   if (n == 0)
-    buf_char(&opened, '/');
+    buf_char(&opened, SEP);
   if (opened.failed)
     return out_of_memory(err);
   ireepkg_runtime_status_t status = IREEPKG_RUNTIME_OK;
@@ -1073,13 +1536,16 @@ static ireepkg_runtime_status_t open_prefix(const char *prefix, const char *how,
                                             ireepkg_runtime_index_t **out,
                                             ireepkg_runtime_error_t **err) {
   size_t n = strlen(prefix);
-  while (n > 1 && prefix[n - 1] == '/')
+  const size_t root = root_length(prefix);
+  while (n > 1 && n > root && is_sep(prefix[n - 1]))
     --n;
   buf_t state = {0}, file = {0};
   buf_add(&state, prefix, n);
-  buf_str(&state, n == 1 && prefix[0] == '/' ? "state" : "/state");
+  buf_str(&state, n == root && root > 0 && is_sep(prefix[n - 1]) ? "state"
+                                                                 : SEP_S
+                      "state");
   buf_add(&file, state.data ? state.data : "", state.size);
-  buf_str(&file, "/runtime.index");
+  buf_str(&file, SEP_S "runtime.index");
   ireepkg_runtime_status_t status = IREEPKG_RUNTIME_OK;
   if (state.failed || file.failed) {
     status = out_of_memory(err);
@@ -1088,8 +1554,8 @@ static ireepkg_runtime_status_t open_prefix(const char *prefix, const char *how,
   bool missing = false;
   status = map_index(file.data, &missing, out, err);
   if (status == IREEPKG_RUNTIME_OK && !missing) {
-    status = note_location(*out, state.data, state.size - strlen("/state"),
-                           err);
+    status =
+        note_location(*out, state.data, state.size - strlen("/state"), err);
     if (status != IREEPKG_RUNTIME_OK) {
       index_release(*out);
       *out = NULL;
@@ -1099,10 +1565,12 @@ static ireepkg_runtime_status_t open_prefix(const char *prefix, const char *how,
     goto done;
 
   /* No index: an empty prefix, no prefix at all, or an old one. */
-  struct stat st;
-  int rc = stat(state.data, &st);
-  if (rc != 0 || !S_ISDIR(st.st_mode)) {
-    int e = rc != 0 ? errno : ENOTDIR;
+  int e = 0;
+  const file_kind_t kind = os_file_kind(state.data, &e);
+  const int rc = kind == KIND_NONE ? -1 : 0;
+  if (kind != KIND_DIRECTORY) {
+    if (rc == 0)
+      e = ENOTDIR;
     if (e == ENOENT || e == ENOTDIR)
       status =
           fail(err, IREEPKG_RUNTIME_ERROR_NO_PREFIX, prefix,
@@ -1117,14 +1585,14 @@ static ireepkg_runtime_status_t open_prefix(const char *prefix, const char *how,
   }
   buf_t installed = {0};
   buf_add(&installed, state.data, state.size);
-  buf_str(&installed, "/installed.json");
+  buf_str(&installed, SEP_S "installed.json");
   if (installed.failed) {
     buf_free(&installed);
     status = out_of_memory(err);
     goto done;
   }
   char *text = read_small_file(installed.data, 64u << 20);
-  int e = errno;
+  e = errno;
   if (!text && e != ENOENT) {
     status = e == ENOMEM ? out_of_memory(err)
                          : io_error(err, "read", installed.data, e);
@@ -1183,8 +1651,11 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_open_file(
   /* At <prefix>/state/runtime.index: that prefix is where it is now. */
   static const char kTail[] = "/state/runtime.index";
   size_t n = strlen(index_path), tail = sizeof(kTail) - 1;
-  if (status == IREEPKG_RUNTIME_OK && n > tail &&
-      strcmp(index_path + n - tail, kTail) == 0) {
+  bool atPrefix = n > tail;
+  for (size_t i = 0; atPrefix && i < tail; ++i)
+    atPrefix = kTail[i] == '/' ? is_sep(index_path[n - tail + i])
+                               : index_path[n - tail + i] == kTail[i];
+  if (status == IREEPKG_RUNTIME_OK && atPrefix) {
     status = note_location(*out_index, index_path, n - tail, out_error);
     if (status != IREEPKG_RUNTIME_OK) {
       index_release(*out_index);
@@ -1351,6 +1822,10 @@ static ireepkg_runtime_status_t rebase_paths(list_block_t *block,
     size_t restSize = strlen(rest) + 1;
     memcpy(out, index->prefix, newSize);
     memcpy(out + newSize, rest, restSize);
+    /* The index's separators are those of the system that wrote it. */
+    for (char *c = out + newSize; *c; ++c)
+      if (is_sep(*c))
+        *c = SEP;
     p->path = out;
     p->spec = spec;
     out += newSize + restSize;
@@ -1397,11 +1872,11 @@ check_files(const ireepkg_runtime_plugin_list_t *list,
             ireepkg_runtime_error_t **err) {
   for (size_t i = 0; i < list->count; ++i) {
     const ireepkg_runtime_plugin_t *p = &list->plugins[i];
-    struct stat st;
-    if (stat(p->path, &st) == 0 && S_ISREG(st.st_mode))
+    int e = 0;
+    const file_kind_t kind = os_file_kind(p->path, &e);
+    if (kind == KIND_FILE)
       continue;
-    int e = errno;
-    bool exists = stat(p->path, &st) == 0;
+    bool exists = kind != KIND_NONE;
     if (!exists && e != ENOENT && e != ENOTDIR)
       return io_error(err, "examine", p->path, e);
     return fail(err, IREEPKG_RUNTIME_ERROR_FILE_MISSING, p->path,
@@ -1494,6 +1969,10 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
       if (selected == IREEPKG_INDEX_NO_LIBRARY)
         selected = fat;
     }
+    if (skip == IREEPKG_RUNTIME_SKIP_NONE &&
+        kind == IREEPKG_INDEX_FORMAT_EMBEDDED_ELF &&
+        ireepkg_platform_fact_stopping(t.os, strlen(t.os), "embedded-elf"))
+      skip = IREEPKG_RUNTIME_SKIP_TARGET_CANNOT_CALL;
     if (skip == IREEPKG_RUNTIME_SKIP_NONE)
       selected = choose_cpu_build(
           index, libFirst, libCount,
@@ -1637,9 +2116,22 @@ build_flags(const ireepkg_runtime_plugin_list_t *list,
       buf_sanitized(out, p->package_version);
       buf_str(out, " plugin ");
       buf_sanitized(out, p->name);
+      const ireepkg_platform_fact_t *fact =
+          p->skip_reason == IREEPKG_RUNTIME_SKIP_TARGET_CANNOT_CALL
+              ? ireepkg_platform_fact_stopping(
+                    list->target_platform, strcspn(list->target_platform, "-"),
+                    p->format)
+              : NULL;
       if (p->skip_reason == IREEPKG_RUNTIME_SKIP_NO_BUILD) {
         buf_str(out, " (no build for ");
         buf_str(out, list->target_platform);
+      } else if (fact) {
+        buf_str(out, " (on ");
+        buf_str(out, fact->os);
+        buf_str(out, ", ");
+        buf_str(out, fact->fact);
+        buf_str(out, ": ");
+        buf_str(out, fact->upstream);
       } else {
         buf_str(out, " (format ");
         buf_sanitized(out, p->format);
@@ -1736,19 +2228,6 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_flag_argv(
   return IREEPKG_RUNTIME_OK;
 }
 
-static bool write_all(int fd, const char *data, size_t size) {
-  while (size > 0) {
-    ssize_t n = write(fd, data, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    data += n;
-    size -= (size_t)n;
-  }
-  return true;
-}
-
 IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_write_flagfile(
     const ireepkg_runtime_plugin_list_t *list, const char *path,
     ireepkg_runtime_error_t **out_error) {
@@ -1764,44 +2243,39 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_write_flagfile(
       build_flags(list, IREEPKG_RUNTIME_FLAGS_FLAGFILE, path, &text, out_error);
   if (status != IREEPKG_RUNTIME_OK)
     goto done;
-  /* A new temporary name beside the target (O_EXCL), so that concurrent
-   * writers never share one and the umask applies. */
-  int fd = -1;
-  for (unsigned attempt = 0; fd < 0; ++attempt) {
+  /* A new temporary name beside the target, so that concurrent writers
+   * never share one, then put in its place in one step. */
+  os_file_t fd = OS_NO_FILE;
+  for (unsigned attempt = 0; fd == OS_NO_FILE; ++attempt) {
     temp.size = 0;
     buf_str(&temp, path);
     buf_str(&temp, ".tmp.");
-    buf_u64(&temp, (uint64_t)getpid());
+    buf_u64(&temp, os_process_id());
     buf_char(&temp, '.');
     buf_u64(&temp, attempt);
     if (temp.failed) {
       status = out_of_memory(out_error);
       goto done;
     }
-    fd = open(temp.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && (errno != EEXIST || attempt > 1000)) {
+    fd = os_create_new(temp.data);
+    if (fd == OS_NO_FILE && (errno != EEXIST || attempt > 1000)) {
       status = io_error(out_error, "create", temp.data, errno);
       goto done;
     }
   }
-  bool written = write_all(fd, text.data, text.size);
+  bool written = os_write_all(fd, text.data, text.size);
   int e = errno;
-  if (written && fsync(fd) != 0) {
+  if (!written)
+    os_close(fd);
+  else if ((e = os_sync_and_close(fd)) != 0)
     written = false;
-    e = errno;
-  }
-  if (close(fd) != 0 && written) {
-    written = false;
-    e = errno;
-  }
   if (!written) {
-    unlink(temp.data);
+    os_remove(temp.data);
     status = io_error(out_error, "write", temp.data, e);
     goto done;
   }
-  if (rename(temp.data, path) != 0) {
-    e = errno;
-    unlink(temp.data);
+  if ((e = os_replace(temp.data, path)) != 0) {
+    os_remove(temp.data);
     status = io_error(out_error, "replace", path, e);
     goto done;
   }

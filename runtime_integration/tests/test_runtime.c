@@ -405,6 +405,14 @@ static void test_list_other_targets(void) {
                   "simple_mul_system!1 wasm_thing!2");
   ireepkg_runtime_free_plugin_list(list);
 
+  /* Windows: IREE's runtime there cannot call embedded ELF
+   * (platform_facts.h); the files are there, they are not listed. */
+  list = list_for(index, "windows-x86_64");
+  describe(list, text, sizeof(text));
+  CHECK_STR(text, "ukernels!3 simple_mul!3 simple_mul_system!1 fatty!3 "
+                  "wasm_thing!2");
+  ireepkg_runtime_free_plugin_list(list);
+
   list = list_for(index, "riscv64");
   CHECK_STR(list->target_platform, "linux-riscv64");
   describe(list, text, sizeof(text));
@@ -466,6 +474,18 @@ static void test_selection_agrees_with_writer(void) {
   ireepkg_runtime_free_plugin_list(list);
   CHECK_STR(a, "simple_mul=aarch64 ukernels=aarch64");
   CHECK_STR(a, b);
+  ireepkg_runtime_close(index);
+
+  /* A windows prefix: the writer preselects nothing for embedded ELF, and
+   * the reader says why for the prefix's platform as for any other. */
+  at(file, sizeof(file), "windows.index");
+  CHECK(fixture_write_index(file, gPrefix, "windows-x86_64", plugins, 2) == 0);
+  CHECK(ireepkg_runtime_open_file(file, 0, &index, NULL) == IREEPKG_RUNTIME_OK);
+  list = list_for(index, "x86_64");
+  CHECK_STR(list->target_platform, "windows-x86_64");
+  describe(list, a, sizeof(a));
+  ireepkg_runtime_free_plugin_list(list);
+  CHECK_STR(a, "simple_mul!3 ukernels!3");
   ireepkg_runtime_close(index);
 }
 

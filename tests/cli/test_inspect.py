@@ -13,9 +13,10 @@ import pytest
 from conftest import ireepkg_path, run
 
 FIELDS = ["path", "format", "arch", "machine", "os", "is64", "little_endian",
-          "type", "needed", "interpreter", "exports", "fat_archs", "fat_images",
-          "error"]
-IMAGE_FIELDS = [f for f in FIELDS if f not in ("path", "fat_archs", "fat_images")]
+          "type", "needed", "interpreter", "exports", "code_signature", "fat_archs",
+          "fat_images", "slices", "error"]
+IMAGE_FIELDS = [f for f in FIELDS
+                if f not in ("path", "fat_archs", "fat_images", "slices")]
 
 QUERY = "iree_hal_executable_plugin_query"
 
@@ -65,6 +66,8 @@ def inspect(*paths, cwd=None):
             assert list(image) == ["record", "arch", "machine", "osabi", "is64",
                                    "little_endian", "image"]
             assert list(image["image"]) == IMAGE_FIELDS
+        for slice_ in f["slices"]:
+            assert list(slice_) == IMAGE_FIELDS
     return doc["files"]
 
 
@@ -108,8 +111,8 @@ def test_freestanding_plugins(built):
             "path": str(built[f"{arch}.so"]), "format": "elf", "arch": arch,
             "machine": machine, "os": "none", "is64": True,
             "little_endian": True, "type": "shared", "needed": [],
-            "interpreter": "", "exports": [QUERY], "fat_archs": [],
-            "fat_images": [], "error": ""}
+            "interpreter": "", "exports": [QUERY], "code_signature": False,
+            "fat_archs": [], "fat_images": [], "slices": [], "error": ""}
 
 
 @pytest.mark.parametrize("name,arch,machine,is64,little", [
@@ -163,8 +166,9 @@ def test_text_file(tmp_path):
     assert f == {"path": str(p), "format": "unknown", "arch": None,
                  "machine": "", "os": "", "is64": False,
                  "little_endian": True, "type": "other", "needed": [],
-                 "interpreter": "", "exports": [], "fat_archs": [],
-                 "fat_images": [], "error": "not an object file"}
+                 "interpreter": "", "exports": [], "code_signature": False,
+                 "fat_archs": [], "fat_images": [], "slices": [],
+                 "error": "not an object file"}
 
 
 def test_empty_file(tmp_path):
@@ -282,6 +286,29 @@ def test_macho_dylib(tmp_path, built):
     assert f["arch"] == "aarch64"
     assert f["type"] == "shared"
     assert f["exports"] == [QUERY]
+    assert f["code_signature"]  # ld64.lld signs arm64 output ad hoc
+    assert f["slices"] == []
+
+
+def test_macho_universal_dylib_slice_by_slice(tmp_path, built):
+    """Each slice of a universal file as a thin file: its architecture,
+    exports and code signature (the x86_64 slice is unsigned)."""
+    from test_platform_native_checks import universal
+    slices = []
+    for target in ("x86_64-apple-macos11", "arm64-apple-macos11"):
+        out = tmp_path / f"{target}.dylib"
+        cc("-target", target, "-shared", "-fuse-ld=lld", "-nostdlib",
+           "-Wl,-undefined,dynamic_lookup", "-fvisibility=hidden",
+           built["x86_64.o"].parent / "plugin.c", "-o", out)
+        slices.append(out.read_bytes())
+    (tmp_path / "fat.dylib").write_bytes(universal(*slices))
+    [f] = inspect(tmp_path / "fat.dylib")
+    assert (f["format"], f["arch"], f["error"]) == ("macho", None, "")
+    assert f["fat_archs"] == ["x86_64", "aarch64"]
+    assert [(s["arch"], s["machine"], s["exports"], s["code_signature"])
+            for s in f["slices"]] == [
+        ("x86_64", "CPU_TYPE_X86_64", [QUERY], False),
+        ("aarch64", "CPU_TYPE_ARM64", [QUERY], True)]
 
 
 def test_coff_object(built):

@@ -353,6 +353,23 @@ TEST_CASE("state: runtime.flags and activation.json for runtime plugins") {
     CHECK_FALSE(c.embedded);
     CHECK(c.reason == "no build for linux-riscv64");
   }
+  SUBCASE("an embedded build is not used where IREE cannot call it") {
+    RuntimeLibraryChoice c = chooseRuntimeLibrary(
+        kernels.runtimePlugins[0], *Platform::parse("windows-x86_64"),
+        "/nowhere");
+    CHECK(c.rel == "");
+    REQUIRE(c.fact != nullptr);
+    CHECK(std::string(c.fact->upstream) == "iree-org/iree#12801");
+    CHECK(c.reason == describePlatformFact(*c.fact));
+    CHECK(c.reason.rfind("on windows, embedded ELF (and FatELF) executable "
+                         "plugins cannot be called: ",
+                         0) == 0);
+    // No build at all is still said as such.
+    c = chooseRuntimeLibrary(kernels.runtimePlugins[0],
+                             *Platform::parse("windows-riscv64"), "/nowhere");
+    CHECK(c.fact == nullptr);
+    CHECK(c.reason == "no build for windows-riscv64");
+  }
 }
 
 TEST_CASE("state: responseFileQuote quotes only what needs it") {

@@ -27,6 +27,7 @@
 #ifndef IREEPKG_COMPILER_CONFIG_H
 #define IREEPKG_COMPILER_CONFIG_H
 
+#include "ireepkg/compiler_integration/tuning_specs.h"
 #include "ireepkg/manifest_schema/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 
@@ -93,6 +94,12 @@ struct CompilerConfigRequest {
   /// Leave out what cannot be decided without a compiler (install time):
   /// iree-dynamic plugins become a note instead of an error.
   bool deferDynamic = false;
+  /// What the compile is for (`flags compiler --target`, or what `exec`
+  /// reads from the user's flags): it chooses the tuning specs.
+  std::vector<CompileTarget> targets;
+  /// The iree-opt that links tuning specs; "" for the one beside
+  /// `compiler.path`.
+  std::string ireeOpt;
 };
 
 struct CompilerFlag {
@@ -102,6 +109,9 @@ struct CompilerFlag {
   /// Process-global in IREE's embedding API (only through
   /// ireeCompilerSetupGlobalCL, not per session).
   bool global = false;
+  /// Depends on the compile (its target, its compiler), so it is not in
+  /// the prefix's compiler.flags: the linked tuning spec.
+  bool perCompile = false;
 
   std::string text() const { return "--" + name + "=" + value; }
 };

@@ -96,9 +96,20 @@ struct Hook {
   std::string file;     ///< *-spec, transform-library (package path)
   std::string sequence; ///< transform-library
   std::string value;    ///< input-type
-  std::map<std::string, std::string> paths; ///< executable-objects: arch->dir
+  /// executable-objects: arch -> dir; tuning-spec: target -> file (its
+  /// "targets", see tuningTargetKind).
+  std::map<std::string, std::string> paths;
+  /// tuning-spec: the IREE versions the spec is written for.
+  std::optional<Constraint> iree;
   std::string description;
 };
+
+/// What a tuning-spec target names: a ROCm architecture ("gfx942"), every
+/// CPU compile ("llvm-cpu"), one CPU as --iree-llvmcpu-target-cpu names it
+/// ("znver4"), a target whose compiles ignore tuning specs ("cuda",
+/// "vulkan-spirv", "vmvx", ...), or nothing ireepkg knows.
+enum class TuningTargetKind { Rocm, AnyCpu, Cpu, Ignoring, Invalid };
+TuningTargetKind tuningTargetKind(std::string_view target);
 
 enum class RuntimeFormat { EmbeddedElf, SystemLibrary };
 std::string_view runtimeFormatName(RuntimeFormat format);

@@ -159,8 +159,9 @@ typedef struct ireepkg_index_entry_v1_t {
   uint32_t parameter_count;  /* 44: records of IREEPKG_INDEX_PARAMETER_REFS */
   /* 48: the library the writer selected for header.platform (the same rule
    * as the reader's: embedded-elf takes the platform's architecture (in 1.0
-   * indexes, else "fat"); system-library takes the platform), or
-   * IREEPKG_INDEX_NO_LIBRARY.
+   * indexes, else "fat") unless IREE cannot call embedded plugins on the
+   * platform's OS (platform_facts.h); system-library takes the platform),
+   * or IREEPKG_INDEX_NO_LIBRARY.
    * Lets the reader skip key comparisons for the common target. */
   uint32_t platform_library;
   uint32_t reserved; /* 52: zero */

@@ -40,10 +40,18 @@ struct BinaryInfo {
   /// Defined, exported (dynamic, default/protected visibility) symbols,
   /// sorted. For fatelf, the union over images is not computed: empty.
   std::vector<std::string> exports;
-  /// For "fatelf": the architectures of its records, in table order.
+  /// For "fatelf": the architectures of its records, in table order; for a
+  /// universal (fat) Mach-O file, those of its slices.
   std::vector<Arch> fatArchs;
   /// For "fatelf": every record, in table order, with its image.
   std::vector<FatElfImage> fatImages;
+  /// Mach-O: the file carries a code signature (LC_CODE_SIGNATURE naming
+  /// an embedded signature blob inside the file; ad hoc counts).
+  bool codeSignature = false;
+  /// A universal (fat) Mach-O file: every slice, in table order, described
+  /// as a thin Mach-O file (no path). The file's own fields are then those
+  /// of the first slice that reads, except arch and machine (empty).
+  std::vector<BinaryInfo> slices;
   /// Non-empty when the file could not be read as a binary at all.
   std::string error;
 

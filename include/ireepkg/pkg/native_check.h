@@ -14,6 +14,13 @@
 //  - a system library for Linux is not built for another OS;
 //  - it exports the entry point its kind requires (the IREE query function
 //    for runtime plugins, the manifest's entry_point for compiler plugins);
+//  - a Windows DLL imports only DLLs Windows finds (system DLLs): IREE
+//    opens plugins with LoadLibraryA(path), which does not search the
+//    plugin's own directory (a warning);
+//  - a macOS library: a universal file has a slice for the declared
+//    architecture, which gets the checks below; an arm64 file carries a
+//    code signature (ad hoc is enough); dependencies outside /usr/lib and
+//    /System go through @rpath or @loader_path (a warning);
 //  - a FatELF file holds at least one image, every record is for an
 //    architecture IREE can load (ours, little-endian, OS ABI NONE, LINUX or
 //    STANDALONE), no two records are for the same one, and every image gets
@@ -83,10 +90,14 @@ struct NativeCheckPackage {
 /// the package cache's directory ("" for none); new inspection results are
 /// added to it when every check passed. Problems name the archive's
 /// manifest (line:column), the package, the member and the manifest
-/// pointer; they come back as one Invalid Error.
+/// pointer; they come back as one Invalid Error. Warnings about the
+/// libraries `platform` loads (a DLL's imports, a Mach-O file's fixed
+/// dependency paths) are added to `warnings`; those of other platforms'
+/// libraries are left to `pack`.
 Status
 checkStagedNativeLibraries(const std::vector<NativeCheckPackage> &packages,
-                           const std::string &cacheRoot);
+                           const std::string &cacheRoot,
+                           const Platform &platform, DiagnosticList &warnings);
 
 /// The JSON object ireepkg-inspect prints for `info` (without the path for
 /// a FatELF image): what the inspection cache stores. parseInspectOutput

@@ -11,6 +11,7 @@
 #ifndef IREEPKG_PKG_STATE_H
 #define IREEPKG_PKG_STATE_H
 
+#include "ireepkg/manifest_schema/platform_facts.h"
 #include "ireepkg/pkg/prefix.h"
 
 #include <map>
@@ -126,16 +127,45 @@ struct RuntimeLibraryChoice {
   /// When `rel` is "": why, e.g. "no build for linux-riscv64 (its FatELF
   /// file runtime/k.sos holds x86_64, aarch64)".
   std::string reason;
+  /// When `rel` is "" although the plugin has a build for the platform:
+  /// the platform fact (platform_facts.h) that stops it, which `reason`
+  /// describes.
+  const ireepkg_platform_fact_t *fact = nullptr;
 };
 
 /// The rule every reader of the prefix applies: an embedded-elf plugin uses
 /// the architecture's own file, else its "fat" FatELF file if that holds an
 /// image IREE loads on the architecture (the file's table is read from
 /// `filesDir`, the package's files); a system-library plugin uses the
-/// platform's file.
+/// platform's file. A build IREE's runtime cannot call on the platform's
+/// operating system (an open fact of platform_facts.h: embedded ELF on
+/// Windows) is not used.
 RuntimeLibraryChoice chooseRuntimeLibrary(const RuntimePlugin &plugin,
                                           const Platform &platform,
                                           const std::string &filesDir);
+
+/// Why `plugin` of `manifest`, which has a build for `platform`, is not
+/// activated there (`choice.fact`, from chooseRuntimeLibrary), and which of
+/// the package's other runtime plugins is used there, if any: what install,
+/// info and doctor say ("on windows, ... (iree-org/iree#12801; ...); the
+/// package's system-library plugin "k_dll" is used there").
+std::string stoppedPluginNote(const Manifest &manifest,
+                              const RuntimePlugin &plugin,
+                              const Platform &platform,
+                              const RuntimeLibraryChoice &choice,
+                              const std::string &filesDir);
+
+/// A runtime plugin with builds for platforms whose IREE runtime cannot
+/// call them (an open fact of platform_facts.h), where no other runtime
+/// plugin of the package has a build either: what `pack` warns about.
+struct UncalledPlugin {
+  size_t plugin; ///< index into Manifest::runtimePlugins
+  const ireepkg_platform_fact_t *fact;
+  std::vector<Platform> platforms;
+};
+/// Every such plugin of `manifest`, whose files are in `filesDir`.
+std::vector<UncalledPlugin> uncalledPlugins(const Manifest &manifest,
+                                            const std::string &filesDir);
 
 /// The architectures IREE can load from the FatELF file at `path` (see
 /// fatelf::loadableArchs), or the reason it cannot be read.

@@ -153,16 +153,20 @@ typedef enum ireepkg_runtime_prefix_source_e {
   IREEPKG_RUNTIME_PREFIX_EXPLICIT = 0,      /**< the caller's path (--prefix) */
   IREEPKG_RUNTIME_PREFIX_ENVIRONMENT = 1,   /**< $IREEPKG_PREFIX */
   IREEPKG_RUNTIME_PREFIX_PROJECT = 2,       /**< <dir>/.iree-plugins */
-  IREEPKG_RUNTIME_PREFIX_XDG_DATA_HOME = 3, /**< $XDG_DATA_HOME/ireepkg */
-  IREEPKG_RUNTIME_PREFIX_HOME = 4,          /**< ~/.local/share/ireepkg */
+  /** $XDG_DATA_HOME/ireepkg; on Windows %LOCALAPPDATA%\ireepkg */
+  IREEPKG_RUNTIME_PREFIX_XDG_DATA_HOME = 3,
+  /** ~/.local/share/ireepkg; on Windows
+   * %USERPROFILE%\AppData\Local\ireepkg */
+  IREEPKG_RUNTIME_PREFIX_HOME = 4,
 } ireepkg_runtime_prefix_source_t;
 
 typedef struct ireepkg_runtime_prefix_location_t {
-  /** Absolute, lexically normalized, without a trailing slash. */
+  /** Absolute, lexically normalized, without a trailing separator (on
+   * Windows with backslashes: "C:\\Users\\me\\prefix"). */
   const char *path;
   ireepkg_runtime_prefix_source_t source;
   /** The CLI's word for the source: "--prefix", "IREEPKG_PREFIX",
-   * "project", "XDG_DATA_HOME", "default". */
+   * "project", "XDG_DATA_HOME" ("LOCALAPPDATA" on Windows), "default". */
   const char *source_name;
   /** The plugins.json found, for IREEPKG_RUNTIME_PREFIX_PROJECT; else NULL. */
   const char *project_file;
@@ -172,7 +176,8 @@ typedef struct ireepkg_runtime_prefix_location_t {
  * set and not empty; else `<dir>/.iree-plugins` for the nearest directory at
  * or above `start_dir` (NULL: the current directory) holding a plugins.json
  * file; else $XDG_DATA_HOME/ireepkg if XDG_DATA_HOME is an absolute path;
- * else $HOME/.local/share/ireepkg. A privileged process (set-user-ID,
+ * else $HOME/.local/share/ireepkg (on Windows: %LOCALAPPDATA%\ireepkg,
+ * else %USERPROFILE%\AppData\Local\ireepkg). A privileged process (set-user-ID,
  * set-group-ID, or file capabilities) ignores every environment variable
  * and, when `start_dir` is NULL, the current directory's project.
  * Relative paths are taken relative to the current directory. Does not
@@ -264,6 +269,10 @@ typedef enum ireepkg_runtime_skip_reason_e {
   IREEPKG_RUNTIME_SKIP_NO_BUILD = 1,       /**< no library for the target */
   IREEPKG_RUNTIME_SKIP_UNKNOWN_FORMAT = 2, /**< a format this library does
                                               not know */
+  /** A library for the target that IREE's runtime cannot call on the
+   * target's operating system (embedded ELF on Windows: the facts in
+   * ireepkg/manifest_schema/platform_facts.h). */
+  IREEPKG_RUNTIME_SKIP_TARGET_CANNOT_CALL = 3,
 } ireepkg_runtime_skip_reason_t;
 
 typedef struct ireepkg_runtime_parameter_t {
@@ -325,16 +334,19 @@ typedef struct ireepkg_runtime_plugin_list_t {
  *    for that CPU instead of this one.
  * embedded-elf plugins use the architecture's own file if the package has
  * one, else its FatELF file if that holds an image for the architecture
- * (the index records which it holds); system-library plugins use the
+ * (the index records which it holds), except on an operating system whose
+ * IREE runtime cannot call them (Windows; skipped with
+ * IREEPKG_RUNTIME_SKIP_TARGET_CANNOT_CALL); system-library plugins use the
  * platform's file. Where the package also has builds for CPU levels
  * (keys such as "x86_64_v3", index format 1.2), the one with the most
  * required features that the CPU has is used instead: this process's CPU
- * (cpuid and xgetbv on x86, the kernel's hwcaps on aarch64 Linux) when the
- * target is the host's platform without a level, the level named, or none
- * for other platforms. Errors: INVALID_ARGUMENT (unknown architecture or
- * operating system, unknown flag bits), FILE_MISSING, IO, OUT_OF_MEMORY,
- * CORRUPT_INDEX (an embedded-elf path the index stores without its
- * "embedded:" spec, which only the list computes). */
+ * (cpuid and xgetbv on x86, the kernel's hwcaps on aarch64 Linux, the
+ * baseline elsewhere) when the target is the host's platform without a
+ * level, the level named, or none for other platforms. Errors:
+ * INVALID_ARGUMENT (unknown architecture or operating system, unknown flag
+ * bits), FILE_MISSING, IO, OUT_OF_MEMORY, CORRUPT_INDEX (an embedded-elf
+ * path the index stores without its "embedded:" spec, which only the list
+ * computes). */
 IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
     const ireepkg_runtime_index_t *index, const char *target, uint32_t flags,
     ireepkg_runtime_plugin_list_t **out_list,
