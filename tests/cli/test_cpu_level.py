@@ -176,6 +176,33 @@ def test_flags_for_another_machines_cpu(prefix):
                      "x86_64+<feature>..., e.g. x86_64+avx512f\n")
 
 
+@pytest.mark.parametrize("args", [[], ["--cpu-level", "x86_64_v1"],
+                                  ["--cpu-level", "x86_64_v3"],
+                                  ["--cpu-level", "x86_64_v4"],
+                                  ["--platform", "x86_64", "--cpu-level", "x86_64_v4"],
+                                  ["--cpu-level", "x86_64+avx512f"],
+                                  ["--cpu-level", "x86_64_v9"],
+                                  ["--cpu-level", "aarch64+sve"]])
+@pytest.mark.parametrize("fmt", ["args", "json"])
+def test_runtime_tool_chooses_as_the_cli_does(prefix, args, fmt):
+    """ireepkg-runtime, built from libireepkg_runtime alone, takes the same
+    --cpu-level and prints what `ireepkg flags runtime` prints, this CPU's
+    builds without it; a level of another architecture is the same usage
+    error."""
+    t = subprocess.run([BUILD / "bin" / "ireepkg-runtime", "flags", "--prefix", prefix,
+                        "--format", fmt, *args], capture_output=True, text=True, timeout=60)
+    c = run("flags", "runtime", "--prefix", prefix, "--format", fmt, *args)
+    assert (t.returncode, t.stdout) == (c.code, c.out)
+    assert t.stderr == c.err.replace("ireepkg: ", "ireepkg-runtime: ")
+    if args == ["--cpu-level", "x86_64_v3"] and fmt == "args":
+        assert t.stdout.endswith("/runtime/simple_mul.x86_64_v3.so\n")
+    if args == ["--cpu-level", "aarch64+sve"]:
+        assert t.returncode == 2
+        assert t.stderr == ("ireepkg-runtime: error: \"aarch64+sve\" is not a CPU level of "
+                            "linux-x86_64\n  hint: CPU levels are x86_64_v1 (the baseline) "
+                            "to x86_64_v4, or x86_64+<feature>..., e.g. x86_64+avx512f\n")
+
+
 @pytest.mark.parametrize("cpu", list(CPUS))
 def test_info_says_which_build_and_why(prefix, cpu):
     want = expected_key(cpuinfo(CPUS[cpu]))
