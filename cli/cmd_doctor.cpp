@@ -24,21 +24,23 @@
 // executable), IREEPKG_DOCTOR_TIMEOUT (seconds per plugin, default 30).
 //
 //===----------------------------------------------------------------------===//
-#include "output.h"
+#include "ireepkg/manifest_schema/cpu_level.h"
+#include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/text.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "output.h"
 
-#include "ireepkg/pkg/child_process.h"
 #include "ireepkg/compiler_integration/compiler_doctor.h"
-#include "ireepkg/pkg/package_test.h"
-#include "ireepkg/pkg/state.h"
+#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/child_process.h"
 #include "ireepkg/pkg/fatelf.h"
 #include "ireepkg/pkg/iree_version.h"
 #include "ireepkg/pkg/mlir_check.h"
-#include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/package_test.h"
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/runtime_doctor.h"
+#include "ireepkg/pkg/state.h"
+#include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <algorithm>
 #include <cctype>
@@ -89,6 +91,8 @@ json checkToJson(const RuntimePluginCheck &c) {
     j["fatelf_image"] = c.image;
   j["ok"] = c.problems.empty();
   j["skipped"] = c.skipped.empty() ? json(nullptr) : json(c.skipped);
+  if (!c.build.empty())
+    j["build"] = c.build;
   j["problems"] = c.problems;
   j["warnings"] = c.warnings;
   j["imports"] = c.declared;
@@ -265,6 +269,8 @@ int runDoctor(const Command &, const ParsedArgs &args) {
   size_t requirementsFailed = 0;
 
   std::vector<RuntimePluginCheck> checks;
+  const auto hostBuilds = hostRuntimeBuilds(prefix->path);
+  const std::string hostCpu = hostCpuDescription();
   std::deque<Manifest> manifests; // stable addresses for compilerPackages
   std::vector<DoctorPackage> compilerPackages;
   for (const InstalledPackage &package : state->packages) {
@@ -311,9 +317,20 @@ int runDoctor(const Command &, const ParsedArgs &args) {
         if (!std::binary_search(c.declared.begin(), c.declared.end(), name))
           c.probed.push_back(name);
       RuntimeLibraryChoice choice = chooseRuntimeLibrary(plugin, platform, dir);
-      const std::string &rel = choice.rel;
+      std::string rel = choice.rel;
       if (!rel.empty())
         c.path = dir + "/" + rel;
+      // A build for this CPU's level, as libireepkg_runtime chooses it.
+      if (auto b = hostBuilds.find({package.name, plugin.name});
+          !choice.fact && platform == host && b != hostBuilds.end() &&
+          plugin.library.count(b->second.key) &&
+          ireepkg_cpu_parse_key(b->second.key.data(), b->second.key.size(),
+                                false)
+                  .base_size != b->second.key.size()) {
+        rel = plugin.library.at(b->second.key);
+        c.path = b->second.path;
+        c.build = b->second.key + ", chosen for this CPU: " + hostCpu;
+      }
       if (choice.fact) {
         c.skipped = stoppedPluginNote(*manifest, plugin, platform, choice, dir);
       } else if (platform != host) {
@@ -448,6 +465,8 @@ int runDoctor(const Command &, const ParsedArgs &args) {
                                   : "resolves " + joinNames(c.declared)) +
               "\n";
     }
+    if (!c.build.empty())
+      text += "      build " + c.build + "\n";
     for (const std::string &warning : c.warnings)
       text += "warn  " + who + ": " + warning + "\n";
   }

@@ -86,6 +86,15 @@ int runtimeFlags(const ParsedArgs &args, const PrefixLocation &prefix,
     noteOtherPlatform(prefix.path, target,
                       "these are its flags for " + target +
                           " (--platform chooses another target)");
+  if (auto level = args.value("cpu-level")) {
+    auto t = cpuLevelTarget(target, *level);
+    if (!t) {
+      ireepkg_runtime_close(index);
+      printError(t.error().message, t.error().hint);
+      return kExitUsage;
+    }
+    target = *t;
+  }
   ireepkg_runtime_plugin_list_t *list = nullptr;
   uint32_t flags = args.flag("check-files") ? IREEPKG_RUNTIME_LIST_CHECK_FILES : 0;
   if (ireepkg_runtime_list_plugins(index, target.c_str(), flags, &list,
@@ -210,6 +219,10 @@ int runFlags(const Command &, const ParsedArgs &args) {
       return kExitUsage;
     }
     return runtimeFlags(args, *prefix, format);
+  }
+  if (args.value("cpu-level")) {
+    printError("--cpu-level applies to 'flags runtime'");
+    return kExitUsage;
   }
   CompilerConfigRequest request;
   if (auto tool = args.value("tool")) {

@@ -1,9 +1,11 @@
 //===- cmd_info.cpp - `ireepkg info` -------------------------------------===//
 #include "output.h"
 
+#include "ireepkg/manifest_schema/cpu_level.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/prefix.h"
 #include "ireepkg/pkg/state.h"
-#include "ireepkg/manifest_schema/suggest.h"
+#include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <cstdio>
 #include <sys/stat.h>
@@ -68,10 +70,41 @@ int runInfo(const Command &, const ParsedArgs &args) {
   if (!m->runtimePlugins.empty())
     noteOtherPlatform(prefix->path, platform.str(),
                       "info shows what is activated there");
+  // Which build of each runtime plugin with builds for CPU levels this
+  // machine activates, and why (for a prefix of this host's platform).
+  nlohmann::json builds = nlohmann::json::array();
+  std::string buildsText;
+  std::map<std::pair<std::string, std::string>, HostRuntimeBuild> hostBuilds;
+  if (platform == hostPlatform())
+    hostBuilds = hostRuntimeBuilds(prefix->path);
   nlohmann::json activation = nlohmann::json::array();
   std::string activationText;
   for (const RuntimePlugin &plugin : m->runtimePlugins) {
     RuntimeLibraryChoice choice = chooseRuntimeLibrary(plugin, platform, dir);
+    bool levels = false;
+    for (const auto &[key, rel] : plugin.library)
+      levels |=
+          ireepkg_cpu_parse_key(key.data(), key.size(), false).base_size !=
+          key.size();
+    auto b = hostBuilds.find({p->name, plugin.name});
+    if (levels && b != hostBuilds.end()) {
+      const bool baseline = ireepkg_cpu_parse_key(b->second.key.data(),
+                                                  b->second.key.size(), false)
+                                .base_size == b->second.key.size();
+      const std::string why =
+          (baseline ? "the baseline build, as this CPU lacks what the others "
+                      "need: "
+                    : "chosen for this CPU: ") +
+          hostCpuDescription();
+      builds.push_back({{"plugin", plugin.name},
+                        {"library_key", b->second.key},
+                        {"path", b->second.path},
+                        {"reason", why}});
+      buildsText += "  runtime plugin " + plugin.name +
+                    " on this machine: " + b->second.key + ", " + why + "\n";
+      if (!baseline && plugin.library.count(b->second.key))
+        choice.rel = plugin.library.at(b->second.key);
+    }
     nlohmann::json a = {{"plugin", plugin.name},
                         {"activated", !choice.rel.empty()}};
     if (!choice.rel.empty()) {
@@ -90,6 +123,8 @@ int runInfo(const Command &, const ParsedArgs &args) {
   }
   if (json) {
     nlohmann::json j = manifestToJson(*m);
+    if (!builds.empty())
+      j["runtime_builds"] = builds;
     j["reason"] = p->explicitlyInstalled ? "explicit" : "dependency";
     j["installed_size"] = p->installedSize;
     j["path"] = dir;
@@ -108,6 +143,7 @@ int runInfo(const Command &, const ParsedArgs &args) {
   if (!activationText.empty())
     std::printf("  activated on %s (the prefix's platform):\n%s",
                 platform.str().c_str(), activationText.c_str());
+  std::fputs(buildsText.c_str(), stdout);
   return kExitOk;
 }
 

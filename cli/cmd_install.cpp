@@ -119,6 +119,18 @@ int runInstall(const Command &, const ParsedArgs &args) {
       return kExitUsage;
     }
   }
+  if (auto level = args.value("cpu-level")) {
+    // Checked against the architecture installed for; "host" clears it.
+    if (*level != "host") {
+      auto t = cpuLevelTarget(
+          options.platform ? options.platform->str() : "host", *level);
+      if (!t) {
+        printError(t.error().message, t.error().hint);
+        return kExitUsage;
+      }
+    }
+    options.cpuLevel = *level == "host" ? "" : *level;
+  }
   options.useCache = !args.flag("no-cache");
   options.dryRun = args.flag("dry-run");
   // In a project, plugins.json's order is the activation order.

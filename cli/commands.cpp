@@ -418,6 +418,12 @@ const std::vector<Command> &commandTable() {
           {kPrefix,
            {"platform", 0, "OS-ARCH",
             "install for this platform instead of the host's"},
+           {"cpu-level", 0, "LEVEL",
+            "write state/runtime.flags with the builds for this CPU level "
+            "(x86_64_v1 to x86_64_v4, or ARCH+FEATURE...) instead of this "
+            "machine's CPU, for a prefix prepared for another machine; kept "
+            "by later commands (installed.json's cpu_level); \"host\" "
+            "clears it"},
            kOptRegistry,
            kOptRegistryKey,
            {"bundle", 0, "FILE", "install from this offline bundle"},
@@ -783,7 +789,7 @@ const std::vector<Command> &commandTable() {
       {
           "flags",
           "runtime|compiler [--format args|flagfile|json | --json] [--platform "
-          "OS-ARCH] [--target TARGET]",
+          "OS-ARCH] [--cpu-level LEVEL] [--target TARGET]",
           "print the IREE flags that activate the prefix's plugins",
           "`flags runtime` prints one --executable_plugin= per runtime plugin "
           "of the prefix, in activation order (IREE checks the last one "
@@ -805,6 +811,11 @@ const std::vector<Command> &commandTable() {
             "comment header, for --flagfile=) or json"},
            {"platform", 0, "OS-ARCH",
             "the target (default: the prefix's platform); runtime only"},
+           {"cpu-level", 0, "LEVEL",
+            "runtime only: choose builds for this CPU instead of the host's "
+            "(x86_64_v1 to x86_64_v4, or ARCH+FEATURE..., e.g. "
+            "x86_64+avx512f); without it the host's CPU is read, and other "
+            "platforms get their baseline builds"},
            {"tool", 0, "TOOL",
             "compiler only: iree-compile (default), iree-opt or mlir-opt"},
            {"set", 0, "FLAG=VALUE",
@@ -821,7 +832,8 @@ const std::vector<Command> &commandTable() {
            {"json", 0, "", "the same as --format json"},
            kPrefix},
           {"ireepkg flags runtime", "ireepkg flags runtime --format json",
-           "ireepkg flags runtime --platform linux-aarch64"},
+           "ireepkg flags runtime --platform linux-aarch64",
+           "ireepkg flags runtime --cpu-level x86_64_v3"},
           1,
           1,
           false,

@@ -6,6 +6,7 @@
 #include "messages.h"
 #include "reporter.h"
 
+#include "ireepkg/manifest_schema/cpu_level.h"
 #include <ireepkg/runtime.h>
 
 #include <cstdio>
@@ -177,6 +178,30 @@ bool lockOptions(const ParsedArgs &args, LockOptions &out) {
   }
   out.timeoutSeconds = d;
   return true;
+}
+
+Expected<std::string> cpuLevelTarget(const std::string &target,
+                                     const std::string &level) {
+  const std::string platform =
+      target == "host" ? ireepkg_runtime_host_platform() : target;
+  const size_t dash = platform.find('-');
+  const std::string arch =
+      dash == std::string::npos ? platform : platform.substr(dash + 1);
+  const ireepkg_cpu_key_t k =
+      ireepkg_cpu_parse_key(level.data(), level.size(), /*allow_v1=*/true);
+  if (k.problem == IREEPKG_CPU_KEY_OK &&
+      level.compare(0, k.base_size, arch) == 0 && k.base_size == arch.size() &&
+      k.base_size < level.size())
+    return (dash == std::string::npos ? "" : platform.substr(0, dash + 1)) +
+           level;
+  return makeError(ErrorCode::Usage,
+                   "\"" + level + "\" is not a CPU level of " + platform, {},
+                   arch == "x86_64"
+                       ? "CPU levels are x86_64_v1 (the baseline) to "
+                         "x86_64_v4, or x86_64+<feature>..., e.g. "
+                         "x86_64+avx512f"
+                       : "give " + arch + "+<feature>..., e.g. " + arch +
+                             (arch == "aarch64" ? "+sve" : "+<feature>"));
 }
 
 } // namespace ireepkg::cli

@@ -38,6 +38,13 @@ void followMovedPrefix(const ParsedArgs &args, const std::string &prefix);
 /// the flags are given as arguments instead (runtimeFlagsOf).
 bool flagfilesAreStale(const std::string &prefix);
 
+/// The target for libireepkg_runtime that chooses builds for CPU `level`
+/// ("x86_64_v3", "x86_64+avx512f", "x86_64_v1" for the baseline) on
+/// `target` ("host", a platform or an architecture), or a usage error when
+/// the level is not one of the target's architecture (--cpu-level).
+Expected<std::string> cpuLevelTarget(const std::string &target,
+                                     const std::string &level);
+
 /// `--executable_plugin=<spec>` for each runtime plugin of `prefix` for
 /// its platform, from libireepkg_runtime (which finds a moved prefix's files
 /// where it is now); empty when it has none or cannot be read.

@@ -7,7 +7,8 @@
 #       [ARCHES <arch>...] [FATELF] [SYSTEM_LIBRARY | SYSTEM_LIBRARY_ONLY]
 #       [INCLUDE_DIRECTORIES <dir>...] [DEFINES <def>...])
 #     An IREE runtime executable plugin. For each of ARCHES (x86_64, aarch64,
-#     riscv64; default x86_64 aarch64) a platform-independent embedded ELF,
+#     riscv64, or an x86-64 level x86_64_v2/v3/v4 built with
+#     -march=x86-64-vN; default x86_64 aarch64) a platform-independent embedded ELF,
 #     <name>.<arch>.so, compiled freestanding for <arch>-none-elf and linked
 #     by lld the way IREE's loader needs (docs/guide-plugin-authors.md lists
 #     the flags). The embedded builds see IREEPKG_EMBEDDED_ELF=1. FATELF also
@@ -187,13 +188,20 @@ macro(_ireepkg_embedded_elfs)
 
   set(elf_files)
   foreach(arch ${ARG_ARCHES})
+    set(triple ${arch})
     if(arch STREQUAL "riscv64")
       set(archflags -march=rv64gc -mabi=lp64d)
     elseif(arch MATCHES "^(x86_64|aarch64)$")
       set(archflags)
+    elseif(arch MATCHES "^x86_64_v([234])$")
+      # A build for an x86-64 level, beside the x86_64 baseline; the
+      # manifest keys it as the level ("x86_64_v3").
+      set(triple x86_64)
+      set(archflags -march=x86-64-v${CMAKE_MATCH_1})
     else()
       message(FATAL_ERROR "ireepkg_add_executable_plugin(${name}): unknown "
-                          "architecture ${arch} (x86_64, aarch64, riscv64)")
+                          "architecture ${arch} (x86_64, aarch64, riscv64, "
+                          "or x86_64_v2/v3/v4)")
     endif()
     set(objects)
     foreach(src ${sources})
@@ -202,7 +210,7 @@ macro(_ireepkg_embedded_elfs)
       add_custom_command(
         OUTPUT ${obj}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${outdir}/${arch}
-        COMMAND ${cc} -target ${arch}-none-elf ${archflags} ${cflags}
+        COMMAND ${cc} -target ${triple}-none-elf ${archflags} ${cflags}
                 -c ${src} -o ${obj}
         DEPENDS ${src}
         IMPLICIT_DEPENDS C ${src}
@@ -218,7 +226,9 @@ macro(_ireepkg_embedded_elfs)
       COMMENT "Linking ${name}.${arch}.so (embedded ELF)"
       VERBATIM)
     list(APPEND outputs ${lib})
-    list(APPEND elf_files ${lib})
+    if(triple STREQUAL arch) # a FatELF holds one image per architecture
+      list(APPEND elf_files ${lib})
+    endif()
   endforeach()
 
   if(ARG_FATELF)
@@ -430,8 +440,8 @@ function(ireepkg_add_package target)
                             "built with FATELF; add FATELF to its "
                             "ireepkg_add_executable_plugin")
       endif()
-      if(ARG_FATELF_ONLY)
-        set(arches) # the .sos holds them
+      if(ARG_FATELF_ONLY) # the .sos holds them, but not x86-64 levels
+        list(FILTER arches INCLUDE REGEX "^x86_64_v[234]$")
       endif()
       list(APPEND commands
         COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}/runtime)

@@ -4,10 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "checker.h"
-#include "option_schema.h"
-#include "ireepkg/manifest_schema/pipeline.h"
+#include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/manifest_schema/names.h"
+#include "ireepkg/manifest_schema/pipeline.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "option_schema.h"
 
 #include <array>
 #include <regex>
@@ -241,6 +242,75 @@ static std::string archKeyProblem(const std::string &k, bool allowFat) {
   return msg + didYouMean(k, std::span<const std::string_view>(cands)) +
          "\narchitectures are x86_64, aarch64, riscv64, riscv32 and arm" +
          (allowFat ? std::string(", or \"fat\" for a FatELF .sos file") : "");
+}
+
+/// Problem text for a runtime plugin's library key: a base that
+/// `baseProblem` accepts, optionally followed by a CPU level or features
+/// (cpu_level.h).
+static std::string runtimeKeyProblem(
+    const std::string &k,
+    const std::function<std::string(const std::string &)> &baseProblem) {
+  const ireepkg_cpu_key_t level = ireepkg_cpu_parse_key(k.data(), k.size(),
+                                                        /*allow_v1=*/false);
+  const std::string base = k.substr(0, level.base_size);
+  if (base.size() == k.size() || !baseProblem(base).empty())
+    return baseProblem(k.size() == base.size() ? k : base);
+  const std::string bad(level.bad ? std::string(level.bad, level.bad_size)
+                                  : std::string());
+  const std::string arch = base.substr(base.find('-') + 1);
+  switch (level.problem) {
+  case IREEPKG_CPU_KEY_OK:
+    return {};
+  case IREEPKG_CPU_KEY_BAD_LEVEL:
+    return "\"" + k + "\" names CPU level \"" + bad + "\", which " + base +
+           " does not have" +
+           "\nCPU levels are x86_64_v2, x86_64_v3 and x86_64_v4 (x86_64 "
+           "only); the plain \"" +
+           base + "\" is the baseline build";
+  case IREEPKG_CPU_KEY_EMPTY_FEATURE:
+    return "\"" + k + "\" has an empty CPU feature after '+'" +
+           "\nwrite features as " + base + "+<feature>, e.g. " +
+           (arch == "aarch64" ? base + "+sve" : base + "+avx512f");
+  case IREEPKG_CPU_KEY_BAD_FEATURE: {
+    std::vector<std::string_view> known;
+    for (const ireepkg_cpu_feature_t &f : kIreepkgCpuFeatures)
+      if (arch == f.arch)
+        known.push_back(f.name);
+    std::string list;
+    for (std::string_view n : known)
+      list += (list.empty() ? "" : ", ") + std::string(n);
+    return "\"" + k + "\" names CPU feature \"" + bad +
+           "\", which ireepkg does not know for " + arch +
+           didYouMean(bad, std::span<const std::string_view>(known)) +
+           (list.empty() ? "\nno CPU features are known for " + arch +
+                               "; declare the plain \"" + base + "\" build"
+                         : "\nCPU features of " + arch + ": " + list);
+  }
+  }
+  return {};
+}
+
+/// Every build for a CPU level needs the plain build of its architecture
+/// (or platform) beside it: the one CPUs without the level run.
+static void checkBaselineBuilds(Checker &checker, const std::string &mapPtr,
+                                const std::map<std::string, std::string> &lib,
+                                bool embedded) {
+  for (const auto &[k, path] : lib) {
+    const ireepkg_cpu_key_t level =
+        ireepkg_cpu_parse_key(k.data(), k.size(), false);
+    if (level.base_size == k.size())
+      continue;
+    const std::string base = k.substr(0, level.base_size);
+    if (lib.count(base) || (embedded && lib.count("fat")))
+      continue;
+    checker.errorAtKey(mapPtr + "/" + jsonPointerEscape(k), mapPtr,
+                       "\"" + k + "\" has no baseline build: \"" + base +
+                           "\" is missing",
+                       "add the plain \"" + base +
+                           "\" build, which CPUs without the level or "
+                           "features of \"" +
+                           k + "\" run");
+  }
 }
 
 static void parseCompilerPlugin(Checker &checker, const json &value,
@@ -497,14 +567,15 @@ static void parseRuntimePlugin(Checker &checker, const json &value,
                                "a runtime plugin format");
   if (formatIndex) {
     out.format = static_cast<RuntimeFormat>(*formatIndex);
-    if (out.format == RuntimeFormat::EmbeddedElf)
-      out.library = readPathMap(checker, r, "library", Need::Required,
-                                [](const std::string &k) {
-                                  return archKeyProblem(k, /*allowFat=*/true);
-                                });
-    else
-      out.library = readPathMap(checker, r, "library", Need::Required,
-                                platformKeyProblem);
+    const bool embedded = out.format == RuntimeFormat::EmbeddedElf;
+    out.library = readPathMap(
+        checker, r, "library", Need::Required, [&](const std::string &k) {
+          return runtimeKeyProblem(k, [&](const std::string &base) {
+            return embedded ? archKeyProblem(base, /*allowFat=*/true)
+                            : platformKeyProblem(base);
+          });
+        });
+    checkBaselineBuilds(checker, r.child("library"), out.library, embedded);
   } else {
     r.any("library", Need::Required);
   }

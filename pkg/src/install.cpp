@@ -132,7 +132,8 @@ Status commitWithState(
                       packageDir(prefix, p.name, p.version),
                       s == staged.end() ? std::string() : s->second.dir});
   }
-  auto gen = generateState(prefix, state.platform, active, state.project);
+  auto gen = generateState(prefix, state.platform, active, state.project,
+                           state.cpuLevel);
   if (!gen)
     return Unexpected(gen.error());
   for (const Diagnostic &d : gen->warnings)
@@ -217,12 +218,15 @@ installArchives(const std::string &prefix,
                      Location::inFile(prefix),
                      "use a separate prefix for each platform");
   state.platform = platform.str();
-  // The project's option values and choices as the prefix has them, to
-  // tell whether this install changes them.
+  // The project's option values and choices as the prefix has them (and
+  // its CPU level), to tell whether this install changes them.
   const bool settingsChanged =
-      options.project && *options.project != state.project;
+      (options.project && *options.project != state.project) ||
+      (options.cpuLevel && *options.cpuLevel != state.cpuLevel);
   if (options.project)
     state.project = *options.project;
+  if (options.cpuLevel)
+    state.cpuLevel = *options.cpuLevel;
 
   // Read every archive's manifest and RECORD before changing anything.
   // Each archive is opened once: its head and its files are read from the
@@ -716,7 +720,8 @@ Expected<VerifyReport> verifyPrefix(const std::string &prefix,
       active.push_back({&p, &it->second, packageDir(prefix, p.name, p.version)});
     }
     if (complete) {
-      auto gen = generateState(prefix, st->platform, active, st->project);
+      auto gen = generateState(prefix, st->platform, active, st->project,
+                               st->cpuLevel);
       if (!gen)
         return Unexpected(gen.error());
       std::map<std::string, std::string> expected = gen->files;

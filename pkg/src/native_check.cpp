@@ -10,8 +10,9 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/native_check.h"
 
-#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/file_util.h"
 
 #include <nlohmann/json.hpp>
 
@@ -479,14 +480,17 @@ std::vector<DeclaredLibrary> declaredLibraries(const Manifest &m) {
       d.pointer = "/runtime/plugins/" + std::to_string(i) + "/library/" +
                   jsonPointerEscape(key);
       d.mustExport = kQuerySymbol;
+      // A build for a CPU level ("x86_64_v3") is checked as its base's.
+      const std::string base = key.substr(
+          0, ireepkg_cpu_parse_key(key.data(), key.size(), false).base_size);
       if (p.format == RuntimeFormat::EmbeddedElf) {
         d.what = "embedded-elf runtime plugin";
         if (key == "fat")
           d.fat = true;
         else
-          d.arch = parseArch(key);
+          d.arch = parseArch(base);
       } else {
-        auto plat = Platform::parse(key);
+        auto plat = Platform::parse(base);
         d.what = "system-library runtime plugin";
         d.arch = plat->arch;
         d.os = plat->os;

@@ -6,6 +6,7 @@
 // reproducible archive.
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/pkg/package.h"
 #include "ireepkg/pkg/state.h"
@@ -100,7 +101,9 @@ bool stillNamed(const Manifest &m, const std::string &rel) {
 
 /// Joins the per-architecture files of each embedded-elf plugin that has no
 /// "fat" file into `<plugin>.sos` (beside the first of them), which becomes
-/// the plugin's only library: {"fat": "<dir>/<plugin>.sos"}. The joined
+/// the plugin's library: {"fat": "<dir>/<plugin>.sos"}, beside the builds
+/// for CPU levels ("x86_64_v3"), which stay separate files (a FatELF holds
+/// one image per architecture). The joined
 /// files leave the archive (the .sos holds them byte for byte; `ireepkg
 /// fatelf split` gives them back) unless the manifest names them elsewhere.
 /// The manifest text is rewritten only when something was joined.
@@ -116,18 +119,26 @@ Status joinFatElfs(const std::string &dir, const std::string &workDir,
         p.library.empty())
       continue;
     std::vector<std::string> images, names;
+    std::map<std::string, std::string> levels; // x86_64_v3: not joined
     for (const auto &[arch, path] : p.library) {
+      if (ireepkg_cpu_parse_key(arch.data(), arch.size(), false).base_size !=
+          arch.size()) {
+        levels.emplace(arch, path);
+        continue;
+      }
       auto data = fsutil::readFile((fs::path(dir) / path).string(), 1u << 30);
       if (!data)
         return Unexpected(data.error());
       images.push_back(std::move(*data));
       names.push_back(path);
     }
+    if (names.empty())
+      continue;
     std::vector<std::string_view> views(images.begin(), images.end());
     auto fat = fatelf::join(views, names);
     if (!fat)
       return Unexpected(fat.error());
-    std::string first = p.library.begin()->second;
+    std::string first = names.front();
     size_t slash = first.rfind('/');
     std::string rel =
         (slash == std::string::npos ? "" : first.substr(0, slash + 1)) +
@@ -137,10 +148,14 @@ Status joinFatElfs(const std::string &dir, const std::string &workDir,
       return s;
     generated[rel] = full;
     joined.insert(joined.end(), names.begin(), names.end());
-    p.library = {{"fat", rel}};
+    p.library = levels;
+    p.library.emplace("fat", rel);
     if (j.is_null())
       j = nlohmann::ordered_json::parse(manifestText);
-    j["runtime"]["plugins"][i]["library"] = {{"fat", rel}};
+    nlohmann::ordered_json library = {{"fat", rel}};
+    for (const auto &[key, path] : levels)
+      library[key] = path;
+    j["runtime"]["plugins"][i]["library"] = library;
     if (std::find(files.begin(), files.end(), rel) == files.end())
       files.push_back(rel);
   }

@@ -44,6 +44,8 @@ std::string serializeInstalled(const InstalledState &state) {
   ojson j;
   j["schema_version"] = kSchemaVersion;
   j["platform"] = state.platform;
+  if (!state.cpuLevel.empty())
+    j["cpu_level"] = state.cpuLevel;
   if (!state.project.values.empty() || !state.project.choose.empty()) {
     ojson proj;
     ojson values = ojson::object();
@@ -96,13 +98,16 @@ Expected<InstalledState> parseInstalled(std::string_view text,
                      Location::inFile(path),
                      "upgrade ireepkg to change this prefix");
   static const std::set<std::string> known = {"schema_version", "platform",
-                                              "project", "packages", "state"};
+                                              "cpu_level",      "project",
+                                              "packages",       "state"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key()))
       warnings.warning(Location{path, 0, 0, "/" + it.key(), "", ""},
                        "unknown field \"" + it.key() + "\" (ignored)");
   if (j.contains("platform") && j["platform"].is_string())
     st.platform = j["platform"].get<std::string>();
+  if (j.contains("cpu_level") && j["cpu_level"].is_string())
+    st.cpuLevel = j["cpu_level"].get<std::string>();
   if (auto proj = j.find("project"); proj != j.end() && proj->is_object()) {
     if (auto opts = proj->find("options"); opts != proj->end() && opts->is_object())
       for (auto p = opts->begin(); p != opts->end(); ++p)
@@ -403,7 +408,8 @@ const std::vector<const StateWriter *> &stateWriters() { return writerList(); }
 Expected<GeneratedState> generateState(const std::string &prefix,
                                        const std::string &platformName,
                                        const std::vector<ActivePackage> &active,
-                                       const ProjectSettings &project) {
+                                       const ProjectSettings &project,
+                                       const std::string &cpuLevel) {
   if (stateWriters().empty())
     return makeError(ErrorCode::Internal,
                      "no state writers are registered, so the prefix's "
@@ -523,7 +529,7 @@ Expected<GeneratedState> generateState(const std::string &prefix,
   }
   j["compiler"] = {{"plugins", compilerPlugins}, {"hooks", hooks}};
   j["skipped"] = skipped;
-  const StateContext context{prefix, platform, active, project};
+  const StateContext context{prefix, platform, active, project, cpuLevel};
   for (const StateWriter *writer : stateWriters())
     if (Status s = writer->write(context, out.files, j, out.warnings); !s)
       return Unexpected(s.error());

@@ -5,6 +5,8 @@
 // equal inputs give equal bytes), embedded-elf paths are stored behind
 // "embedded:" so that readers hand out the IREE spec without copying, and
 // each entry records the library that the prefix's own platform selects.
+// Builds for CPU levels are written before the plain ones, in preference
+// order (see runtime_index_format.h).
 // Library keys are written as given: the caller (state.cpp) lists a FatELF
 // file under each architecture it holds, never under "fat".
 //
@@ -15,9 +17,11 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/runtime_integration/runtime_index.h"
 
+#include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/manifest_schema/platform_facts.h"
 #include "ireepkg/manifest_schema/runtime_index_format.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -80,11 +84,12 @@ uint32_t formatKind(std::string_view format) {
 /// file under each architecture it holds) unless IREE's runtime cannot call
 /// embedded plugins on the platform's OS (platform_facts.h), system-library
 /// the platform's.
-uint32_t selectLibrary(const RuntimeIndexPlugin &plugin, uint32_t kind,
-                       std::string_view platform) {
+uint32_t
+selectLibrary(const std::vector<std::pair<std::string, std::string>> &libraries,
+              uint32_t kind, std::string_view platform) {
   auto find = [&](std::string_view key) {
-    for (size_t i = 0; i < plugin.libraries.size(); ++i)
-      if (plugin.libraries[i].first == key)
+    for (size_t i = 0; i < libraries.size(); ++i)
+      if (libraries[i].first == key)
         return static_cast<uint32_t>(i);
     return IREEPKG_INDEX_NO_LIBRARY;
   };
@@ -100,6 +105,21 @@ uint32_t selectLibrary(const RuntimeIndexPlugin &plugin, uint32_t kind,
   if (kind == IREEPKG_INDEX_FORMAT_SYSTEM_LIBRARY)
     return find(platform);
   return IREEPKG_INDEX_NO_LIBRARY;
+}
+
+/// The libraries with the builds for CPU levels first, most required
+/// features first, then the plain keys; otherwise in the order given.
+std::vector<std::pair<std::string, std::string>>
+preferenceOrder(std::vector<std::pair<std::string, std::string>> libraries) {
+  auto features = [](const std::string &key) {
+    return ireepkg_cpu_feature_count(
+        ireepkg_cpu_parse_key(key.data(), key.size(), false).required);
+  };
+  std::stable_sort(libraries.begin(), libraries.end(),
+                   [&](const auto &a, const auto &b) {
+                     return features(a.first) > features(b.first);
+                   });
+  return libraries;
 }
 
 size_t alignTo8(size_t n) { return (n + 7) & ~size_t(7); }
@@ -132,7 +152,8 @@ std::string encodeRuntimeIndex(const RuntimeIndexInput &input) {
         static_cast<uint32_t>(refs.size()));
     put(IREEPKG_INDEX_ENTRY_FIELD(library_count),
         static_cast<uint32_t>(p.libraries.size()));
-    for (const auto &[key, path] : p.libraries) {
+    const auto libraries = preferenceOrder(p.libraries);
+    for (const auto &[key, path] : libraries) {
       refs.push_back(strings.add(key));
       refs.push_back(kind == IREEPKG_INDEX_FORMAT_EMBEDDED_ELF
                          ? strings.addEmbeddedPath(path)
@@ -156,7 +177,7 @@ std::string encodeRuntimeIndex(const RuntimeIndexInput &input) {
     }
 
     put(IREEPKG_INDEX_ENTRY_FIELD(platform_library),
-        selectLibrary(p, kind, input.platform));
+        selectLibrary(libraries, kind, input.platform));
   }
 
   const size_t entriesOffset = alignTo8(IREEPKG_INDEX_HEADER_SIZE_V1);

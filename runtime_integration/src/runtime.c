@@ -14,20 +14,24 @@
  * for an atomic reference count shared with the plugin lists.
  *
  * Every difference between operating systems (POSIX, Windows) is in its
- * first section, "The operating system".
+ * first section, "The operating system" (cpu_level.c, the CPU detection,
+ * keeps its own differences between architectures and systems).
  *
- * Why one file of this size: the library is one translation unit on purpose;
- * every function outside the API is static, so the shared library exports
- * nothing else and an application can also compile this file into itself.
+ * Why one file of this size: the library is one translation unit on purpose
+ * (with cpu_level.c beside it); every function outside the API is static or
+ * hidden, so the shared library exports nothing else and an application can
+ * also compile the two files into itself.
  *
  *===----------------------------------------------------------------------===*/
 #define _GNU_SOURCE 1
 
 #include "ireepkg/runtime.h"
 
+#include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/manifest_schema/platform_facts.h"
 #include "ireepkg/manifest_schema/runtime_index_format.h"
 
+#include "cpu_level.h"
 #include "prefix_flagfile.h"
 
 #include <errno.h>
@@ -1690,11 +1694,54 @@ typedef struct target_t {
   const char *os;
   const char *arch;
   char platform[32];
+  /* The CPU features builds are chosen for (cpu_level.h): the level or
+   * features the target names (`x86_64_v3`, `linux-aarch64+sve`), else
+   * the host's for the host's platform; cpu_known false: baseline only. */
+  uint64_t cpu;
+  bool cpu_known;
 } target_t;
 
 static ireepkg_runtime_status_t
+resolve_target_base(const ireepkg_runtime_index_t *index, const char *target,
+                    target_t *out, ireepkg_runtime_error_t **err);
+
+/* A target may end in a CPU level or features (`linux-x86_64_v3`,
+ * `x86_64+avx512f`, `x86_64_v1` for the baseline): the runtime builds are
+ * then chosen for that CPU instead of the host's. */
+static ireepkg_runtime_status_t
 resolve_target(const ireepkg_runtime_index_t *index, const char *target,
                target_t *out, ireepkg_runtime_error_t **err) {
+  char base[64];
+  ireepkg_cpu_key_t level = {0, 0, 0, IREEPKG_CPU_KEY_OK, NULL, 0};
+  if (target && strcmp(target, "host") != 0) {
+    level = ireepkg_cpu_parse_key(target, strlen(target), true);
+    if (level.problem == IREEPKG_CPU_KEY_OK && level.base_size < sizeof(base)) {
+      memcpy(base, target, level.base_size);
+      base[level.base_size] = '\0';
+      target = base;
+    }
+  }
+  ireepkg_runtime_status_t status =
+      resolve_target_base(index, target, out, err);
+  if (status != IREEPKG_RUNTIME_OK)
+    return status;
+  if (target == base) {
+    out->cpu = level.required;
+    out->cpu_known = level.level != 0 || level.required != 0;
+  }
+  if (!out->cpu_known && strcmp(out->arch, HOST_ARCH) == 0 &&
+      strcmp(out->os, HOST_OS) == 0) {
+    out->cpu = ireepkg_cpu_host_features();
+    out->cpu_known = true;
+  }
+  return IREEPKG_RUNTIME_OK;
+}
+
+static ireepkg_runtime_status_t
+resolve_target_base(const ireepkg_runtime_index_t *index, const char *target,
+                    target_t *out, ireepkg_runtime_error_t **err) {
+  out->cpu = 0;
+  out->cpu_known = false;
   if (!target || strcmp(target, "host") == 0) {
     out->os = HOST_OS;
     out->arch = HOST_ARCH;
@@ -1794,6 +1841,30 @@ static inline const char *str_at(const ireepkg_runtime_index_t *index,
 static inline uint32_t ref_at(const ireepkg_runtime_index_t *index,
                               uint64_t i) {
   return ireepkg_index_load32(index->refs + 4 * i);
+}
+
+/* The build of a plugin for the target's CPU: the library whose key is
+ * `want` with the most required features the CPU has (cpu_level.h; ties:
+ * the first, which the writer orders by preference), else `selected` (the
+ * plain key's). */
+static uint32_t choose_cpu_build(const ireepkg_runtime_index_t *index,
+                                 uint32_t first, uint32_t count,
+                                 const char *want, const target_t *t,
+                                 uint32_t selected) {
+  if (!t->cpu_known)
+    return selected;
+  int best = 0;
+  for (uint32_t l = 0; l < count; ++l) {
+    const int rank = ireepkg_cpu_key_rank(
+        str_at(index,
+               ref_at(index, first + (uint64_t)l * IREEPKG_INDEX_LIBRARY_REFS)),
+        want, t->cpu);
+    if (rank > best) {
+      best = rank;
+      selected = l;
+    }
+  }
+  return selected;
 }
 
 static ireepkg_runtime_status_t
@@ -1902,6 +1973,11 @@ IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
         kind == IREEPKG_INDEX_FORMAT_EMBEDDED_ELF &&
         ireepkg_platform_fact_stopping(t.os, strlen(t.os), "embedded-elf"))
       skip = IREEPKG_RUNTIME_SKIP_TARGET_CANNOT_CALL;
+    if (skip == IREEPKG_RUNTIME_SKIP_NONE)
+      selected = choose_cpu_build(
+          index, libFirst, libCount,
+          kind == IREEPKG_INDEX_FORMAT_EMBEDDED_ELF ? t.arch : t.platform, &t,
+          selected);
     if (skip == IREEPKG_RUNTIME_SKIP_NONE &&
         selected == IREEPKG_INDEX_NO_LIBRARY)
       skip = IREEPKG_RUNTIME_SKIP_NO_BUILD;

@@ -3,6 +3,7 @@
 
 #include "ireepkg/runtime_integration/runtime_index.h"
 
+#include "cpu_level.h"
 #include "prefix_flagfile.h"
 
 namespace ireepkg {
@@ -34,7 +35,12 @@ private:
                                         const std::string &index) {
     const std::string state = context.prefix + "/state/";
     const std::string indexPath = state + kRuntimeIndexBinary;
-    const std::string target = context.platform.str();
+    // A prefix prepared for another machine's CPU level chooses its builds;
+    // otherwise libireepkg_runtime reads this machine's CPU.
+    const std::string target =
+        context.cpuLevel.empty()
+            ? context.platform.str()
+            : std::string(osName(context.platform.os)) + "-" + context.cpuLevel;
     char *text = nullptr;
     size_t size = 0;
     ireepkg_runtime_error_t *error = nullptr;
@@ -96,6 +102,34 @@ private:
 };
 
 } // namespace
+
+std::string hostCpuDescription() {
+  char text[512];
+  const std::string arch(archName(hostPlatform().arch));
+  ireepkg_cpu_describe(ireepkg_cpu_host_features(), arch.c_str(), text,
+                       sizeof(text));
+  return text;
+}
+
+std::map<std::pair<std::string, std::string>, HostRuntimeBuild>
+hostRuntimeBuilds(const std::string &prefix) {
+  std::map<std::pair<std::string, std::string>, HostRuntimeBuild> out;
+  ireepkg_runtime_index_t *index = nullptr;
+  if (ireepkg_runtime_open(prefix.c_str(), 0, &index, nullptr) !=
+      IREEPKG_RUNTIME_OK)
+    return out;
+  ireepkg_runtime_plugin_list_t *list = nullptr;
+  if (ireepkg_runtime_list_plugins(index, "host", 0, &list, nullptr) ==
+      IREEPKG_RUNTIME_OK) {
+    for (size_t i = 0; i < list->count; ++i) {
+      const ireepkg_runtime_plugin_t &p = list->plugins[i];
+      out[{p.package, p.name}] = {p.library_key, p.path};
+    }
+    ireepkg_runtime_free_plugin_list(list);
+  }
+  ireepkg_runtime_close(index);
+  return out;
+}
 
 const StateWriter &runtimeStateWriter() {
   static const RuntimeStateWriter writer;

@@ -27,6 +27,7 @@
 #include "ireepkg/runtime.h"
 
 #include "index_fixture.h"
+#include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/manifest_schema/runtime_index_format.h"
 
 #include <errno.h>
@@ -306,7 +307,7 @@ static void test_open_and_accessors(void) {
   CHECK_STR(ireepkg_runtime_index_path(index), gIndex);
   uint32_t major = 9, minor = 9;
   ireepkg_runtime_index_format_version(index, &major, &minor);
-  CHECK(major == 1 && minor == 1);
+  CHECK(major == 1 && minor == 2);
   ireepkg_runtime_close(index);
 
   /* The same index through its own path. */
@@ -430,9 +431,11 @@ static void test_list_other_targets(void) {
   ireepkg_runtime_free_plugin_list(list);
 
   /* Unknown targets. */
-  const char *bad[] = {"",        "x86-64",       "linux-",
-                       "-x86_64", "plan9-x86_64", "linux-x86_64-extra",
-                       "X86_64"};
+  const char *bad[] = {"",          "x86-64",       "linux-",
+                       "-x86_64",   "plan9-x86_64", "linux-x86_64-extra",
+                       "X86_64", /* CPU levels and features: */
+                       "x86_64_v5", "aarch64_v3",   "x86_64+nope",
+                       "x86_64+"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) {
     ireepkg_runtime_error_t *error = NULL;
     list = (ireepkg_runtime_plugin_list_t *)1;
@@ -532,6 +535,127 @@ static void test_fat_key(void) {
   CHECK_STR(text, "fatty=fat");
   ireepkg_runtime_free_plugin_list(list);
   ireepkg_runtime_close(index);
+}
+
+static void test_cpu_level_keys(void) {
+  /* The spellings of cpu_level.h. */
+  ireepkg_cpu_key_t k = ireepkg_cpu_parse_key("x86_64_v3", 9, false);
+  CHECK(k.problem == IREEPKG_CPU_KEY_OK && k.base_size == 6 && k.level == 3);
+  CHECK(k.required == IREEPKG_CPU_X86_64_V3);
+  k = ireepkg_cpu_parse_key("linux-x86_64_v4+avx512vnni", 26, false);
+  CHECK(k.problem == IREEPKG_CPU_KEY_OK && k.base_size == 12);
+  CHECK(k.required == (IREEPKG_CPU_X86_64_V4 | IREEPKG_CPU_X86(21)));
+  k = ireepkg_cpu_parse_key("aarch64+sve+i8mm", 16, false);
+  CHECK(k.problem == IREEPKG_CPU_KEY_OK && k.base_size == 7 &&
+        k.required == (IREEPKG_CPU_ARM(2) | IREEPKG_CPU_ARM(4)));
+  k = ireepkg_cpu_parse_key("riscv64", 7, false);
+  CHECK(k.problem == IREEPKG_CPU_KEY_OK && k.base_size == 7 && k.required == 0);
+  k = ireepkg_cpu_parse_key("x86_64_v1", 9, false);
+  CHECK(k.problem == IREEPKG_CPU_KEY_BAD_LEVEL);
+  k = ireepkg_cpu_parse_key("x86_64_v1", 9, true);
+  CHECK(k.problem == IREEPKG_CPU_KEY_OK && k.level == 1 && k.required == 0);
+  k = ireepkg_cpu_parse_key("aarch64_v2", 10, false);
+  CHECK(k.problem == IREEPKG_CPU_KEY_BAD_LEVEL && k.bad_size == 3);
+  k = ireepkg_cpu_parse_key("aarch64+avx2", 12, false);
+  CHECK(k.problem == IREEPKG_CPU_KEY_BAD_FEATURE && k.bad_size == 4);
+  k = ireepkg_cpu_parse_key("x86_64++avx2", 12, false);
+  CHECK(k.problem == IREEPKG_CPU_KEY_EMPTY_FEATURE);
+  /* The levels nest, and a CPU's level is the highest it reaches. */
+  CHECK((IREEPKG_CPU_X86_64_V4 & IREEPKG_CPU_X86_64_V3) ==
+        IREEPKG_CPU_X86_64_V3);
+  CHECK((IREEPKG_CPU_X86_64_V3 & IREEPKG_CPU_X86_64_V2) ==
+        IREEPKG_CPU_X86_64_V2);
+  CHECK(ireepkg_cpu_x86_64_level(IREEPKG_CPU_X86_64_V3 | IREEPKG_CPU_X86(16)) ==
+        3);
+  CHECK(ireepkg_cpu_x86_64_level(IREEPKG_CPU_X86_64_V2) == 2);
+  CHECK(ireepkg_cpu_x86_64_level(0) == 1);
+  CHECK(ireepkg_cpu_key_rank("x86_64_v3", "x86_64", IREEPKG_CPU_X86_64_V2) ==
+        -1);
+  CHECK(ireepkg_cpu_key_rank("x86_64_v3", "x86_64", IREEPKG_CPU_X86_64_V4) ==
+        16);
+  CHECK(ireepkg_cpu_key_rank("linux-x86_64_v3", "x86_64",
+                             IREEPKG_CPU_X86_64_V4) == -1);
+}
+
+static void test_cpu_levels(void) {
+  /* Builds per CPU level (index format 1.2): the target's level or
+   * features choose among them; the plain build is the fallback. */
+  char file[4096];
+  at(file, sizeof(file), "cpu_levels.index");
+  const fixture_pair_t elfLibs[] = {
+      {"aarch64", "/p/k.aarch64.so"},
+      {"aarch64+sve", "/p/k.aarch64_sve.so"},
+      {"x86_64", "/p/k.x86_64.so"},
+      {"x86_64+avx512f", "/p/k.x86_64_avx512f.so"},
+      {"x86_64_v3", "/p/k.x86_64_v3.so"},
+      {"x86_64_v4", "/p/k.x86_64_v4.so"}};
+  const fixture_pair_t sysLibs[] = {
+      {"linux-x86_64", "/p/linux-x86_64/libk.so"},
+      {"linux-x86_64_v3", "/p/linux-x86_64_v3/libk.so"}};
+  const fixture_plugin_t plugins[] = {
+      {"k", "kernels", "1.0.0", "embedded-elf", elfLibs, 6, NULL, 0, NULL, 0},
+      {"k_sys", "kernels", "1.0.0", "system-library", sysLibs, 2, NULL, 0, NULL,
+       0},
+  };
+  CHECK(fixture_write_index(file, "/p", "linux-x86_64", plugins, 2) == 0);
+  ireepkg_runtime_index_t *index = NULL;
+  CHECK(ireepkg_runtime_open_file(file, 0, &index, NULL) == IREEPKG_RUNTIME_OK);
+  const struct {
+    const char *target, *expected;
+  } cases[] = {
+      {"linux-x86_64_v1", "k=x86_64 k_sys=linux-x86_64"},
+      {"x86_64_v2", "k=x86_64 k_sys=linux-x86_64"},
+      {"linux-x86_64_v3", "k=x86_64_v3 k_sys=linux-x86_64_v3"},
+      {"x86_64_v4", "k=x86_64_v4 k_sys=linux-x86_64_v3"},
+      {"x86_64+avx512f", "k=x86_64+avx512f k_sys=linux-x86_64"},
+      {"x86_64_v3+avx512f", "k=x86_64_v3 k_sys=linux-x86_64_v3"},
+      {"linux-aarch64+sve", "k=aarch64+sve k_sys!1"},
+      /* Another machine's CPU is unknown: the baseline. */
+      {"android-x86_64", "k=x86_64 k_sys!1"},
+      {"linux-aarch64", "k=aarch64 k_sys!1"},
+  };
+  char text[512];
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    ireepkg_runtime_plugin_list_t *list = list_for(index, cases[i].target);
+    describe(list, text, sizeof(text));
+    if (strcmp(text, cases[i].expected) != 0)
+      fprintf(stderr, "target %s\n", cases[i].target);
+    CHECK_STR(text, cases[i].expected);
+    if (strcmp(cases[i].target, "x86_64_v4") == 0)
+      CHECK_STR(list->plugins[0].spec, "embedded:/p/k.x86_64_v4.so");
+    ireepkg_runtime_free_plugin_list(list);
+  }
+  ireepkg_runtime_close(index);
+
+  /* The writer lists the levels first, most features first, and keeps the
+   * plain build as the platform's preselection, which readers before 1.2
+   * use (they never match a key with a level). */
+  size_t size = 0;
+  uint8_t *data = read_file(file, &size);
+  const uint8_t *e =
+      data +
+      ireepkg_index_load64(data + IREEPKG_INDEX_HEADER_FIELD(entries_offset));
+  const uint8_t *refs =
+      data +
+      ireepkg_index_load64(data + IREEPKG_INDEX_HEADER_FIELD(refs_offset));
+  const char *strings =
+      (const char *)data +
+      ireepkg_index_load64(data + IREEPKG_INDEX_HEADER_FIELD(strings_offset));
+  const uint32_t first =
+      ireepkg_index_load32(e + IREEPKG_INDEX_ENTRY_FIELD(libraries_first));
+  const char *order[6];
+  for (uint32_t l = 0; l < 6; ++l)
+    order[l] = strings + ireepkg_index_load32(refs + 4 * (first + 2 * l));
+  CHECK_STR(order[0], "x86_64_v4");
+  CHECK_STR(order[1], "x86_64_v3");
+  CHECK_STR(order[2], "aarch64+sve");
+  CHECK_STR(order[3], "x86_64+avx512f");
+  CHECK_STR(order[4], "aarch64");
+  CHECK_STR(order[5], "x86_64");
+  const uint32_t pre =
+      ireepkg_index_load32(e + IREEPKG_INDEX_ENTRY_FIELD(platform_library));
+  CHECK(pre == 5);
+  free(data);
 }
 
 static void test_check_files(void) {
@@ -1445,6 +1569,8 @@ int main(int argc, char **argv) {
   test_list_other_targets();
   test_selection_agrees_with_writer();
   test_fat_key();
+  test_cpu_level_keys();
+  test_cpu_levels();
   test_check_files();
   test_flags();
   test_flags_refuse_line_breaks();

@@ -3,7 +3,7 @@
  * `ireepkg-runtime`: what a target without the ireepkg CLI (Windows, macOS,
  * a device) needs of a prefix, built from libireepkg_runtime alone:
  *
- *   ireepkg-runtime flags [--prefix DIR] [--platform P]
+ *   ireepkg-runtime flags [--prefix DIR] [--platform P] [--cpu-level L]
  *                         [--format args|flagfile|json]
  *   ireepkg-runtime write-flagfile [--prefix DIR]
  *
@@ -16,6 +16,8 @@
  *
  *===----------------------------------------------------------------------===*/
 #include "ireepkg/runtime.h"
+
+#include "ireepkg/manifest_schema/cpu_level.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -37,12 +39,15 @@ enum { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
 
 static const char kUsage[] =
     "usage: ireepkg-runtime flags [--prefix DIR] [--platform OS-ARCH] "
-    "[--format args|flagfile|json]\n"
+    "[--cpu-level LEVEL]\n"
+    "                             [--format args|flagfile|json]\n"
     "       ireepkg-runtime write-flagfile [--prefix DIR]\n"
     "       ireepkg-runtime --version\n"
     "\n"
     "flags           print the IREE flags that activate the prefix's runtime\n"
-    "                plugins, for the prefix's platform or --platform\n"
+    "                plugins, for the prefix's platform or --platform, and\n"
+    "                this CPU or --cpu-level (x86_64_v1 to x86_64_v4, or\n"
+    "                ARCH+FEATURE..., e.g. x86_64+avx512f)\n"
     "write-flagfile  write DIR/state/runtime.flags again for where the prefix\n"
     "                is now (after it was moved, copied or unpacked)\n"
     "\n"
@@ -272,8 +277,43 @@ typedef struct options_t {
   const char *command;
   const char *prefix;
   const char *platform;
+  const char *cpu_level;
   const char *format;
 } options_t;
+
+/* The target that chooses builds for CPU `level` ("x86_64_v3",
+ * "x86_64+avx512f", "x86_64_v1" for the baseline) on `target` ("host", a
+ * platform or an architecture), in `out`, as `ireepkg flags runtime
+ * --cpu-level` makes it; false (with the CLI's message and hint) when the
+ * level is not one of the target's architecture. */
+static bool cpu_level_target(const char *target, const char *level, char *out,
+                             size_t size, int *rc) {
+  const char *platform =
+      strcmp(target, "host") == 0 ? ireepkg_runtime_host_platform() : target;
+  const char *dash = strchr(platform, '-');
+  const char *arch = dash ? dash + 1 : platform;
+  const size_t archSize = strlen(arch), levelSize = strlen(level);
+  const ireepkg_cpu_key_t k = ireepkg_cpu_parse_key(level, levelSize, true);
+  if (k.problem == IREEPKG_CPU_KEY_OK && k.base_size == archSize &&
+      memcmp(level, arch, archSize) == 0 && k.base_size < levelSize) {
+    const int n =
+        snprintf(out, size, "%.*s%s", dash ? (int)(dash - platform + 1) : 0,
+                 platform, level);
+    if (n >= 0 && (size_t)n < size)
+      return true;
+  }
+  fprintf(stderr, "ireepkg-runtime: error: \"%s\" is not a CPU level of %s\n",
+          level, platform);
+  if (strcmp(arch, "x86_64") == 0)
+    fputs("  hint: CPU levels are x86_64_v1 (the baseline) to x86_64_v4, or "
+          "x86_64+<feature>..., e.g. x86_64+avx512f\n",
+          stderr);
+  else
+    fprintf(stderr, "  hint: give %s+<feature>..., e.g. %s%s\n", arch, arch,
+            strcmp(arch, "aarch64") == 0 ? "+sve" : "+<feature>");
+  *rc = kExitUsage;
+  return false;
+}
 
 static int run_flags(const options_t *o) {
   const char *format = o->format ? o->format : "args";
@@ -287,13 +327,22 @@ static int run_flags(const options_t *o) {
     return library_error(error);
   const char *target =
       o->platform ? o->platform : ireepkg_runtime_index_platform(index);
+  char leveled[128];
+  int rc = kExitOk;
+  if (o->cpu_level) {
+    if (!cpu_level_target(target, o->cpu_level, leveled, sizeof(leveled),
+                          &rc)) {
+      ireepkg_runtime_close(index);
+      return rc;
+    }
+    target = leveled;
+  }
   ireepkg_runtime_plugin_list_t *list = NULL;
   if (ireepkg_runtime_list_plugins(index, target, 0, &list, &error) !=
       IREEPKG_RUNTIME_OK) {
     ireepkg_runtime_close(index);
     return library_error(error);
   }
-  int rc = kExitOk;
   if (strcmp(format, "json") == 0) {
     rc = print_json(list);
   } else {
@@ -351,7 +400,7 @@ static void warn_non_ascii_paths(const ireepkg_runtime_plugin_list_t *list) {
 }
 
 static int run_write_flagfile(const options_t *o) {
-  if (o->platform || o->format)
+  if (o->platform || o->cpu_level || o->format)
     return usage_error("write-flagfile writes the flags of the prefix's own "
                        "platform; it takes only --prefix",
                        NULL);
@@ -437,6 +486,8 @@ static int run(int argc, char **argv) {
       o.prefix = value;
     else if ((value = option_value(argc, argv, &i, "--platform", &missing)))
       o.platform = value;
+    else if ((value = option_value(argc, argv, &i, "--cpu-level", &missing)))
+      o.cpu_level = value;
     else if ((value = option_value(argc, argv, &i, "--format", &missing)))
       o.format = value;
     else if (missing)

@@ -321,6 +321,7 @@ CLI_NOT_RUN = {
     "ireepkg fatelf select plugin.sos -o plugin.so": "a FatELF plugin",
     "ireepkg fatelf dump plugin.sos": "a FatELF plugin",
     "ireepkg flags runtime --platform linux-aarch64": "a prefix for another machine",
+    "ireepkg flags runtime --cpu-level x86_64_v3": "a prefix with builds for CPU levels (test_cpu_level.py runs it)",
     "ireepkg env fish | source": "fish, not bash",
     "ireepkg exec -- iree-run-module --device=local-sync --module=m.vmfb --function=main --input=4xf32=1": "a compiled module",
     "ireepkg exec -- python train.py": "the user's own script",

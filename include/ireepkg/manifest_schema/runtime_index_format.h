@@ -34,7 +34,13 @@
  * comparison and a FatELF file is never selected for an architecture it
  * lacks. Version 1.0 writers stored the key `fat` instead, without knowing
  * the file's architectures; readers fall back to it for any architecture,
- * as before, only in 1.0 indexes. Paths are absolute. The path of an
+ * as before, only in 1.0 indexes. Since version 1.2 a key may end in a CPU
+ * level or features (`x86_64_v3`, `linux-x86_64+avx512f`; spellings in
+ * cpu_level.h): those builds are listed before the plain key's, most
+ * required features first (the order of preference), and a reader running
+ * on a CPU that has them takes the first one it supports instead of the
+ * plain build (platform_library stays the plain build). Older readers never
+ * match such a key, so they keep taking the plain build. Paths are absolute. The path of an
  *embedded-elf library is stored preceded by the 9 bytes `embedded:`, so that
  *the IREE spec (`--executable_plugin=embedded:<path>`) is the string that
  *starts 9 bytes before the path. (Readers check that those 9 bytes lie inside
@@ -85,7 +91,7 @@ extern "C" {
 
 /** The version this header describes; readers accept any minor. */
 #define IREEPKG_INDEX_VERSION_MAJOR 1
-#define IREEPKG_INDEX_VERSION_MINOR 1
+#define IREEPKG_INDEX_VERSION_MINOR 2
 
 /** Sizes of the version 1.0 records: the least a reader accepts. */
 #define IREEPKG_INDEX_HEADER_SIZE_V1 96u

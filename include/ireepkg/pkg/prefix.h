@@ -133,6 +133,10 @@ struct StateRecord {
 struct InstalledState {
   int schemaVersion = kSchemaVersion;
   std::string platform; ///< the prefix's target, e.g. linux-x86_64
+  /// The CPU level runtime.flags chooses builds for ("x86_64_v3",
+  /// "x86_64+avx512f"; install --cpu-level), for a prefix prepared for
+  /// another machine; "" = the CPU of the machine that writes it.
+  std::string cpuLevel;
   ProjectSettings project;
   /// In activation order: dependencies before dependents, otherwise the
   /// project file's order, otherwise install order.
@@ -207,6 +211,8 @@ struct IreeRequirementCheck {
 struct InstallOptions {
   LockOptions lock;
   std::optional<Platform> platform; ///< default: the prefix's, else host
+  /// Sets the prefix's cpuLevel ("" clears it); nullopt keeps it.
+  std::optional<std::string> cpuLevel;
   ArchiveLimits limits;
   /// Activation order preferred by a project (package names).
   std::vector<std::string> preferredOrder;

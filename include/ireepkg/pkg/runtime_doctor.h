@@ -39,6 +39,9 @@ struct RuntimePluginCheck {
   std::string path;    ///< the installed library (absolute); "" if none
   std::string image;   ///< for a FatELF file: the architecture extracted
   std::string skipped; ///< why it was not checked ("" = checked)
+  /// The build for a CPU level this machine uses ("x86_64_v3") and why;
+  /// "" for the plain build.
+  std::string build;
   std::vector<std::string> declared, probed;
   std::vector<std::string> problems;
   std::vector<std::string> warnings; ///< worth knowing; IREE still runs it

@@ -72,6 +72,8 @@ struct StateContext {
   const Platform &platform;
   const std::vector<ActivePackage> &active; ///< activation order
   const ProjectSettings &project;
+  /// The prefix's CPU level (InstalledState::cpuLevel); "" = this CPU.
+  std::string cpuLevel = {};
 };
 
 /// An integration's share of a prefix's state: its own state files and its
@@ -112,7 +114,8 @@ struct GeneratedState {
 Expected<GeneratedState> generateState(const std::string &prefix,
                                        const std::string &platform,
                                        const std::vector<ActivePackage> &active,
-                                       const ProjectSettings &project = {});
+                                       const ProjectSettings &project = {},
+                                       const std::string &cpuLevel = {});
 
 /// One argument as LLVM's GNU-style response file tokenizer reads it.
 std::string responseFileQuote(const std::string &arg);

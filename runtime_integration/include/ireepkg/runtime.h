@@ -289,7 +289,8 @@ typedef struct ireepkg_runtime_plugin_t {
   ireepkg_runtime_skip_reason_t skip_reason;
   /** The library key chosen: an architecture (embedded-elf; a FatELF .sos
    * is listed under each architecture it holds an image for), a platform
-   * (system-library). "fat" only from an index written by ireepkg before
+   * (system-library), either possibly with the CPU level of the build
+   * chosen ("x86_64_v3"). "fat" only from an index written by ireepkg before
    * index format 1.1. NULL for skipped plugins. */
   const char *library_key;
   /** The absolute path of the file to load. NULL for skipped plugins. */
@@ -327,16 +328,25 @@ typedef struct ireepkg_runtime_plugin_list_t {
 /** Lists the runtime plugins for `target`:
  *  - NULL or "host": this process's platform (ireepkg_runtime_host_platform);
  *  - an architecture such as "x86_64": on the prefix's operating system;
- *  - a platform such as "linux-aarch64".
+ *  - a platform such as "linux-aarch64";
+ *  - either followed by a CPU level or features, "x86_64_v3",
+ *    "linux-x86_64+avx512f" ("x86_64_v1": the baseline): builds are chosen
+ *    for that CPU instead of this one.
  * embedded-elf plugins use the architecture's own file if the package has
  * one, else its FatELF file if that holds an image for the architecture
  * (the index records which it holds), except on an operating system whose
  * IREE runtime cannot call them (Windows; skipped with
  * IREEPKG_RUNTIME_SKIP_TARGET_CANNOT_CALL); system-library plugins use the
- * platform's file. Errors: INVALID_ARGUMENT (unknown architecture or
- * operating system, unknown flag bits), FILE_MISSING, IO, OUT_OF_MEMORY,
- * CORRUPT_INDEX (an embedded-elf path the index stores without its
- * "embedded:" spec, which only the list computes). */
+ * platform's file. Where the package also has builds for CPU levels
+ * (keys such as "x86_64_v3", index format 1.2), the one with the most
+ * required features that the CPU has is used instead: this process's CPU
+ * (cpuid and xgetbv on x86, the kernel's hwcaps on aarch64 Linux, the
+ * baseline elsewhere) when the target is the host's platform without a
+ * level, the level named, or none for other platforms. Errors:
+ * INVALID_ARGUMENT (unknown architecture or operating system, unknown flag
+ * bits), FILE_MISSING, IO, OUT_OF_MEMORY, CORRUPT_INDEX (an embedded-elf
+ * path the index stores without its "embedded:" spec, which only the list
+ * computes). */
 IREEPKG_RUNTIME_API ireepkg_runtime_status_t ireepkg_runtime_list_plugins(
     const ireepkg_runtime_index_t *index, const char *target, uint32_t flags,
     ireepkg_runtime_plugin_list_t **out_list,
