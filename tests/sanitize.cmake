@@ -29,7 +29,11 @@ set(IREEPKG_SANITIZE_SKIP
   # a wheel of this build and the IREE Python packages in a new virtual
   # environment (the runtime library through ctypes); plugin projects
   # built with CMake and run by IREE's and MLIR's tools.
-  cli_python_package cli_authoring)
+  cli_python_package cli_authoring
+  # a program linking the instrumented libireepkg_runtime run under
+  # qemu-x86_64 with older CPU models: the sanitizers' shadow memory does
+  # not map under qemu-user, which kills it.
+  cli_cpu_level)
 
 set(_sanitize_env
   "ASAN_OPTIONS=log_path=${IREEPKG_SANITIZER_LOGS}/asan:detect_leaks=1:abort_on_error=0"
