@@ -17,7 +17,12 @@
 #     sources (target <name>_system); SYSTEM_LIBRARY_ONLY builds that alone
 #     (no embedded ELF: the sources may use libc and link other libraries
 #     through <name>_system). <ireepkg/iree_executable_plugin.h> is on the
-#     include path.
+#     include path, and so, always, is IREE's own header name
+#     <iree/hal/local/executable_plugin.h> (IREE's names for the same ABI,
+#     from ireepkg's include/ireepkg/iree-compat, so IREE's sample plugins
+#     build unchanged), after INCLUDE_DIRECTORIES: a real IREE runtime/src
+#     given there is found first. Plain targets use
+#     ${IREEPKG_IREE_NAMES_INCLUDE_DIR} for the same.
 #
 #   ireepkg_add_mlir_plugin(<name> KIND pass|dialect SOURCES <src>...
 #       [TABLEGEN <file.td> DIALECT <dialect-name>])
@@ -62,6 +67,9 @@ if(NOT IREEPKG_HELPERS_INCLUDE_DIR)
   get_filename_component(IREEPKG_HELPERS_INCLUDE_DIR
                          "${CMAKE_CURRENT_LIST_DIR}/../include" ABSOLUTE)
 endif()
+# The directory of <iree/hal/local/executable_plugin.h>, IREE's names.
+set(IREEPKG_IREE_NAMES_INCLUDE_DIR
+    "${IREEPKG_HELPERS_INCLUDE_DIR}/ireepkg/iree-compat")
 
 function(_ireepkg_tool out_var)
   if(TARGET ireepkg)
@@ -133,7 +141,8 @@ function(ireepkg_add_executable_plugin name)
   if(ARG_SYSTEM_LIBRARY)
     add_library(${name}_system SHARED ${sources})
     target_include_directories(${name}_system PRIVATE
-      ${IREEPKG_HELPERS_INCLUDE_DIR} ${ARG_INCLUDE_DIRECTORIES})
+      ${IREEPKG_HELPERS_INCLUDE_DIR} ${ARG_INCLUDE_DIRECTORIES}
+      ${IREEPKG_IREE_NAMES_INCLUDE_DIR})
     target_compile_definitions(${name}_system PRIVATE ${ARG_DEFINES})
     set_target_properties(${name}_system PROPERTIES
       OUTPUT_NAME ${name}
@@ -177,6 +186,7 @@ macro(_ireepkg_embedded_elfs)
     get_filename_component(dir ${dir} ABSOLUTE)
     list(APPEND cflags -I${dir})
   endforeach()
+  list(APPEND cflags -I${IREEPKG_IREE_NAMES_INCLUDE_DIR})
   foreach(def ${ARG_DEFINES})
     list(APPEND cflags -D${def})
   endforeach()

@@ -21,13 +21,14 @@ import time
 
 import pytest
 
-from conftest import BUILD, ireepkg_path, run
+from conftest import BUILD, REPO, ireepkg_path, run
 
 VENV_BIN = pathlib.Path(sys.executable).parent
 HOST_X86_64 = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
 MLIR_OPT = shutil.which("mlir-opt-22")
 CLANG = shutil.which("clang-22")
 CLANGXX = shutil.which("clang++-22")
+LLD = shutil.which("ld.lld-22")
 ENV = dict(os.environ, PATH=f"{VENV_BIN}:{os.environ['PATH']}")
 
 KINDS = {
@@ -375,17 +376,23 @@ def test_helper_options(tmp_path):
         assert r.code == 0, r.out + r.err
 
 
+def install_ireepkg(prefix, component=None):
+    """What `cmake --install BUILD --prefix <prefix> [--component ...]`
+    does, directory by directory, since it would also write
+    install_manifest.txt into the build tree (which an unprivileged run
+    cannot write)."""
+    only = [f"-DCMAKE_INSTALL_COMPONENT={component}"] if component else []
+    for sub in ("manifest_schema", "pkg", "registry", "runtime_integration",
+                "compiler_integration", "cli"):
+        sh("cmake", f"-DCMAKE_INSTALL_PREFIX={prefix}", *only, "-P",
+           BUILD / sub / "cmake_install.cmake")
+
+
 def test_helpers_from_an_installed_ireepkg(tmp_path):
     """`cmake --install` of ireepkg, then a project found with
     CMAKE_PREFIX_PATH: the installed helpers, header and ireepkg."""
     installed = tmp_path / "installed"
-    # What `cmake --install BUILD --prefix installed` does, directory by
-    # directory, since it would also write install_manifest.txt into the
-    # build tree (which an unprivileged run cannot write).
-    for sub in ("manifest_schema", "pkg", "registry", "runtime_integration",
-                "compiler_integration", "cli"):
-        sh("cmake", f"-DCMAKE_INSTALL_PREFIX={installed}", "-P",
-           BUILD / sub / "cmake_install.cmake")
+    install_ireepkg(installed)
     assert (installed / "bin" / "ireepkg").is_file()
     assert (installed / "lib" / "cmake" / "ireepkg" / "ireepkgHelpers.cmake").is_file()
     assert (installed / "include" / "ireepkg" / "iree_executable_plugin.h").is_file()
@@ -405,12 +412,7 @@ def test_cmake_package_without_pip(tmp_path):
     project that finds it with CMAKE_PREFIX_PATH and links the runtime
     library, shared and static."""
     staged = tmp_path / "staged"
-    # `cmake --install BUILD --component runtime`, directory by directory
-    # (see test_helpers_from_an_installed_ireepkg).
-    for sub in ("manifest_schema", "pkg", "registry", "runtime_integration",
-                "compiler_integration", "cli"):
-        sh("cmake", f"-DCMAKE_INSTALL_PREFIX={staged}", "-DCMAKE_INSTALL_COMPONENT=runtime",
-           "-P", BUILD / sub / "cmake_install.cmake")
+    install_ireepkg(staged, "runtime")
     assert not (staged / "bin" / "ireepkg").exists()
     prefix = tmp_path / "opt" / "ireepkg"
     prefix.parent.mkdir()
@@ -445,6 +447,86 @@ def test_cmake_package_without_pip(tmp_path):
         version, platform_ = sh(app / "build" / exe).stdout.split()
         assert re.fullmatch(r"\d+\.\d+\.\d+", version), version
         assert platform_.startswith("linux-")
+
+
+IREE_PORT = REPO / "examples" / "iree-port"
+# The helpers' embedded-ELF flags (docs/guide-plugin-authors.md lists them).
+ELF_CFLAGS = ["-std=c17", "-O2", "-fPIC", "-ffreestanding", "-fvisibility=hidden",
+              "-fno-plt", "-fdata-sections", "-ffunction-sections"]
+ELF_LDFLAGS = ["--build-id=none", "-nostdlib", "-static", "-shared", "--no-undefined",
+               "--gc-sections", "-z", "now", "-z", "relro", "--hash-style=sysv"]
+PORT_TESTS = ("ok    iree-port 0.1.0 system (iree-run-module)\n"
+              "ok    iree-port 0.1.0 standalone (iree-run-module)\n"
+              "2 tests: 2 passed, 0 failed, 0 skipped\n")
+
+
+def test_iree_named_plugin_sources(tmp_path):
+    """Plugin sources written as IREE's samples are (examples/iree-port:
+    `#include "iree/hal/local/executable_plugin.h"` and IREE's names; a
+    system plugin using libc, a standalone one) build unchanged against an
+    installed ireepkg: with its CMake helpers, and with plain compiler
+    command lines given only <prefix>/include/ireepkg/iree-compat. Both
+    archives pack (their tests pass), install, and give the right numbers
+    through iree-run-module."""
+    installed = tmp_path / "installed"
+    install_ireepkg(installed)
+
+    # The helpers: SYSTEM_LIBRARY_ONLY, FATELF, FATELF_ONLY.
+    project = tmp_path / "iree-port"
+    shutil.copytree(IREE_PORT, project)
+    configure(project, f"-DCMAKE_PREFIX_PATH={installed}")
+    proc = build(project)
+    assert PORT_TESTS in proc.stdout
+    by_helpers = project / "build" / "dist" / "iree-port-0.1.0.ireepkg"
+    assert archive_listing(by_helpers) == [
+        ".ireepkg/RECORD.json", "ireeplugin.json", "runtime/linux-x86_64/libsystem_plugin.so",
+        "runtime/standalone_plugin.sos", "tests/standalone_mul.mlir", "tests/system_mul.mlir"]
+
+    # By hand: the compiler, lld and `ireepkg fatelf join`.
+    compat = installed / "include" / "ireepkg" / "iree-compat"
+    assert (compat / "iree" / "hal" / "local" / "executable_plugin.h").is_file()
+    package = tmp_path / "by-hand" / "package"
+    (package / "runtime" / "linux-x86_64").mkdir(parents=True)
+    shutil.copy(IREE_PORT / "ireeplugin.json", package)
+    shutil.copytree(IREE_PORT / "tests", package / "tests")
+    src = IREE_PORT / "src"
+    sh(CLANG, "-std=c17", "-O2", "-shared", "-fPIC", "-fvisibility=hidden", f"-I{compat}",
+       src / "system_plugin.c", "-o", package / "runtime" / "linux-x86_64" / "libsystem_plugin.so")
+    elfs = []
+    for arch in ("x86_64", "aarch64"):
+        obj = tmp_path / "by-hand" / f"standalone_plugin.{arch}.o"
+        sh(CLANG, "-target", f"{arch}-none-elf", *ELF_CFLAGS, f"-I{compat}", "-c",
+           src / "standalone_plugin.c", "-o", obj)
+        elfs.append(tmp_path / "by-hand" / f"standalone_plugin.{arch}.so")
+        sh(LLD, *ELF_LDFLAGS, obj, "-o", elfs[-1])
+    r = run("fatelf", "join", *elfs, "-o", package / "runtime" / "standalone_plugin.sos")
+    assert r.code == 0, r.err
+    r = run("pack", package, "-o", tmp_path / "by-hand", env=ENV)
+    assert r.code == 0, r.out + r.err
+    assert r.out.startswith(PORT_TESTS), r.out
+    by_hand = tmp_path / "by-hand" / "iree-port-0.1.0.ireepkg"
+
+    vmfbs = {}
+    for name in ("system", "standalone"):
+        vmfbs[name] = tmp_path / f"{name}.vmfb"
+        sh(VENV_BIN / "iree-compile", IREE_PORT / "tests" / f"{name}_mul.mlir",
+           "--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+           "--iree-llvmcpu-target-cpu=host", "-o", vmfbs[name])
+    for how, archive in (("helpers", by_helpers), ("by-hand", by_hand)):
+        prefix = tmp_path / f"prefix-{how}"
+        r = run("install", "--prefix", prefix, archive, env=ENV)
+        assert r.code == 0, r.err
+        r = run("test", "--prefix", prefix, env=ENV)
+        assert (r.code, r.out) == (0, PORT_TESTS), r.err
+        r = run("doctor", "--prefix", prefix, env=ENV)
+        assert r.code == 0, r.out + r.err
+        for name, expected in (("system", "mul[0:7](3 * 5 = 15)\n"), ("standalone", "")):
+            r = run("exec", "--prefix", prefix, "--", "iree-run-module", f"--module={vmfbs[name]}",
+                    "--device=local-sync", f"--function={name}_mul", "--input=8xf32=3",
+                    "--input=8xf32=5", env=ENV, timeout=120)
+            assert r.code == 0, (how, name, r.err)
+            assert expected in r.out, (how, name, r.out)
+            assert r.out.endswith("8xf32=15 15 15 15 15 15 15 15\n"), (how, name, r.out)
 
 
 def test_fatelf_and_riscv64(tmp_path):

@@ -445,6 +445,20 @@ def test_plugin_authors_cmake_helpers_from_the_wheel(venv, tmp_path):
     assert f"{venv.bin}/ireepkg pack" in (project / "build" / "build.ninja").read_text()
     assert "ok    mul 0.1.0 multiply (iree-run-module)\n" in r.stdout
     assert (project / "build" / "dist" / "mul-0.1.0.ireepkg").is_file()
+    # IREE's header name, for sources written as IREE's samples are: with
+    # the helpers, and with a plain compiler command line.
+    port = tmp_path / "iree-port"
+    shutil.copytree(REPO / "examples" / "iree-port", port)
+    r = venv.run("cmake", "-S", port, "-B", port / "build", "-G", "Ninja",
+                 "-DCMAKE_C_COMPILER=clang-22", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = venv.run("cmake", "--build", port / "build", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2 tests: 2 passed, 0 failed, 0 skipped\n" in r.stdout
+    compat = venv.root / "include" / "ireepkg" / "iree-compat"
+    r = venv.run("clang-22", "-std=c17", "-shared", "-fPIC", f"-I{compat}",
+                 port / "src" / "system_plugin.c", "-o", tmp_path / "libsystem_plugin.so")
+    assert r.returncode == 0, r.stderr
 
 
 def test_pip_builds_a_read_only_checkout_out_of_tree(tmp_path):
