@@ -9,7 +9,10 @@ directory carries over, as in a reader's shell), in a pseudo-terminal, in a
 scratch directory that is also $HOME and holds:
 
     build/ .venv/ examples/     the checkout's build (build/bin/ireepkg,
-                                build/examples/dist), IREE's wheels, examples
+                                build/examples/dist, its CMake package),
+                                IREE's wheels, examples
+    site/ireepkg                the Python package, on PYTHONPATH (where
+                                the wheel would install it)
     registry/                   a signed directory registry "examples" with
                                 simple-mul 1.2.0 and mul-pipeline 0.3.0
     keys/examples.{pub,key}     its key pair
@@ -20,6 +23,10 @@ network (a proxy on a closed port). Every command must exit 0, and its
 output must match: a line `...` stands for any number of lines, and `...`
 within a line for any text. Blocks that cannot run here (other machines,
 the network, minutes of building) are left unmarked.
+
+A fenced block right after the line `<!-- file: <path> -->` shows the
+checkout's file <path> whole: it must be that file, byte for byte (so a
+walkthrough that runs files of examples/ shows what it runs).
 
 docs/cli.md is generated from the command table; its examples are checked
 to be commands the parser accepts (test_cli_examples_parse), and those that
@@ -101,8 +108,11 @@ def test_wildcards():
 def scratch(tmp_path_factory):
     d = tmp_path_factory.mktemp("docs")
     (d / "build").mkdir()
-    for name in ("bin", "lib", "examples"):
+    for name in ("bin", "lib", "examples", "ireepkgConfig.cmake",
+                 "ireepkgConfigVersion.cmake", "ireepkgBuildTreeTargets.cmake"):
         (d / "build" / name).symlink_to(ireepkg_path().parent.parent / name)
+    (d / "site").mkdir()
+    (d / "site" / "ireepkg").symlink_to(REPO / "python" / "ireepkg")
     (d / ".venv").symlink_to(VENV)
     (d / "examples").symlink_to(REPO / "examples")
     for archive in ("simple-mul-1.2.0.ireepkg", "mul-pipeline-0.3.0.ireepkg"):
@@ -129,6 +139,7 @@ def scratch_env(home):
             "XDG_DATA_HOME": str(home / ".local" / "share"),
             "XDG_CACHE_HOME": str(home / ".cache"),
             "XDG_CONFIG_HOME": str(home / ".config"),
+            "PYTHONPATH": str(home / "site"),
             "http_proxy": "http://127.0.0.1:9", "https_proxy":
             "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9"}
 
@@ -170,6 +181,35 @@ def run_doc(path, scratch):
         assert re.fullmatch(pattern(expected), text), \
             f"{where} printed:\n{text}\nbut the documentation shows:\n" + \
             "\n".join(expected)
+
+
+FILE_MARK = re.compile(r"<!-- file: (\S+) -->")
+
+
+def shown_files(path):
+    """(line number, file path, shown text) of each block after a file
+    mark."""
+    lines = path.read_text().splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        m = FILE_MARK.fullmatch(line.strip())
+        if not m:
+            continue
+        assert i + 1 < len(lines) and lines[i + 1].startswith("```"), \
+            f"{path}:{i + 1}: a file mark must come right before a fenced block"
+        end = i + 2
+        while not lines[end].startswith("```"):
+            end += 1
+        out.append((i + 3, m.group(1), "".join(l + "\n" for l in lines[i + 2:end])))
+    return out
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_doc_files_are_the_checkouts(doc):
+    for lineno, rel, shown in shown_files(REPO / doc):
+        assert (REPO / rel).is_file(), f"{doc}:{lineno}: {rel} does not exist"
+        assert shown == (REPO / rel).read_text(), \
+            f"{doc}:{lineno}: the block differs from {rel}; show the file as it is"
 
 
 @pytest.mark.parametrize("doc", DOCS)
