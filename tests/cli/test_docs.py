@@ -52,20 +52,22 @@ DIST = EXAMPLES / "dist"
 VENV = pathlib.Path(sys.executable).parent.parent
 
 
+def block_after(path, lines, i, fence, what):
+    """(line number, [lines]) of the fenced block that must follow the mark
+    on line i (0-based)."""
+    assert i + 1 < len(lines) and lines[i + 1].startswith(fence), \
+        f"{path}:{i + 1}: {what} must come right before a {fence} block"
+    end = i + 2
+    while not lines[end].startswith("```"):
+        end += 1
+    return i + 3, lines[i + 2:end]
+
+
 def marked_blocks(path):
     """(line number, [lines]) of each console block after MARK."""
     lines = path.read_text().splitlines()
-    out = []
-    for i, line in enumerate(lines):
-        if line.strip() != MARK:
-            continue
-        assert i + 1 < len(lines) and lines[i + 1].startswith("```console"), \
-            f"{path}:{i + 1}: {MARK} must come right before a ```console block"
-        end = i + 2
-        while not lines[end].startswith("```"):
-            end += 1
-        out.append((i + 3, lines[i + 2:end]))
-    return out
+    return [block_after(path, lines, i, "```console", MARK)
+            for i, line in enumerate(lines) if line.strip() == MARK]
 
 
 def session(block):
@@ -193,14 +195,9 @@ def shown_files(path):
     out = []
     for i, line in enumerate(lines):
         m = FILE_MARK.fullmatch(line.strip())
-        if not m:
-            continue
-        assert i + 1 < len(lines) and lines[i + 1].startswith("```"), \
-            f"{path}:{i + 1}: a file mark must come right before a fenced block"
-        end = i + 2
-        while not lines[end].startswith("```"):
-            end += 1
-        out.append((i + 3, m.group(1), "".join(l + "\n" for l in lines[i + 2:end])))
+        if m:
+            lineno, shown = block_after(path, lines, i, "```", "a file mark")
+            out.append((lineno, m.group(1), "".join(l + "\n" for l in shown)))
     return out
 
 
