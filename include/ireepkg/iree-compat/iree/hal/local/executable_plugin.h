@@ -1,5 +1,4 @@
-/*===- iree/hal/local/executable_plugin.h - IREE's plugin ABI names -*- C
- *-*-===*
+/*===- iree/hal/local/executable_plugin.h - IREE's ABI names ---*- C -*-===*
  *
  * IREE's names for the executable-plugin ABI v0.1, so that a plugin written
  * against IREE's `iree/hal/local/executable_plugin.h` (IREE's own samples
