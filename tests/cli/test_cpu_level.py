@@ -277,6 +277,25 @@ def test_install_for_another_machines_cpu_level(prefix, tmp_path):
                      "x86_64+<feature>..., e.g. x86_64+avx512f\n")
 
 
+def test_activation_json_names_the_build_runtime_flags_uses(prefix, tmp_path):
+    """activation.json's runtime entries name the build chosen (by
+    --cpu-level, else for this CPU), as runtime.flags does."""
+    p = tmp_path / "prefix"
+    shutil.copytree(prefix, p, symlinks=True)
+    archive = next((prefix.parent / "dist").glob("*.ireepkg"))
+    root = p / "packages" / "simple-mul" / "1.2.0" / "runtime"
+    for level, key in (("x86_64_v3", "x86_64_v3"), ("x86_64_v1", "x86_64"),
+                       ("host", expected_key(cpuinfo([])))):
+        r = run("install", archive, "--prefix", p, "--cpu-level", level)
+        assert r.code == 0, r.err
+        entry = json.loads((p / "state" / "activation.json").read_text())["runtime"][0]
+        path = f"{root}/simple_mul.{key}.so"
+        assert (entry["library_key"], entry["path"], entry["spec"]) == (
+            key, path, f"embedded:{path}"), level
+        assert f"--executable_plugin=embedded:{path}\n" in (
+            p / "state" / "runtime.flags").read_text()
+
+
 # pack's check of a build's code against its key (pkg/inspect/x86_scan.cpp).
 
 def levels_package(d: pathlib.Path, builds: dict) -> pathlib.Path:
