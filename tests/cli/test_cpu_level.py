@@ -296,6 +296,47 @@ def test_activation_json_names_the_build_runtime_flags_uses(prefix, tmp_path):
             p / "state" / "runtime.flags").read_text()
 
 
+def test_sync_for_another_machines_cpu_level(prefix, tmp_path, monkeypatch):
+    """sync --cpu-level, as install --cpu-level: runtime.flags and
+    activation.json for that CPU level, kept in installed.json by later
+    syncs (also when the prefix is already as the lock says); "host"
+    clears it."""
+    from test_registry_workflow import Registry, project
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
+    reg = Registry(tmp_path)
+    reg.publish_archive(next((prefix.parent / "dist").glob("*.ireepkg")))
+    d = project(tmp_path, reg, [{"name": "simple-mul"}])
+    state = d / ".iree-plugins" / "state"
+
+    def chosen():
+        installed = json.loads((state / "installed.json").read_text())
+        entry = json.loads((state / "activation.json").read_text())["runtime"][0]
+        assert f"--executable_plugin={entry['spec']}\n" in (state / "runtime.flags").read_text()
+        return installed.get("cpu_level"), entry["library_key"]
+
+    host = expected_key(cpuinfo([]))
+    r = run("sync", cwd=d)
+    assert r.code == 0, r.err
+    assert chosen() == (None, host)
+    r = run("sync", "--cpu-level", "x86_64_v3", cwd=d)
+    assert r.code == 0, r.err
+    assert chosen() == ("x86_64_v3", "x86_64_v3")
+    r = run("sync", cwd=d)
+    assert r.code == 0, r.err
+    assert chosen() == ("x86_64_v3", "x86_64_v3")
+    r = run("sync", "--cpu-level", "x86_64_v1", cwd=d)
+    assert r.code == 0, r.err
+    assert chosen() == ("x86_64_v1", "x86_64")
+    r = run("sync", "--cpu-level", "host", cwd=d)
+    assert r.code == 0, r.err
+    assert chosen() == (None, host)
+    r = run("sync", "--cpu-level", "aarch64+sve", cwd=d)
+    assert r.code == 2
+    assert r.err == ("ireepkg: error: \"aarch64+sve\" is not a CPU level of linux-x86_64\n"
+                     "  hint: CPU levels are x86_64_v1 (the baseline) to x86_64_v4, or "
+                     "x86_64+<feature>..., e.g. x86_64+avx512f\n")
+
+
 # pack's check of a build's code against its key (pkg/inspect/x86_scan.cpp).
 
 def levels_package(d: pathlib.Path, builds: dict) -> pathlib.Path:
