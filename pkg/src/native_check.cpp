@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <map>
 
 namespace ireepkg {
@@ -426,13 +427,6 @@ uint64_t allowedX86Features(uint64_t required) {
   return allowed;
 }
 
-std::string hexNumber(uint64_t value) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%llx",
-                static_cast<unsigned long long>(value));
-  return buf;
-}
-
 /// The code of an x86-64 build against its key's CPU level: the first
 /// instruction of the highest level the key does not allow is reported.
 void checkCpuLevel(const std::string &subject, const BinaryInfo &info,
@@ -478,11 +472,14 @@ void checkCpuLevel(const std::string &subject, const BinaryInfo &info,
                          : "build it for what \"" + key +
                                "\" declares, or declare it under \"" + needed +
                                "\" (or a key naming +" + worst->feature + ")";
+  char offset[20];
+  char *offsetEnd =
+      std::to_chars(offset, offset + sizeof(offset), worst->offset, 16).ptr;
   // `where` names the package at install; pack's locations do not.
   std::string owner = (package.empty() ? "" : "package '" + package + "', ") +
                       "runtime plugin '" + decl.plugin + "': ";
   bad(owner + subject + " uses instructions above its declared CPU level: " +
-          worst->mnemonic + " at offset " + hexNumber(worst->offset) +
+          worst->mnemonic + " at offset 0x" + std::string(offset, offsetEnd) +
           (where.empty() ? "" : " (" + where + ")") + " " + needs +
           ", but the build is declared under \"" + key + "\"",
       hint);
