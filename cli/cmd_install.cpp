@@ -120,16 +120,11 @@ int runInstall(const Command &, const ParsedArgs &args) {
     }
   }
   if (auto level = args.value("cpu-level")) {
-    // Checked against the architecture installed for; "host" clears it.
-    if (*level != "host") {
-      auto t = cpuLevelTarget(
-          options.platform ? options.platform->str() : "host", *level);
-      if (!t) {
-        printError(t.error().message, t.error().hint);
-        return kExitUsage;
-      }
-    }
-    options.cpuLevel = *level == "host" ? "" : *level;
+    auto checked = cpuLevelOption(
+        options.platform ? options.platform->str() : "host", *level);
+    if (!checked)
+      return kExitUsage;
+    options.cpuLevel = *checked;
   }
   options.useCache = !args.flag("no-cache");
   options.dryRun = args.flag("dry-run");

@@ -1,7 +1,8 @@
 //===- cmd_sync.cpp - `ireepkg sync` --------------------------------------===//
-#include "ireepkg/manifest_schema/suggest.h"
 #include "interrupt.h"
+#include "ireepkg/manifest_schema/suggest.h"
 #include "output.h"
+#include "prefix_args.h"
 #include "project_change.h"
 #include "registry_args.h"
 
@@ -42,6 +43,13 @@ int runSync(const Command &, const ParsedArgs &args) {
                  "platforms are <os>-<arch>, e.g. linux-x86_64");
       return kExitUsage;
     }
+  }
+  if (auto level = args.value("cpu-level")) {
+    auto checked = cpuLevelOption(
+        request.platform ? request.platform->str() : "host", *level);
+    if (!checked)
+      return kExitUsage;
+    request.cpuLevel = *checked;
   }
   if (!lockOptions(args, request.lock))
     return kExitUsage;

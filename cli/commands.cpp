@@ -518,6 +518,10 @@ const std::vector<Command> &commandTable() {
            {"platform", 0, "OS-ARCH",
             "sync a prefix for this platform (default: the prefix's, else "
             "the host's)"},
+           {"cpu-level", 0, "LEVEL",
+            "write state/runtime.flags with the builds for this CPU level, "
+            "as `install --cpu-level` does; kept by later commands, "
+            "\"host\" clears it"},
            kOptProject,
            kPrefix,
            kLockTimeout,

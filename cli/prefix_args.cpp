@@ -204,4 +204,16 @@ Expected<std::string> cpuLevelTarget(const std::string &target,
                              (arch == "aarch64" ? "+sve" : "+<feature>"));
 }
 
+std::optional<std::string> cpuLevelOption(const std::string &target,
+                                          const std::string &level) {
+  if (level == "host")
+    return std::string();
+  auto t = cpuLevelTarget(target, level);
+  if (!t) {
+    printError(t.error().message, t.error().hint);
+    return std::nullopt;
+  }
+  return level;
+}
+
 } // namespace ireepkg::cli

@@ -45,6 +45,13 @@ bool flagfilesAreStale(const std::string &prefix);
 Expected<std::string> cpuLevelTarget(const std::string &target,
                                      const std::string &level);
 
+/// The prefix setting `--cpu-level LEVEL` of install and sync asks for on
+/// `target` ("host" or the platform installed for): the level, or "" for
+/// "host" (which clears it). Prints the usage error and returns nullopt
+/// when the level is not one of the target's architecture.
+std::optional<std::string> cpuLevelOption(const std::string &target,
+                                          const std::string &level);
+
 /// `--executable_plugin=<spec>` for each runtime plugin of `prefix` for
 /// its platform, from libireepkg_runtime (which finds a moved prefix's files
 /// where it is now); empty when it has none or cannot be read.

@@ -34,6 +34,7 @@
 #include <llvm/Support/MemoryBuffer.h>
 
 #include "ireepkg/pkg/fatelf.h"
+#include "x86_scan.h"
 
 #include <nlohmann/json.hpp>
 
@@ -83,6 +84,10 @@ struct Info {
   std::vector<FatImage> fatImages;
   bool codeSignature = false;
   std::vector<std::shared_ptr<Info>> slices; ///< of a universal Mach-O file
+  /// An x86-64 ELF file's executable sections were disassembled
+  /// (x86_scan.h); cpuUses is then what they were seen to need.
+  bool cpuScanned = false;
+  std::vector<inspect::X86Use> cpuUses;
   std::string error;
 
   /// Keeps the first problem; later ones are usually its consequences.
@@ -113,6 +118,8 @@ struct Info {
     out["interpreter"] = interpreter;
     out["exports"] = sorted;
     out["code_signature"] = codeSignature;
+    out["cpu_scanned"] = cpuScanned;
+    out["cpu_uses"] = inspect::x86UsesJson(cpuUses);
     if (!image) {
       ojson fat = ojson::array();
       for (const auto &a : fatArchs)
@@ -553,6 +560,17 @@ template <class ELFT> void inspectElf(StringRef data, Info &info) {
         }
       }
     }
+  }
+
+  // What of the CPU an x86-64 file's code needs.
+  if (sections && header.e_machine == ELF::EM_X86_64 && info.is64 &&
+      info.littleEndian) {
+    std::string problem = inspect::scanX86Elf(
+        std::string_view(data.data(), data.size()), info.cpuUses);
+    if (problem.empty())
+      info.cpuScanned = true;
+    else
+      info.fail(problem);
   }
 
   // Exported symbols.

@@ -30,8 +30,9 @@ const char *const kUsage =
     "Prints a JSON document {\"files\": [...]} describing each file: format,\n"
     "arch, machine, os, is64, little_endian, type, needed, interpreter,\n"
     "exports, code_signature (Mach-O), fat_archs, fat_images (each FatELF\n"
-    "record and its image), slices (each slice of a universal Mach-O file)\n"
-    "and error.\n";
+    "record and its image), slices (each slice of a universal Mach-O file),\n"
+    "cpu_scanned and cpu_uses (for x86-64 ELF code: the first instruction\n"
+    "needing each CPU feature) and error.\n";
 
 } // namespace
 

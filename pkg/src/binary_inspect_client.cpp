@@ -166,6 +166,48 @@ std::string readEntry(const json &j, BinaryInfo &info, bool image = false) {
   check(readString("interpreter", info.interpreter, false));
   check(readStrings("exports", info.exports));
   check(readBool("code_signature", info.codeSignature));
+  check(readBool("cpu_scanned", info.cpuScanned));
+  if (auto it = j.find("cpu_uses"); it != j.end()) {
+    if (!it->is_array()) {
+      check(std::string("/cpu_uses: must be an array, not ") +
+            describeJsonType(*it));
+    } else {
+      for (size_t i = 0; i < it->size() && problem.empty(); ++i) {
+        const json &e = (*it)[i];
+        std::string where = "/cpu_uses/" + std::to_string(i);
+        if (!e.is_object()) {
+          check(where + ": must be an object, not " + describeJsonType(e));
+          break;
+        }
+        CpuUse u;
+        for (auto [key, out] :
+             {std::pair<const char *, std::string *>{"feature", &u.feature},
+              {"section", &u.section},
+              {"symbol", &u.symbol},
+              {"mnemonic", &u.mnemonic}}) {
+          auto f = e.find(key);
+          if (f != e.end() && f->is_string())
+            *out = f->get<std::string>();
+          else if (f != e.end() || std::string(key) == "feature")
+            check(where + "/" + key +
+                  (f == e.end()
+                       ? std::string(": missing")
+                       : ": must be a string, not " + describeJsonType(*f)));
+        }
+        for (auto [key, out] :
+             {std::pair<const char *, uint64_t *>{"address", &u.address},
+              {"offset", &u.offset}}) {
+          auto f = e.find(key);
+          if (f != e.end() && f->is_number_unsigned())
+            *out = f->get<uint64_t>();
+          else if (f != e.end())
+            check(where + "/" + key + ": must be an unsigned integer, not " +
+                  describeJsonType(*f));
+        }
+        info.cpuUses.push_back(std::move(u));
+      }
+    }
+  }
   if (auto it = j.find("fat_archs"); it != j.end()) {
     if (!it->is_array()) {
       check(std::string("/fat_archs: must be an array, not ") + describeJsonType(*it));

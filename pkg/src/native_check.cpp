@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <map>
 
 namespace ireepkg {
@@ -28,7 +29,7 @@ inline constexpr const char *kQuerySymbol = "iree_hal_executable_plugin_query";
 
 /// Bumped whenever what ireepkg-inspect reports (or how it is read)
 /// changes, so that entries of an older inspector are not used.
-inline constexpr int kInspectCacheVersion = 2;
+inline constexpr int kInspectCacheVersion = 3;
 
 std::string expectedFormat(std::optional<OS> os) {
   if (!os)
@@ -388,6 +389,102 @@ void checkFatElf(const std::string &subject, const BinaryInfo &info,
   }
 }
 
+/// The bit of x86-64 feature `name` (cpu_level.h), 0 if not one.
+uint64_t x86FeatureBit(const std::string &name) {
+  for (const ireepkg_cpu_feature_t &f : kIreepkgCpuFeatures)
+    if (name == f.name && std::string_view(f.arch) == "x86_64")
+      return f.bit;
+  return 0;
+}
+
+/// The x86-64 level (2..4) a feature first belongs to.
+int x86Level(uint64_t bit) {
+  return (bit & IREEPKG_CPU_X86_64_V2)   ? 2
+         : (bit & IREEPKG_CPU_X86_64_V3) ? 3
+                                         : 4;
+}
+
+/// What a build whose key requires `required` may use: those features,
+/// and those every CPU having them has (an AVX-512 CPU is x86-64-v3, an
+/// AVX CPU is x86-64-v2).
+uint64_t allowedX86Features(uint64_t required) {
+  uint64_t avx512 = 0, avx = 0;
+  for (const ireepkg_cpu_feature_t &f : kIreepkgCpuFeatures) {
+    std::string_view name = f.name;
+    if (std::string_view(f.arch) != "x86_64")
+      continue;
+    if (name.substr(0, 6) == "avx512")
+      avx512 |= f.bit;
+    else if (name == "avx" || name == "avx2" || name == "fma" ||
+             name == "f16c" || name == "avxvnni")
+      avx |= f.bit;
+  }
+  uint64_t allowed = required;
+  if (required & avx512)
+    allowed |= IREEPKG_CPU_X86_64_V3 | x86FeatureBit("avx512f");
+  if (required & (avx512 | avx))
+    allowed |= IREEPKG_CPU_X86_64_V2 | x86FeatureBit("avx");
+  return allowed;
+}
+
+/// The code of an x86-64 build against its key's CPU level: the first
+/// instruction of the highest level the key does not allow is reported.
+void checkCpuLevel(const std::string &subject, const BinaryInfo &info,
+                   const DeclaredLibrary &decl, const std::string &package,
+                   const Report &bad) {
+  if (decl.cpuKey.empty() || !info.cpuScanned)
+    return;
+  const std::string &key = decl.cpuKey;
+  ireepkg_cpu_key_t parsed =
+      ireepkg_cpu_parse_key(key.data(), key.size(), false);
+  if (parsed.problem != IREEPKG_CPU_KEY_OK)
+    return; // the manifest check says so
+  uint64_t allowed = allowedX86Features(parsed.required);
+  const CpuUse *worst = nullptr;
+  int worstLevel = 0;
+  for (const CpuUse &u : info.cpuUses) {
+    uint64_t bit = x86FeatureBit(u.feature);
+    if (!bit || (bit & allowed))
+      continue;
+    int level = x86Level(bit);
+    if (!worst || level > worstLevel ||
+        (level == worstLevel && u.address < worst->address)) {
+      worst = &u;
+      worstLevel = level;
+    }
+  }
+  if (!worst)
+    return;
+  std::string base = key.substr(0, parsed.base_size);
+  std::string needed = base + "_v" + std::to_string(worstLevel);
+  std::string needs =
+      worst->feature == "avx512f" ? "is EVEX-encoded: it needs AVX-512 ("
+      : worst->feature == "avx"   ? "is VEX-encoded: it needs AVX ("
+                                  : "needs " + worst->feature + " (";
+  needs += needed + ")";
+  std::string where = worst->section.empty() ? "" : worst->section;
+  if (!worst->symbol.empty())
+    where += (where.empty() ? "in " : ", in ") + worst->symbol;
+  std::string hint = parsed.required == 0
+                         ? "build it with -march=x86-64 for the plain key \"" +
+                               key + "\", or declare it under \"" + needed +
+                               "\""
+                         : "build it for what \"" + key +
+                               "\" declares, or declare it under \"" + needed +
+                               "\" (or a key naming +" + worst->feature + ")";
+  char offset[20];
+  char *offsetEnd =
+      std::to_chars(offset, offset + sizeof(offset), worst->offset, 16).ptr;
+  // `where` names the package at install; pack's locations do not.
+  std::string owner = (package.empty() ? "" : "package '" + package + "', ") +
+                      "runtime plugin '" + decl.plugin + "': ";
+  bad(owner + subject + " uses instructions above its declared CPU level: " +
+          worst->mnemonic + " at offset 0x" + std::string(offset, offsetEnd) +
+          (where.empty() ? "" : " (" + where + ")") + " " + needs +
+          ", but the build is declared under \"" + key + "\"",
+      hint);
+}
+
 } // namespace
 
 void checkLibrary(const DeclaredLibrary &decl, const BinaryInfo &info,
@@ -453,6 +550,8 @@ void checkLibrary(const DeclaredLibrary &decl, const BinaryInfo &info,
   else if (decl.os == OS::Linux && info.os != "linux" && info.os != "none")
     bad(subject + " is declared for linux but is built for " + info.os, "");
   checkExport(subject, info, decl, bad);
+  checkCpuLevel(subject, info, decl,
+                where.package.empty() ? decl.package : std::string(), bad);
 }
 
 std::vector<DeclaredLibrary> declaredLibraries(const Manifest &m) {
@@ -480,6 +579,8 @@ std::vector<DeclaredLibrary> declaredLibraries(const Manifest &m) {
       d.pointer = "/runtime/plugins/" + std::to_string(i) + "/library/" +
                   jsonPointerEscape(key);
       d.mustExport = kQuerySymbol;
+      d.package = m.name;
+      d.plugin = p.name;
       // A build for a CPU level ("x86_64_v3") is checked as its base's.
       const std::string base = key.substr(
           0, ireepkg_cpu_parse_key(key.data(), key.size(), false).base_size);
@@ -495,6 +596,8 @@ std::vector<DeclaredLibrary> declaredLibraries(const Manifest &m) {
         d.arch = plat->arch;
         d.os = plat->os;
       }
+      if (d.arch == Arch::X86_64)
+        d.cpuKey = key;
       out.push_back(d);
     }
   }
@@ -542,6 +645,16 @@ nlohmann::ordered_json toJson(const BinaryInfo &info, bool image) {
   out["interpreter"] = info.interpreter;
   out["exports"] = info.exports;
   out["code_signature"] = info.codeSignature;
+  out["cpu_scanned"] = info.cpuScanned;
+  ojson uses = ojson::array();
+  for (const CpuUse &u : info.cpuUses)
+    uses.push_back({{"feature", u.feature},
+                    {"address", u.address},
+                    {"offset", u.offset},
+                    {"section", u.section},
+                    {"symbol", u.symbol},
+                    {"mnemonic", u.mnemonic}});
+  out["cpu_uses"] = uses;
   if (!image) {
     ojson fat = ojson::array();
     for (Arch a : info.fatArchs)

@@ -153,6 +153,8 @@ std::string syncRecordKey(const std::string &lockBytesKey,
       // host's.
       {"platform", request.platform ? request.platform->str()
                                     : "default, host " + hostPlatform().str()},
+      // Unset: the prefix's own (in installed.json, fingerprinted below).
+      {"cpu_level", request.cpuLevel ? *request.cpuLevel : "the prefix's"},
       {"iree",
        {{"version", iree.version ? iree.version->str() : ""},
         {"source", iree.source},
@@ -498,6 +500,7 @@ Expected<SyncResult> syncProject(const Project &project,
   io.lock = request.lock;
   io.iree = iree ? *iree : effectiveIreeCheck(env, result, request);
   io.platform = platform;
+  io.cpuLevel = request.cpuLevel;
   io.exact = true;
   io.preferredOrder = lock->activation;
   std::set<std::string> explicitNames;

@@ -22,11 +22,15 @@ extern "C" {
  * the runtime index held in `data` (`size` bytes, as encodeRuntimeIndex
  * returns it; `index_path` names it in errors) for `target`, naming `file`
  * in its usage line. Free `*out_text` with ireepkg_runtime_free_string.
+ * When `out_list` is not NULL, it receives the plugins listed (the builds
+ * the flags name), valid while `data` is; free it with
+ * ireepkg_runtime_free_plugin_list.
  * Errors: those of validating the index, of ireepkg_runtime_list_plugins
  * and of ireepkg_runtime_format_flags. */
 ireepkg_runtime_status_t ireepkg_runtime_flagfile_of_index(
     const void *data, size_t size, const char *index_path, const char *target,
     const char *file, char **out_text, size_t *out_size,
+    ireepkg_runtime_plugin_list_t **out_list,
     ireepkg_runtime_error_t **out_error);
 
 #ifdef __cplusplus

@@ -2290,11 +2290,14 @@ done:
 ireepkg_runtime_status_t ireepkg_runtime_flagfile_of_index(
     const void *data, size_t size, const char *index_path, const char *target,
     const char *file, char **out_text, size_t *out_size,
+    ireepkg_runtime_plugin_list_t **out_list,
     ireepkg_runtime_error_t **out_error) {
   if (out_error)
     *out_error = NULL;
   if (out_size)
     *out_size = 0;
+  if (out_list)
+    *out_list = NULL;
   if (!out_text)
     return invalid(out_error, "out_text is NULL");
   *out_text = NULL;
@@ -2316,6 +2319,10 @@ ireepkg_runtime_status_t ireepkg_runtime_flagfile_of_index(
   if (status == IREEPKG_RUNTIME_OK)
     status = build_flags(list, IREEPKG_RUNTIME_FLAGS_FLAGFILE, file, &flags,
                          out_error);
+  if (status == IREEPKG_RUNTIME_OK && out_list) {
+    *out_list = list; /* holds its own reference to the index */
+    list = NULL;
+  }
   ireepkg_runtime_free_plugin_list(list);
   index_release(index);
   if (status != IREEPKG_RUNTIME_OK) {

@@ -14,13 +14,27 @@ class RuntimeStateWriter final : public StateWriter {
 public:
   Status write(const StateContext &context,
                std::map<std::string, std::string> &files,
-               nlohmann::ordered_json &,
+               nlohmann::ordered_json &activation,
                std::vector<Diagnostic> &) const override {
     std::string bytes = index(context);
-    auto flags = flagfile(context, bytes);
+    ireepkg_runtime_plugin_list_t *list = nullptr;
+    auto flags = flagfile(context, bytes, &list);
     if (!flags)
       return Unexpected(flags.error());
     files[kRuntimeFlagsFile] = std::move(*flags);
+    // activation.json names the builds runtime.flags activates: for a
+    // plugin with builds per CPU level, the one chosen, not the plain one.
+    for (auto &entry : activation["runtime"])
+      for (size_t i = 0; list && i < list->count; ++i) {
+        const ireepkg_runtime_plugin_t &p = list->plugins[i];
+        if (p.path && entry["package"] == p.package &&
+            entry["name"] == p.name) {
+          entry["library_key"] = p.library_key;
+          entry["path"] = p.path;
+          entry["spec"] = p.spec;
+        }
+      }
+    ireepkg_runtime_free_plugin_list(list);
     files[kRuntimeIndexBinary] = std::move(bytes);
     return ok();
   }
@@ -32,7 +46,8 @@ private:
   /// is what ireepkg_runtime_write_flagfile gives applications for the same
   /// prefix.
   static Expected<std::string> flagfile(const StateContext &context,
-                                        const std::string &index) {
+                                        const std::string &index,
+                                        ireepkg_runtime_plugin_list_t **list) {
     const std::string state = context.prefix + "/state/";
     const std::string indexPath = state + kRuntimeIndexBinary;
     // A prefix prepared for another machine's CPU level chooses its builds;
@@ -46,7 +61,7 @@ private:
     ireepkg_runtime_error_t *error = nullptr;
     ireepkg_runtime_status_t status = ireepkg_runtime_flagfile_of_index(
         index.data(), index.size(), indexPath.c_str(), target.c_str(),
-        (state + kRuntimeFlagsFile).c_str(), &text, &size, &error);
+        (state + kRuntimeFlagsFile).c_str(), &text, &size, list, &error);
     if (status != IREEPKG_RUNTIME_OK) {
       std::string message = error ? ireepkg_runtime_error_message(error)
                                   : ireepkg_runtime_status_name(status);

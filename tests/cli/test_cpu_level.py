@@ -59,11 +59,14 @@ def expected_key(have):
     return "x86_64"
 
 
-def build_level(out: pathlib.Path, level: int) -> pathlib.Path:
-    """simple-mul's kernel as an embedded ELF for x86-64-v<level>, with the
-    flags of cmake/ireepkgHelpers.cmake."""
-    obj, lib = out / f"simple_mul.v{level}.o", out / f"simple_mul.x86_64_v{level}.so"
-    subprocess.run(["clang-22", "-target", "x86_64-none-elf", f"-march=x86-64-v{level}",
+def build_level(out: pathlib.Path, level: int, *extra: str) -> pathlib.Path:
+    """simple-mul's kernel as an embedded ELF for x86-64-v<level> (1: the
+    baseline), with the flags of cmake/ireepkgHelpers.cmake and `extra`."""
+    tag = "".join(extra).replace("-", "").replace("=", "")
+    obj = out / f"simple_mul.v{level}{tag}.o"
+    lib = out / f"simple_mul.x86_64_v{level}{tag}.so"
+    march = "x86-64" if level == 1 else f"x86-64-v{level}"
+    subprocess.run(["clang-22", "-target", "x86_64-none-elf", f"-march={march}", *extra,
                     "-std=c17", "-O2", "-fPIC", "-ffreestanding", "-fvisibility=hidden",
                     "-fno-plt", "-fdata-sections", "-ffunction-sections",
                     "-DIREEPKG_EMBEDDED_ELF=1", f"-I{REPO / 'include'}", "-c",
@@ -272,3 +275,171 @@ def test_install_for_another_machines_cpu_level(prefix, tmp_path):
     assert r.err == ("ireepkg: error: \"aarch64+sve\" is not a CPU level of linux-x86_64\n"
                      "  hint: CPU levels are x86_64_v1 (the baseline) to x86_64_v4, or "
                      "x86_64+<feature>..., e.g. x86_64+avx512f\n")
+
+
+def test_activation_json_names_the_build_runtime_flags_uses(prefix, tmp_path):
+    """activation.json's runtime entries name the build chosen (by
+    --cpu-level, else for this CPU), as runtime.flags does."""
+    p = tmp_path / "prefix"
+    shutil.copytree(prefix, p, symlinks=True)
+    archive = next((prefix.parent / "dist").glob("*.ireepkg"))
+    root = p / "packages" / "simple-mul" / "1.2.0" / "runtime"
+    for level, key in (("x86_64_v3", "x86_64_v3"), ("x86_64_v1", "x86_64"),
+                       ("host", expected_key(cpuinfo([])))):
+        r = run("install", archive, "--prefix", p, "--cpu-level", level)
+        assert r.code == 0, r.err
+        entry = json.loads((p / "state" / "activation.json").read_text())["runtime"][0]
+        path = f"{root}/simple_mul.{key}.so"
+        assert (entry["library_key"], entry["path"], entry["spec"]) == (
+            key, path, f"embedded:{path}"), level
+        assert f"--executable_plugin=embedded:{path}\n" in (
+            p / "state" / "runtime.flags").read_text()
+
+
+def test_sync_for_another_machines_cpu_level(prefix, tmp_path, monkeypatch):
+    """sync --cpu-level, as install --cpu-level: runtime.flags and
+    activation.json for that CPU level, kept in installed.json by later
+    syncs (also when the prefix is already as the lock says); "host"
+    clears it."""
+    from test_registry_workflow import Registry, project
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
+    reg = Registry(tmp_path)
+    reg.publish_archive(next((prefix.parent / "dist").glob("*.ireepkg")))
+    d = project(tmp_path, reg, [{"name": "simple-mul"}])
+    state = d / ".iree-plugins" / "state"
+
+    def chosen():
+        installed = json.loads((state / "installed.json").read_text())
+        entry = json.loads((state / "activation.json").read_text())["runtime"][0]
+        assert f"--executable_plugin={entry['spec']}\n" in (state / "runtime.flags").read_text()
+        return installed.get("cpu_level"), entry["library_key"]
+
+    host = expected_key(cpuinfo([]))
+    r = run("sync", cwd=d)
+    assert r.code == 0, r.err
+    assert chosen() == (None, host)
+    r = run("sync", "--cpu-level", "x86_64_v3", cwd=d)
+    assert r.code == 0, r.err
+    assert chosen() == ("x86_64_v3", "x86_64_v3")
+    r = run("sync", cwd=d)
+    assert r.code == 0, r.err
+    assert chosen() == ("x86_64_v3", "x86_64_v3")
+    r = run("sync", "--cpu-level", "x86_64_v1", cwd=d)
+    assert r.code == 0, r.err
+    assert chosen() == ("x86_64_v1", "x86_64")
+    r = run("sync", "--cpu-level", "host", cwd=d)
+    assert r.code == 0, r.err
+    assert chosen() == (None, host)
+    r = run("sync", "--cpu-level", "aarch64+sve", cwd=d)
+    assert r.code == 2
+    assert r.err == ("ireepkg: error: \"aarch64+sve\" is not a CPU level of linux-x86_64\n"
+                     "  hint: CPU levels are x86_64_v1 (the baseline) to x86_64_v4, or "
+                     "x86_64+<feature>..., e.g. x86_64+avx512f\n")
+
+
+# pack's check of a build's code against its key (pkg/inspect/x86_scan.cpp).
+
+def levels_package(d: pathlib.Path, builds: dict) -> pathlib.Path:
+    """A package whose embedded-elf plugin "mul" has `builds` (key -> file)."""
+    (d / "runtime").mkdir(parents=True)
+    library = {}
+    for key, lib in builds.items():
+        shutil.copy(lib, d / "runtime" / f"{key}.so")
+        library[key] = f"runtime/{key}.so"
+    m = {"schema_version": 1, "name": "levels", "version": "1.0.0", "summary": "CPU levels",
+         "license": "MIT", "requires": {"iree": ">=3.10.0, <4.0.0"},
+         "runtime": {"plugins": [{"name": "mul", "format": "embedded-elf",
+                                  "library": library}]}}
+    (d / "ireeplugin.json").write_text(json.dumps(m, indent=2) + "\n")
+    return d
+
+
+def first_use(lib: pathlib.Path, feature: str):
+    """ireepkg-inspect's first instruction of `lib` needing `feature`."""
+    out = subprocess.run([BUILD / "bin" / "ireepkg-inspect", lib], capture_output=True,
+                         text=True, check=True, timeout=120).stdout
+    f = json.loads(out)["files"][0]
+    assert f["cpu_scanned"] and f["error"] == "", f
+    return next(u for u in f["cpu_uses"] if u["feature"] == feature)
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    out = tmp_path_factory.mktemp("kernels")
+    return {"v1": build_level(out, 1), "v2": build_level(out, 2), "v3": build_level(out, 3),
+            "v4": build_level(out, 4, "-mprefer-vector-width=512")}
+
+
+def test_pack_refuses_avx_code_under_the_plain_key(kernels, tmp_path):
+    """The dangerous case: a build for x86-64-v3 declared as the baseline
+    dies with SIGILL on an older CPU."""
+    d = levels_package(tmp_path / "pkg", {"x86_64": kernels["v3"]})
+    use = first_use(kernels["v3"], "avx")
+    m = (d / "ireeplugin.json").read_text()
+    line = m[:m.index('"runtime/x86_64.so"')].count("\n") + 1
+    column = m.index('"runtime/x86_64.so"') - m.rfind("\n", 0, m.index('"runtime/x86_64.so"'))
+    r = run("pack", d, "-o", tmp_path / "dist")
+    assert r.code == 1, r
+    assert r.err == (
+        f"ireepkg: error: {d}/ireeplugin.json:{line}:{column}: /runtime/plugins/0/library/x86_64: "
+        "package 'levels', runtime plugin 'mul': \"runtime/x86_64.so\" uses instructions above "
+        f"its declared CPU level: {use['mnemonic']} at offset {use['offset']:#x} "
+        f"(.text, in {use['symbol']}) is VEX-encoded: it needs AVX (x86_64_v3), but the build "
+        "is declared under \"x86_64\"\n"
+        "  hint: build it with -march=x86-64 for the plain key \"x86_64\", or declare it "
+        "under \"x86_64_v3\"\n")
+    assert use["mnemonic"].startswith("v") and use["symbol"].startswith("simple_mul")
+    assert not (tmp_path / "dist").exists() or not any((tmp_path / "dist").iterdir())
+
+
+@pytest.mark.parametrize("key,build,needs", [
+    ("x86_64_v3", "v4", "is EVEX-encoded: it needs AVX-512 (x86_64_v4)"),
+    ("x86_64+avx2", "v4", "is EVEX-encoded: it needs AVX-512 (x86_64_v4)"),
+    ("x86_64_v2", "v3", "is VEX-encoded: it needs AVX (x86_64_v3)"),
+])
+def test_pack_refuses_code_above_a_declared_level(kernels, tmp_path, key, build, needs):
+    d = levels_package(tmp_path / "pkg", {"x86_64": kernels["v1"], key: kernels[build]})
+    r = run("pack", d, "-o", tmp_path / "dist")
+    assert r.code == 1, r
+    errors = [l for l in r.err.splitlines() if l.startswith("ireepkg: error: ")]
+    assert len(errors) == 1, r.err
+    assert f": /runtime/plugins/0/library/{key}: " in errors[0]
+    assert f" {needs}, but the build is declared under \"{key}\"" in errors[0]
+
+
+def test_pack_accepts_builds_within_their_levels(kernels, tmp_path):
+    """Each build under the key it was compiled for, and AVX-512 code under
+    an explicit +avx512f, packs; so does the example's own baseline build."""
+    assert first_use(kernels["v4"], "avx512f")  # the fixture really is EVEX code
+    d = levels_package(tmp_path / "pkg", {"x86_64": kernels["v1"], "x86_64_v2": kernels["v2"],
+                                          "x86_64_v3": kernels["v3"],
+                                          "x86_64_v4": kernels["v4"],
+                                          "x86_64+avx512f": kernels["v4"]})
+    pack(d, tmp_path / "dist")
+    pack(EXAMPLES / "simple-mul", tmp_path / "dist")
+
+
+def test_install_refuses_what_pack_would(kernels, tmp_path):
+    """A hand-made archive gets the same check at install (one
+    implementation: native_check.cpp), also when the file's inspection comes
+    from the cache (the same file installed before under x86_64_v3)."""
+    from archive_forge import MANIFEST, file, forge
+
+    def archive(name, builds):
+        m = dict(MANIFEST, name=name, runtime={"plugins": [
+            {"name": "mul", "format": "embedded-elf",
+             "library": {key: f"runtime/{build}.so" for key, build in builds.items()}}]})
+        return forge(tmp_path / f"{name}.ireepkg",
+                     [file(f"runtime/{build}.so", kernels[build].read_bytes())
+                      for build in builds.values()], manifest=m)
+
+    r = run("install", archive("good", {"x86_64": "v1", "x86_64_v3": "v3"}),
+            "--prefix", tmp_path / "prefix")
+    assert r.code == 0, r.err
+    r = run("install", archive("handmade", {"x86_64": "v3"}), "--prefix", tmp_path / "prefix")
+    assert r.code == 1, r
+    assert ("package 'handmade': member 'runtime/v3.so': /runtime/plugins/0/library/x86_64: "
+            "runtime plugin 'mul': \"runtime/v3.so\" uses instructions above its declared CPU "
+            "level: ") in r.err
+    assert "is VEX-encoded: it needs AVX (x86_64_v3), but the build is declared under " \
+           "\"x86_64\"\n" in r.err

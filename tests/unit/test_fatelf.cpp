@@ -561,6 +561,42 @@ TEST_CASE("inspect: parsing the tool's output") {
   CHECK(m.exports.empty());
 }
 
+TEST_CASE("inspect: what x86-64 code needs of the CPU") {
+  const char *text = R"({"files":[
+    {"path":"k.so","format":"elf","arch":"x86_64","cpu_scanned":true,
+     "cpu_uses":[{"feature":"avx","address":4990,"offset":894,
+                  "section":".text","symbol":"f","mnemonic":"vmovss"},
+                 {"feature":"popcnt"}]}]})";
+  auto infos = parseInspectOutput(text);
+  REQUIRE(infos);
+  const BinaryInfo &k = infos->front();
+  CHECK(k.cpuScanned);
+  REQUIRE(k.cpuUses.size() == 2);
+  CHECK(k.cpuUses[0].feature == "avx");
+  CHECK(k.cpuUses[0].address == 4990);
+  CHECK(k.cpuUses[0].offset == 894);
+  CHECK(k.cpuUses[0].section == ".text");
+  CHECK(k.cpuUses[0].symbol == "f");
+  CHECK(k.cpuUses[0].mnemonic == "vmovss");
+  CHECK(k.cpuUses[1].feature == "popcnt");
+  CHECK(k.cpuUses[1].symbol == "");
+
+  auto message = [](std::string_view t) {
+    auto r = parseInspectOutput(t);
+    REQUIRE_FALSE(r);
+    return r.error().message;
+  };
+  CHECK(message(R"({"files":[{"path":"a","format":"elf","cpu_uses":{}}]})") ==
+        "ireepkg-inspect output: /files/0/cpu_uses: must be an array, not an "
+        "object");
+  CHECK(message(R"({"files":[{"path":"a","format":"elf","cpu_uses":[{}]}]})") ==
+        "ireepkg-inspect output: /files/0/cpu_uses/0/feature: missing");
+  CHECK(message(R"({"files":[{"path":"a","format":"elf",
+                   "cpu_uses":[{"feature":"avx","offset":-1}]}]})") ==
+        "ireepkg-inspect output: /files/0/cpu_uses/0/offset: must be an "
+        "unsigned integer, not an integer");
+}
+
 TEST_CASE("inspect: malformed tool output is an error") {
   auto message = [](std::string_view text) {
     auto r = parseInspectOutput(text);

@@ -14,6 +14,7 @@
 #include "ireepkg/manifest_schema/error.h"
 #include "ireepkg/manifest_schema/platform.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,16 @@
 namespace ireepkg {
 
 struct FatElfImage;
+
+/// The first instruction of an x86-64 file seen to need one CPU feature.
+struct CpuUse {
+  std::string feature; ///< LLVM's spelling: "avx512f", "avx", "sse4.1", ...
+  uint64_t address = 0;
+  uint64_t offset = 0;  ///< in the file
+  std::string section;  ///< e.g. ".text"
+  std::string symbol;   ///< the function it is in, "" if unknown
+  std::string mnemonic; ///< Intel syntax
+};
 
 struct BinaryInfo {
   std::string path;
@@ -52,6 +63,11 @@ struct BinaryInfo {
   /// as a thin Mach-O file (no path). The file's own fields are then those
   /// of the first slice that reads, except arch and machine (empty).
   std::vector<BinaryInfo> slices;
+  /// An x86-64 ELF file's executable sections were disassembled; cpuUses
+  /// holds, per CPU feature they were seen to need, its first instruction
+  /// (approximate: see pkg/inspect/x86_scan.cpp).
+  bool cpuScanned = false;
+  std::vector<CpuUse> cpuUses;
   /// Non-empty when the file could not be read as a binary at all.
   std::string error;
 

@@ -21,6 +21,10 @@
 //    architecture, which gets the checks below; an arm64 file carries a
 //    code signature (ad hoc is enough); dependencies outside /usr/lib and
 //    /System go through @rpath or @loader_path (a warning);
+//  - the code of an x86-64 ELF runtime build uses no instruction above the
+//    CPU level or features its key declares, as far as a disassembly can
+//    tell (pkg/inspect/x86_scan.cpp): AVX (VEX) code under the plain
+//    `x86_64` key dies with SIGILL on an older CPU;
 //  - a FatELF file holds at least one image, every record is for an
 //    architecture IREE can load (ours, little-endian, OS ABI NONE, LINUX or
 //    STANDALONE), no two records are for the same one, and every image gets
@@ -57,6 +61,12 @@ struct DeclaredLibrary {
   bool fat = false;       ///< a FatELF file
   std::string mustExport; ///< symbol that must be exported
   std::string what;       ///< "embedded-elf runtime plugin", ...
+  std::string package;    ///< the manifest's name
+  std::string plugin;     ///< the runtime plugin's name, "" for compiler
+  /// A runtime build for x86-64: its library key ("x86_64", "x86_64_v3",
+  /// "linux-x86_64+avx512f"), whose CPU level its code must not exceed
+  /// where the disassembly can tell; "" when not checked.
+  std::string cpuKey;
 };
 
 /// Every native library `m` declares, compiler plugins first, in manifest

@@ -113,6 +113,9 @@ struct SyncRequest {
   bool frozen = false;              ///< use the lock as it is, without checking
   std::string prefix;               ///< absolute
   std::optional<Platform> platform; ///< default: the prefix's, else host
+  /// Sets the prefix's CPU level (InstallOptions::cpuLevel; "" clears it);
+  /// nullopt keeps it.
+  std::optional<std::string> cpuLevel;
   LockOptions lock;
   /// The caller has already said that no IREE is found (update, after its
   /// lock): the requirement check does not say it again.
