@@ -13,7 +13,8 @@ noticed.
 
 Wine: one persistent wineserver in a WINEPREFIX of its own for the lane,
 stopped at the end; wine's output always goes to files (its helper
-processes keep pipes open); WINEDEBUG=-all. IREE's MSVC-built tools need
+processes keep pipes open); WINEDEBUG=-all; winedbg disabled (with it, a
+crashed process's exit status is sometimes 0). IREE's MSVC-built tools need
 VCRUNTIME140.dll, which the wheel does not ship: wine's own builtin
 vcruntime140 serves."""
 import os
@@ -45,8 +46,10 @@ class Wine:
         self.prefix.mkdir()
         self.env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
         self.env.update(WINEPREFIX=str(self.prefix), WINEDEBUG="-all",
-                        # No Mono or Gecko installers when the prefix is made.
-                        WINEDLLOVERRIDES="mscoree,mshtml=")
+                        # No Mono or Gecko installers when the prefix is made;
+                        # no winedbg on a crash: with it, a process that
+                        # faulted sometimes exits with status 0.
+                        WINEDLLOVERRIDES="mscoree,mshtml=;winedbg.exe=d")
         self.runs = 0
 
     def c_drive(self, windows_path: str) -> pathlib.Path:
