@@ -49,7 +49,9 @@
 #       lib/<platform>/lib<name>.so         MLIR plugin
 #     and any other shared or module library target to the path the
 #     manifest names for its file (a "library" path ending in its file
-#     name, the host platform's when there are several). FATELF_ONLY ships
+#     name, the host platform's when there are several, or the platform in
+#     the target's IREEPKG_PLATFORM property: an IMPORTED library built by
+#     another toolchain, such as a DLL for windows-x86_64). FATELF_ONLY ships
 #     the FatELF of each executable plugin without its per-architecture
 #     files (every executable plugin must then be built with FATELF).
 #     `ireepkg pack` then checks every path the manifest names against the
@@ -327,12 +329,9 @@ endfunction()
 # Packages
 #===------------------------------------------------------------------------===#
 
-# The file name a shared or module library target builds (lib<name>.so) in
-# `file_var`, and the package paths `manifest_text` names for it in
-# `paths_var`: every quoted path ending in /<file>, only those under the
-# host `platform` when some are.
-function(_ireepkg_library_paths plugin type manifest_text platform file_var
-         paths_var)
+# The file name a shared or module library target builds (lib<name>.so), in
+# `file_var`.
+function(_ireepkg_library_file plugin type file_var)
   if(type STREQUAL "MODULE_LIBRARY")
     set(kind MODULE)
   else()
@@ -350,7 +349,22 @@ function(_ireepkg_library_paths plugin type manifest_text platform file_var
   if(suffix STREQUAL "suffix-NOTFOUND")
     set(suffix ${CMAKE_SHARED_${kind}_SUFFIX})
   endif()
-  set(file ${prefix}${base}${suffix})
+  set(${file_var} ${prefix}${base}${suffix} PARENT_SCOPE)
+endfunction()
+
+# The file name of a shared or module library target (an IMPORTED one's
+# file) in `file_var`, and the package paths `manifest_text` names for it in
+# `paths_var`: every quoted path ending in /<file>, only those under
+# `platform` when some are.
+function(_ireepkg_library_paths plugin type manifest_text platform file_var
+         paths_var)
+  get_target_property(imported ${plugin} IMPORTED)
+  if(imported)
+    get_target_property(location ${plugin} IMPORTED_LOCATION)
+    get_filename_component(file ${location} NAME)
+  else()
+    _ireepkg_library_file(${plugin} ${type} file)
+  endif()
   string(REGEX REPLACE "([][.+*?^$()|\\])" "\\\\\\1" pattern "${file}")
   string(REGEX MATCHALL "\"[^\"]*/${pattern}\"" quoted "${manifest_text}")
   set(all)
@@ -483,13 +497,18 @@ function(ireepkg_add_package target)
       list(APPEND laid_out lib/${platform}/lib${plugin}.so)
     elseif(type MATCHES "^(SHARED|MODULE)_LIBRARY$")
       # Any other shared library: where the manifest names its file.
-      _ireepkg_library_paths(${plugin} "${type}" "${text}" "${platform}"
-                             file paths)
+      get_target_property(library_platform ${plugin} IREEPKG_PLATFORM)
+      if(NOT library_platform)
+        set(library_platform ${platform})
+      endif()
+      _ireepkg_library_paths(${plugin} "${type}" "${text}"
+                             "${library_platform}" file paths)
       if(NOT paths)
         message(FATAL_ERROR "ireepkg_add_package(${target}): ${plugin} "
                             "builds ${file}, which ${ARG_MANIFEST} does not "
                             "name; name its path in the package (e.g. "
-                            "runtime/${platform}/${file}) in a plugin's "
+                            "runtime/${library_platform}/${file}) in a "
+                            "plugin's "
                             "\"library\"")
       endif()
       foreach(rel ${paths})

@@ -1,5 +1,6 @@
 """Shared fixtures for ireepkg's CLI tests: where the binary and the test data
 are, and a helper that runs the CLI and returns (exit code, stdout, stderr)."""
+import functools
 import os
 import pathlib
 import subprocess
@@ -48,6 +49,16 @@ def ireepkg():
 
 BUILD = pathlib.Path(os.environ.get("IREEPKG_BUILD_DIR", REPO / "build"))
 EXAMPLES = BUILD / "examples"
+
+
+@functools.cache
+def simple_mul_build() -> str:
+    """The key of simple-mul's embedded-ELF build this machine's CPU gets:
+    x86_64_v3 where the CPU has what that build needs (as IREE's
+    iree-cpuinfo reports it, read by test_cpu_level.py's helpers), the
+    plain x86_64 build elsewhere."""
+    from test_cpu_level import cpuinfo, expected_key
+    return "x86_64" if expected_key(cpuinfo([])) == "x86_64" else "x86_64_v3"
 
 
 def snapshot(root: pathlib.Path) -> dict:

@@ -153,6 +153,48 @@ def test_each_cpu_gets_its_build(prefix, module, tmp_path, cpu, level):
     assert PRODUCT in r.stdout
 
 
+@pytest.fixture(scope="module")
+def example_prefix(tmp_path_factory):
+    """The example package as the build packs it (its x86_64 and x86_64_v3
+    embedded builds, and its system library), installed on this machine."""
+    p = tmp_path_factory.mktemp("example") / "prefix"
+    r = run("install", EXAMPLES / "dist" / "simple-mul-1.2.0.ireepkg", "--prefix", p)
+    assert r.code == 0, r.err
+    return p
+
+
+@pytest.mark.parametrize("cpu", ["Nehalem", "native"])
+def test_the_example_package_has_an_x86_64_v3_build(example_prefix, module, tmp_path, cpu):
+    """simple-mul's own x86_64_v3 build: a CPU that can run it gets it (this
+    machine, where it has AVX2 and FMA), an older one the plain build; both
+    give IREE the same numbers."""
+    runner = CPUS[cpu]
+    want = "x86_64" if expected_key(cpuinfo(runner)) == "x86_64" else "x86_64_v3"
+    if cpu == "Nehalem":
+        assert want == "x86_64"
+    runtime = example_prefix / "packages" / "simple-mul" / "1.2.0" / "runtime"
+    r = subprocess.run([*runner, CPU_CHOICE, "choose", example_prefix],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [l.split() for l in r.stdout.splitlines()] == [
+        ["simple_mul", want, str(runtime / f"simple_mul.{want}.so")],
+        ["simple_mul_system", "linux-x86_64",
+         str(runtime / "linux-x86_64" / "libsimple_mul.so")]]
+    if cpu == "native":  # what install wrote, and what the CLI says, here
+        build = f"--executable_plugin=embedded:{runtime / f'simple_mul.{want}.so'}\n"
+        assert build in (example_prefix / "state" / "runtime.flags").read_text()
+        r = run("flags", "runtime", "--prefix", example_prefix)
+        assert r.code == 0, r.err
+        assert r.out.startswith(build)
+    # The embedded build alone (the system library would answer first).
+    r = subprocess.run([*runner, RUNTIME_LIBS / "iree-run-module",
+                        f"--executable_plugin=embedded:{runtime / f'simple_mul.{want}.so'}",
+                        f"--module={module}", *RUN_ARGS],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert PRODUCT in r.stdout
+
+
 def test_a_build_above_the_cpu_dies_there(prefix, module):
     """Why the choice matters: the v3 build under Nehalem is an illegal
     instruction (IREE checks nothing)."""

@@ -19,7 +19,8 @@ import sys
 import pytest
 
 from archive_forge import file, forge
-from conftest import BUILD, EXAMPLES, REPO, copy_package, ireepkg_path, pack, run
+from conftest import (BUILD, EXAMPLES, REPO, copy_package, ireepkg_path, pack, run,
+                      simple_mul_build)
 
 VENV_BIN = pathlib.Path(sys.executable).parent
 CLANG = shutil.which("clang-22")
@@ -89,7 +90,7 @@ def test_example_package_is_healthy(tmp_path):
         ("simple-mul", "1.2.0", "simple_mul_system", "system-library"),
     ]
     pkg_dir = prefix.resolve() / "packages" / "simple-mul" / "1.2.0"
-    assert plugins[0]["path"] == str(pkg_dir / "runtime" / "simple_mul.x86_64.so")
+    assert plugins[0]["path"] == str(pkg_dir / "runtime" / f"simple_mul.{simple_mul_build()}.so")
     assert plugins[1]["path"] == str(pkg_dir / "runtime" / "linux-x86_64" / "libsimple_mul.so")
     for p in plugins:
         assert p["ok"] is True and p["problems"] == [] and p["skipped"] is None, p
@@ -116,7 +117,11 @@ def test_example_package_is_healthy(tmp_path):
     assert lines[1].endswith(" (iree-base-compiler 3.13.0)")
     assert lines[2] == (f"  iree-run-module        {VENV_BIN}/iree-run-module — present "
                         "(iree-base-runtime 3.13.0)")
-    assert lines[4:] == [
+    rest = lines[4:]
+    if simple_mul_build() != "x86_64":  # which build of simple_mul was probed, and why
+        assert rest[6].startswith(f"      build {simple_mul_build()}, chosen for this CPU: "), rest
+        del rest[6]
+    assert rest == [
         "",
         f"IREE in use: 3.13.0 — iree-base-compiler 3.13.0 ({VENV_BIN}/iree-compile)",
         "ok    simple-mul 1.2.0 requires IREE >=3.10.0, <4.0.0",
@@ -178,9 +183,10 @@ def test_plugins_of_other_platforms_are_skipped(tmp_path):
 def test_plugin_without_a_build_for_the_host_is_skipped(tmp_path):
     pkg = copy_package(EXAMPLES / "simple-mul", tmp_path / "simple-mul")
     m = json.loads((pkg / "ireeplugin.json").read_text())
-    del m["runtime"]["plugins"][0]["library"]["x86_64"]  # aarch64 only
+    for key in ("x86_64", "x86_64_v3"):  # aarch64 only
+        del m["runtime"]["plugins"][0]["library"][key]
+        (pkg / "runtime" / f"simple_mul.{key}.so").unlink()
     (pkg / "ireeplugin.json").write_text(json.dumps(m, indent=2))
-    (pkg / "runtime" / "simple_mul.x86_64.so").unlink()
     prefix = tmp_path / "prefix"
     install(prefix, pack(pkg, tmp_path / "dist"))
     r = doctor(prefix)

@@ -30,10 +30,11 @@ VENV_BIN = pathlib.Path(sys.executable).parent
 
 EMBEDDED = {
     "x86_64": SIMPLE_MUL / "runtime" / "simple_mul.x86_64.so",
+    "x86_64_v3": SIMPLE_MUL / "runtime" / "simple_mul.x86_64_v3.so",
     "aarch64": SIMPLE_MUL / "runtime" / "simple_mul.aarch64.so",
 }
 SYSTEM_LIB = SIMPLE_MUL / "runtime" / "linux-x86_64" / "libsimple_mul.so"
-ELF_MACHINE = {"x86_64": 0x3E, "aarch64": 0xB7}
+ELF_MACHINE = {"x86_64": 0x3E, "x86_64_v3": 0x3E, "aarch64": 0xB7}
 QUERY = "iree_hal_executable_plugin_query"
 
 HOST_ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64",
@@ -163,8 +164,11 @@ def test_package_layout_matches_manifest():
     paths = {path for plugin in manifest["runtime"]["plugins"]
              for path in plugin["library"].values()}
     assert paths == {"runtime/simple_mul.x86_64.so",
+                     "runtime/simple_mul.x86_64_v3.so",
                      "runtime/simple_mul.aarch64.so",
-                     "runtime/linux-x86_64/libsimple_mul.so"}
+                     "runtime/linux-x86_64/libsimple_mul.so",
+                     "runtime/windows-x86_64/simple_mul.dll",
+                     "runtime/windows-aarch64/simple_mul.dll"}
     for path in paths:
         assert (SIMPLE_MUL / path).is_file(), f"{path} was not built"
     for plugin in manifest["runtime"]["plugins"]:

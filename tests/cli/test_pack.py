@@ -60,7 +60,9 @@ def test_archive_layout(tmp_path):
     names = [l.split()[-1] for l in listing]
     assert names == ["ireeplugin.json", ".ireepkg/RECORD.json",
                      "runtime/linux-x86_64/libsimple_mul.so", "runtime/simple_mul.aarch64.so",
-                     "runtime/simple_mul.x86_64.so"]
+                     "runtime/simple_mul.x86_64.so", "runtime/simple_mul.x86_64_v3.so",
+                     "runtime/windows-aarch64/simple_mul.dll",
+                     "runtime/windows-x86_64/simple_mul.dll"]
     for l in listing:
         assert " root/root " in l or " 0/0 " in l
         assert "1970-01-01" in l
@@ -190,16 +192,23 @@ def test_fatelf_joins_embedded_plugins(tmp_path):
     assert sorted(p.name for p in (EXAMPLES / "simple-mul" / "runtime").iterdir()) == before
     archive = tmp_path / "simple-mul-1.2.0.ireepkg"
     info = json.loads(run("info", archive, "--json").out)
-    # The .sos is the plugin's library for every architecture it holds.
-    assert info["runtime_plugins"][0]["library"] == {"fat": "runtime/simple_mul.sos"}
+    # The .sos is the plugin's library for every architecture it holds; the
+    # x86_64_v3 build stays a file of its own (a FatELF holds one image per
+    # architecture).
+    fat = {"fat": "runtime/simple_mul.sos", "x86_64_v3": "runtime/simple_mul.x86_64_v3.so"}
+    assert info["runtime_plugins"][0]["library"] == fat
     manifest = json.loads(archive_member(archive, "ireeplugin.json"))
-    assert manifest["runtime"]["plugins"][0]["library"] == {"fat": "runtime/simple_mul.sos"}
+    assert manifest["runtime"]["plugins"][0]["library"] == fat
     assert manifest["runtime"]["plugins"][1]["library"] == {
-        "linux-x86_64": "runtime/linux-x86_64/libsimple_mul.so"}
+        "linux-x86_64": "runtime/linux-x86_64/libsimple_mul.so",
+        "windows-x86_64": "runtime/windows-x86_64/simple_mul.dll",
+        "windows-aarch64": "runtime/windows-aarch64/simple_mul.dll"}
     # The joined files are inside the .sos, not beside it.
     assert [f["path"] for f in json.loads(r.out)["files"]] == [
         "ireeplugin.json",
-        "runtime/linux-x86_64/libsimple_mul.so", "runtime/simple_mul.sos"]
+        "runtime/linux-x86_64/libsimple_mul.so", "runtime/simple_mul.sos",
+        "runtime/simple_mul.x86_64_v3.so", "runtime/windows-aarch64/simple_mul.dll",
+        "runtime/windows-x86_64/simple_mul.dll"]
     (tmp_path / "x.sos").write_bytes(archive_member(archive, "runtime/simple_mul.sos"))
     dump = json.loads(run("fatelf", "dump", tmp_path / "x.sos", "--json").out)
     assert [rec["arch"] for rec in dump["records"]] == ["aarch64", "x86_64"]

@@ -13,7 +13,8 @@ import subprocess
 
 import pytest
 
-from conftest import EXAMPLES, REPO, copy_package, pack, run
+from conftest import (EXAMPLES, copy_package, ireepkg_path, pack, run,
+                      simple_mul_build)
 
 SIMPLE_MUL = EXAMPLES / "dist" / "simple-mul-1.2.0.ireepkg"
 FACT = ("on windows, embedded ELF (and FatELF) executable plugins cannot be "
@@ -34,29 +35,50 @@ def install(prefix, *args):
     return r
 
 
-@pytest.fixture(scope="module")
-def with_dll(tmp_path_factory) -> pathlib.Path:
-    """simple-mul with a windows-x86_64 DLL of its system-library plugin,
-    built with mingw-w64 from the example's own source (the export is
-    __declspec(dllexport) there, through iree_executable_plugin.h)."""
-    root = tmp_path_factory.mktemp("with-dll")
+def without_dlls(root: pathlib.Path, platforms) -> pathlib.Path:
+    """simple-mul as the build lays it out, without its DLLs for
+    `platforms` (the example ships windows-x86_64 and windows-aarch64
+    DLLs of its system-library plugin)."""
     pkg = copy_package(EXAMPLES / "simple-mul", root / "simple-mul")
-    dll = pkg / "runtime" / "windows-x86_64" / "simple_mul.dll"
-    dll.parent.mkdir()
-    subprocess.run(["x86_64-w64-mingw32-gcc", "-shared", "-O2",
-                    "-I", REPO / "include",
-                    REPO / "examples" / "simple-mul" / "src" / "simple_mul.c",
-                    "-o", dll], check=True, timeout=120)
     m = json.loads((pkg / "ireeplugin.json").read_text())
-    m["runtime"]["plugins"][1]["library"]["windows-x86_64"] = \
-        "runtime/windows-x86_64/simple_mul.dll"
+    for platform in platforms:
+        del m["runtime"]["plugins"][1]["library"][platform]
+        shutil.rmtree(pkg / "runtime" / platform)
     (pkg / "ireeplugin.json").write_text(json.dumps(m, indent=2) + "\n")
     return pkg
 
 
-def test_embedded_elf_is_not_activated_on_windows(tmp_path):
+@pytest.fixture(scope="module")
+def no_dll(tmp_path_factory) -> pathlib.Path:
+    """simple-mul without a Windows build of its system-library plugin."""
+    root = tmp_path_factory.mktemp("no-dll")
+    return pack(without_dlls(root, ["windows-x86_64", "windows-aarch64"]),
+                root / "dist")
+
+
+def test_the_example_ships_windows_dlls():
+    """simple-mul's system-library plugin has a DLL for each Windows
+    architecture (mingw-w64 for x86_64, clang and lld-link for aarch64),
+    each exporting iree_hal_executable_plugin_query."""
+    m = json.loads((EXAMPLES / "simple-mul" / "ireeplugin.json").read_text())
+    assert m["runtime"]["plugins"][1]["library"] == {
+        "linux-x86_64": "runtime/linux-x86_64/libsimple_mul.so",
+        "windows-x86_64": "runtime/windows-x86_64/simple_mul.dll",
+        "windows-aarch64": "runtime/windows-aarch64/simple_mul.dll"}
+    for platform, machine in [("windows-x86_64", "x86_64"),
+                              ("windows-aarch64", "aarch64")]:
+        dll = EXAMPLES / "simple-mul" / "runtime" / platform / "simple_mul.dll"
+        r = subprocess.run([ireepkg_path().parent / "ireepkg-inspect", dll],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        [f] = json.loads(r.stdout)["files"]
+        assert (f["format"], f["os"], f["arch"]) == ("coff", "windows", machine)
+        assert f["exports"] == ["iree_hal_executable_plugin_query"]
+
+
+def test_embedded_elf_is_not_activated_on_windows(tmp_path, no_dll):
     prefix = tmp_path / "win"
-    r = install(prefix, "--platform", "windows-x86_64", SIMPLE_MUL)
+    r = install(prefix, "--platform", "windows-x86_64", no_dll)
     assert ("ireepkg: warning: package 'simple-mul': runtime plugin "
             '"simple_mul" is not activated on windows-x86_64: '
             f"{FACT}; the package has no other runtime plugin for "
@@ -111,10 +133,10 @@ def test_embedded_elf_is_not_activated_on_windows(tmp_path):
         f"{FACT}; the package has no other runtime plugin for windows-x86_64")
 
 
-def test_windows_prefix_activates_the_dll(tmp_path, with_dll):
-    archive = pack(with_dll, tmp_path / "dist")
+def test_windows_prefix_activates_the_dll(tmp_path):
+    """The example package on Windows: its DLL, not its embedded ELF."""
     prefix = tmp_path / "win"
-    r = install(prefix, "--platform", "windows-x86_64", archive)
+    r = install(prefix, "--platform", "windows-x86_64", SIMPLE_MUL)
     assert ("ireepkg: warning: package 'simple-mul': runtime plugin "
             '"simple_mul" is not activated on windows-x86_64: '
             f'{FACT}; the package\'s system-library plugin "simple_mul_system" '
@@ -127,11 +149,17 @@ def test_windows_prefix_activates_the_dll(tmp_path, with_dll):
     assert r.code == 0, r.err
     assert plugin_flags(r.out) == flags
     assert f"is a prefix for windows-x86_64, not this host ({HOST})" in r.err
-    # Another target on request: this host's, which has its own builds.
+    # Another target on request: this host's, which has its own builds
+    # (for this CPU: x86_64_v3 where it can run it).
     r = run("flags", "runtime", "--prefix", prefix, "--platform", HOST)
     assert [l.rsplit("/", 1)[1] for l in plugin_flags(r.out)] == [
-        "simple_mul.x86_64.so", "libsimple_mul.so"]
+        f"simple_mul.{simple_mul_build()}.so", "libsimple_mul.so"]
     assert "is a prefix for" not in r.err
+    # Windows on aarch64: the package's other DLL.
+    r = run("flags", "runtime", "--prefix", prefix, "--platform", "windows-aarch64")
+    assert r.code == 0, r.err
+    assert plugin_flags(r.out) == [
+        f"--executable_plugin={dll.parent.parent}/windows-aarch64/simple_mul.dll"]
 
     r = run("env", "--json", "--prefix", prefix)
     assert r.code == 0, r.err
@@ -153,9 +181,9 @@ def test_windows_prefix_activates_the_dll(tmp_path, with_dll):
         f"({HOST}) can be loaded")
 
 
-def test_exec_refuses_a_prefix_for_another_platform(tmp_path, with_dll):
+def test_exec_refuses_a_prefix_for_another_platform(tmp_path):
     prefix = tmp_path / "win"
-    install(prefix, "--platform", "windows-x86_64", pack(with_dll, tmp_path / "dist"))
+    install(prefix, "--platform", "windows-x86_64", SIMPLE_MUL)
     r = run("exec", "--prefix", prefix, "--", "iree-run-module", "--help")
     assert r.code == 1
     assert r.out == ""
@@ -167,11 +195,11 @@ def test_exec_refuses_a_prefix_for_another_platform(tmp_path, with_dll):
         f"another prefix: ireepkg install --platform {HOST} --prefix DIR ...\n")
 
 
-def test_a_linux_prefix_listed_for_windows(tmp_path, with_dll):
+def test_a_linux_prefix_listed_for_windows(tmp_path):
     """libireepkg_runtime applies the same fact to any target it is asked
     for, not only to the prefix's own platform."""
     prefix = tmp_path / "linux"
-    install(prefix, pack(with_dll, tmp_path / "dist"))
+    install(prefix, SIMPLE_MUL)
     r = run("flags", "runtime", "--prefix", prefix, "--platform", "windows-x86_64")
     assert r.code == 0, r.err
     assert [l.rsplit("/", 1)[1] for l in plugin_flags(r.out)] == ["simple_mul.dll"]
@@ -203,10 +231,19 @@ def test_a_host_prefix_has_no_note(tmp_path):
         assert "is a prefix for" not in r.err
 
 
-def test_pack_warns_about_embedded_builds_windows_cannot_call(tmp_path, with_dll):
+def test_pack_warns_about_embedded_builds_windows_cannot_call(tmp_path):
+    # The example has a DLL for each Windows architecture: no warning.
     r = run("pack", EXAMPLES / "simple-mul", "-o", tmp_path / "dist", "--no-test")
     assert r.code == 0, r.err
-    where = f"{EXAMPLES / 'simple-mul' / 'ireeplugin.json'}:16:20: /runtime/plugins/0/library"
+    assert "warning" not in r.err, r.err
+    # Without them, both are left without a plugin.
+    pkg = without_dlls(tmp_path / "none", ["windows-x86_64", "windows-aarch64"])
+    r = run("pack", pkg, "-o", tmp_path / "dist1", "--no-test")
+    assert r.code == 0, r.err
+    lines = (pkg / "ireeplugin.json").read_text().splitlines()
+    line = next(i for i, l in enumerate(lines) if '"library": {' in l)
+    where = (f"{pkg / 'ireeplugin.json'}:{line + 1}:{lines[line].index('{') + 1}: "
+             "/runtime/plugins/0/library")
     assert (f"ireepkg: warning: {where}: runtime plugin \"simple_mul\" "
             "(embedded-elf) will not be activated on windows-x86_64, "
             f"windows-aarch64: {FACT}; the package has no other runtime "
@@ -214,8 +251,9 @@ def test_pack_warns_about_embedded_builds_windows_cannot_call(tmp_path, with_dll
             "  hint: add a system-library runtime plugin with a build for "
             "windows-x86_64, windows-aarch64 (a DLL exporting "
             "iree_hal_executable_plugin_query with __declspec(dllexport))\n") in r.err
-    # With the DLL, only Windows on aarch64 is left without a plugin.
-    r = run("pack", with_dll, "-o", tmp_path / "dist2", "--no-test")
+    # With the x86_64 DLL only, Windows on aarch64 is left without a plugin.
+    pkg = without_dlls(tmp_path / "x86_64", ["windows-aarch64"])
+    r = run("pack", pkg, "-o", tmp_path / "dist2", "--no-test")
     assert r.code == 0, r.err
     assert ('runtime plugin "simple_mul" (embedded-elf) will not be activated '
             f"on windows-aarch64: {FACT}; the package has no other runtime "

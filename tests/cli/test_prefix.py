@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from conftest import (copy_package, data_package, EXAMPLES, make_writable,
-                      pack, run, snapshot)
+                      pack, run, simple_mul_build, snapshot)
 
 
 @pytest.fixture
@@ -43,7 +43,8 @@ def test_install_list_info_verify_remove(prefix, example_archives):
     assert info["requires"] == {"iree": ">=3.10.0, <4.0.0"}
     assert [p["name"] for p in info["runtime_plugins"]] == ["simple_mul", "simple_mul_system"]
     assert info["runtime_plugins"][0]["imports"] == ["simple_mul_workgroup"]
-    assert info["platforms"] == ["aarch64", "linux-x86_64", "x86_64"]
+    assert info["platforms"] == ["aarch64", "linux-x86_64", "windows-aarch64",
+                                 "windows-x86_64", "x86_64", "x86_64_v3"]
     assert info["installed_size"] > 0
     text = run("info", "mul-pipeline", "--prefix", prefix).out
     assert "mul-pipeline 0.3.0 (installed explicitly)" in text
@@ -54,7 +55,7 @@ def test_install_list_info_verify_remove(prefix, example_archives):
     assert "hook preprocessing: func.func(canonicalize)" in text
     assert "hook transform-spec: specs/mul_spec.mlir" in text
     v = run("verify", "--prefix", prefix)
-    assert v.code == 0 and v.out == "verified 2 package(s), 6 file(s): ok\n"
+    assert v.code == 0 and v.out == "verified 2 package(s), 9 file(s): ok\n"
     r = run("remove", "mul-pipeline", "simple-mul", "--prefix", prefix)
     assert r.code == 0, r.err
     assert installed(prefix) == []
@@ -66,7 +67,7 @@ def test_info_on_an_archive(example_archives):
     r = run("info", example_archives["simple-mul"], "--json")
     assert r.code == 0, r.err
     j = json.loads(r.out)
-    assert (j["name"], j["version"], j["files"]) == ("simple-mul", "1.2.0", 4)
+    assert (j["name"], j["version"], j["files"]) == ("simple-mul", "1.2.0", 7)
     assert j["archive"] == str(example_archives["simple-mul"])
 
 
@@ -75,7 +76,7 @@ def test_state_files(prefix, example_archives):
     pkg = f"{prefix}/packages/simple-mul/1.2.0"
     flags = (prefix / "state" / "runtime.flags").read_text().splitlines()
     assert [l for l in flags if not l.startswith("#")] == [
-        f"--executable_plugin=embedded:{pkg}/runtime/simple_mul.x86_64.so",
+        f"--executable_plugin=embedded:{pkg}/runtime/simple_mul.{simple_mul_build()}.so",
         f"--executable_plugin={pkg}/runtime/linux-x86_64/libsimple_mul.so",
     ]
     act = json.loads((prefix / "state" / "activation.json").read_text())
@@ -234,7 +235,8 @@ def test_platform_checks(tmp_path, example_archives):
             "--platform", "linux-riscv64")
     assert r.code == 1
     assert ('package "simple-mul" 1.2.0 has no build for linux-riscv64 '
-            "(it has: aarch64, linux-x86_64, x86_64)") in r.err
+            "(it has: aarch64, linux-x86_64, windows-aarch64, windows-x86_64, x86_64, "
+            "x86_64_v3)") in r.err
     arm = tmp_path / "arm"
     r = run("install", example_archives["simple-mul"], "--prefix", arm, "--platform", "linux-aarch64")
     assert r.code == 0, r.err
@@ -304,7 +306,7 @@ def test_verify_of_a_prefix_an_older_ireepkg_wrote(prefix, example_archives):
         "outdated: state/runtime.flags: written by an older ireepkg, not by "
         f"ireepkg {version}, which writes it differently; the next install, "
         "remove or sync that changes the prefix rewrites it\n"
-        "verified 1 package(s), 4 file(s): ok\n")
+        "verified 1 package(s), 7 file(s): ok\n")
     j = json.loads(run("verify", "--json", "--prefix", prefix).out)
     assert j["ok"] and j["problems"] == []
     assert [(o["path"], o["kind"]) for o in j["outdated"]] == [("state/runtime.flags", "outdated")]
@@ -319,7 +321,7 @@ def test_verify_of_a_prefix_an_older_ireepkg_wrote(prefix, example_archives):
     assert (state / "notes.txt").read_text() == "mine\n"
     (state / "notes.txt").unlink()
     r = run("verify", "--prefix", prefix)
-    assert (r.code, r.out) == (0, "verified 2 package(s), 6 file(s): ok\n")
+    assert (r.code, r.out) == (0, "verified 2 package(s), 9 file(s): ok\n")
 
 
 def test_verify_flags_writable_files(prefix, example_archives):
@@ -376,7 +378,7 @@ def test_cache_links_a_reinstalled_version(tmp_path, prefix, example_archives):
     assert run("install", sm, "--prefix", prefix, env=env).code == 0
     files = sorted(p for p in (cache / "files").rglob("*") if p.is_file())
     blobs = [p for p in files if ".ok-" not in p.name]
-    assert len(blobs) == 4  # manifest + three libraries
+    assert len(blobs) == 7  # manifest + six libraries
     # Each blob was written from verified bytes, and says so (the marker
     # spares hashing it again when it is linked).
     markers = [p for p in files if ".ok-" in p.name]

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import BUILD, EXAMPLES, compile_simple_mul, run
+from conftest import BUILD, EXAMPLES, compile_simple_mul, run, simple_mul_build
 
 VENV_BIN = pathlib.Path(sys.executable).parent
 ENV = {"PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}"}
@@ -98,7 +98,7 @@ def test_a_moved_prefix_is_found_where_it_is_by_every_reader(tmp_path, module):
     paths, err = runtime_paths(moved)
     assert err == moved_note(moved, original)
     assert paths == [
-        f"{moved}/packages/simple-mul/1.2.0/runtime/simple_mul.x86_64.so",
+        f"{moved}/packages/simple-mul/1.2.0/runtime/simple_mul.{simple_mul_build()}.so",
         f"{moved}/packages/simple-mul/1.2.0/runtime/linux-x86_64/libsimple_mul.so"]
     assert library_view(moved) == (str(moved), None)
     # Once: the next command has nothing to say.
@@ -187,7 +187,7 @@ def test_a_read_only_moved_prefix_still_works_and_says_what_is_stale(tmp_path, m
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
         f"--executable_plugin=embedded:{moved}/packages/simple-mul/1.2.0/runtime/"
-        "simple_mul.x86_64.so",
+        f"simple_mul.{simple_mul_build()}.so",
         f"--executable_plugin={moved}/packages/simple-mul/1.2.0/runtime/linux-x86_64/"
         "libsimple_mul.so"]
     assert r.stderr.startswith(
@@ -254,7 +254,7 @@ def test_python_activate_on_a_moved_prefix(tmp_path, module, reader):
     assert report["library"] == (reader == "library")
     assert report["flags"] == [
         f"--executable_plugin=embedded:{moved}/packages/simple-mul/1.2.0/runtime/"
-        "simple_mul.x86_64.so",
+        f"simple_mul.{simple_mul_build()}.so",
         f"--executable_plugin={moved}/packages/simple-mul/1.2.0/runtime/linux-x86_64/"
         "libsimple_mul.so"]
     assert report["product"] == PRODUCT.split("=")[1]

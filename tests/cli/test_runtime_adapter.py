@@ -7,7 +7,7 @@ import json
 import shutil
 import subprocess
 
-from conftest import BUILD, EXAMPLES, pack, run
+from conftest import BUILD, EXAMPLES, pack, run, simple_mul_build
 
 ADAPTER = BUILD / "tests" / "ireepkg_adapter_test"
 
@@ -25,8 +25,8 @@ def test_registers_plugins_in_activation_order_with_parameters(tmp_path):
     root = f"{prefix}/packages/simple-mul/1.2.0/runtime"
     assert p.stdout.splitlines() == [
         "create_manager capacity=4",
-        f"load embedded-elf {root}/simple_mul.x86_64.so params=0",
-        f"register {root}/simple_mul.x86_64.so",
+        f"load embedded-elf {root}/simple_mul.{simple_mul_build()}.so params=0",
+        f"register {root}/simple_mul.{simple_mul_build()}.so",
         f"load system-library {root}/linux-x86_64/libsimple_mul.so params=1 scale=3",
         f"register {root}/linux-x86_64/libsimple_mul.so",
         "count 2",

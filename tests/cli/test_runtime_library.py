@@ -16,7 +16,7 @@ import threading
 import pytest
 
 from conftest import (BUILD, EXAMPLES, REPO, copy_package,
-                      make_writable, pack, run)
+                      make_writable, pack, run, simple_mul_build)
 
 LIB_PATH = BUILD / "lib" / "libireepkg_runtime.so"
 HEADER = REPO / "runtime_integration" / "include" / "ireepkg" / "runtime.h"
@@ -208,8 +208,13 @@ def test_lists_what_activation_json_lists(lib, tmp_path):
         plugins, skipped, _ = list_plugins(lib, index, activation["platform"])
     finally:
         lib.ireepkg_runtime_close(index)
+    # The embedded plugin's build for this CPU: the example's x86_64_v3 one
+    # where the CPU can run it.
+    build = f"simple_mul.{simple_mul_build()}.so"
     expected = [{"name": e["name"], "package": e["package"], "version": e["version"],
-                 "format": e["format"], "path": e["path"], "spec": e["spec"],
+                 "format": e["format"],
+                 "path": e["path"].replace("simple_mul.x86_64.so", build),
+                 "spec": e["spec"].replace("simple_mul.x86_64.so", build),
                  "imports": e["imports"], "parameters": e["parameters"]}
                 for e in activation["runtime"]]
     assert plugins == expected
@@ -283,16 +288,20 @@ def library_keys(lib, index, target):
 
 def test_fatelf_for_other_architectures(lib, tmp_path):
     """`pack --fatelf` makes the .sos the plugin's library for every
-    architecture it holds (x86_64, aarch64), and for no other."""
+    architecture it holds (x86_64, aarch64), and for no other; the
+    example's x86_64_v3 build stays beside it, for CPUs that can run it."""
     prefix = install(tmp_path / "prefix", FAT_ARCHIVE)
     pkg = prefix / "packages" / "simple-mul" / "1.2.0"
     sos = f"{pkg}/runtime/simple_mul.sos"
+    # What this host's CPU gets for linux-x86_64.
+    host_key = simple_mul_build()
+    host_build = sos if host_key == "x86_64" else f"{pkg}/runtime/simple_mul.{host_key}.so"
     index = open_prefix(lib, prefix)
     try:
-        for arch in ("x86_64", "aarch64"):
+        for arch, key, path in (("x86_64", host_key, host_build), ("aarch64", "aarch64", sos)):
             plugins, _, lines = list_plugins(lib, index, f"linux-{arch}")
-            assert plugins[0]["spec"] == f"embedded:{sos}"
-            assert library_keys(lib, index, f"linux-{arch}")["simple_mul"] == (arch, sos)
+            assert plugins[0]["spec"] == f"embedded:{path}"
+            assert library_keys(lib, index, f"linux-{arch}")["simple_mul"] == (key, path)
         # No riscv64 image in the .sos: nothing to load there.
         plugins, skipped, lines = list_plugins(lib, index, "riscv64")
         assert plugins == [] and lines == ""
@@ -319,7 +328,7 @@ def test_fatelf_for_other_architectures(lib, tmp_path):
     # Nothing skipped, nothing said.
     r = run("flags", "runtime", "--prefix", prefix, "--platform", "linux-x86_64")
     assert r.code == 0 and r.err == ""
-    assert r.out == (f"--executable_plugin=embedded:{sos}\n"
+    assert r.out == (f"--executable_plugin=embedded:{host_build}\n"
                      f"--executable_plugin={pkg}/runtime/linux-x86_64/libsimple_mul.so\n")
 
 
@@ -359,8 +368,10 @@ def test_fatelf_prefix_for_an_architecture_it_lacks(tmp_path):
     for archive in (FAT_ARCHIVE, ARCHIVE):
         r = run("install", "--prefix", prefix, "--platform", "linux-riscv64", archive)
         assert r.code == 1
-        has = ("fat (aarch64, x86_64), linux-x86_64" if archive == FAT_ARCHIVE
-               else "aarch64, linux-x86_64, x86_64")
+        has = ("fat (aarch64, x86_64), linux-x86_64, windows-aarch64, windows-x86_64, "
+               "x86_64_v3" if archive == FAT_ARCHIVE
+               else "aarch64, linux-x86_64, windows-aarch64, windows-x86_64, x86_64, "
+               "x86_64_v3")
         assert (f'package "simple-mul" 1.2.0 has no build for linux-riscv64 '
                 f"(it has: {has})") in r.err
         assert not (prefix / "packages" / "simple-mul").exists()
