@@ -6,7 +6,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 IREEPKG=${IREEPKG:-$ROOT/build/bin/ireepkg}
 VENV=$ROOT/.venv/bin
-DIST=$ROOT/build/examples/dist
+# The example packages as the build packed them (the test suite runs this
+# script with its own build's).
+EXAMPLES=${IREEPKG_EXAMPLES_BUILD:-$ROOT/build/examples}
+DIST=$EXAMPLES/dist
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ireepkg-demo.XXXXXX")
 trap 'chmod -R u+w "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
 export IREEPKG_CACHE_DIR=$WORK/cache
@@ -28,7 +31,7 @@ step "A broken manifest: every problem, with file:line:column and JSON pointer"
 show $IREEPKG manifest check --kind manifest tests/data/manifest/bad_arch_typo.json || true
 
 step "Pack a package (the build already packed both into build/examples/dist)"
-show $IREEPKG pack build/examples/simple-mul -o "$WORK/dist"
+show $IREEPKG pack "$EXAMPLES/simple-mul" -o "$WORK/dist"
 show $IREEPKG info "$DIST/simple-mul-1.2.0.ireepkg"
 
 step "Dependencies are checked: mul-pipeline needs simple-mul"
@@ -103,7 +106,9 @@ show $IREEPKG lock --iree-version 3.13.0
 show cat plugins.lock.json
 
 step "No solution: the error explains why"
-show $IREEPKG add simple-mul@^2.0
+show $IREEPKG add simple-mul@^2.0 || true
+# --frozen only edits plugins.json; the lock then says why nothing fits.
+show $IREEPKG add simple-mul@^2.0 --frozen
 show $IREEPKG lock --iree-version 3.13.0 || true
 show $IREEPKG add simple-mul@^1.2
 
