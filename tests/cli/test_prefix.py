@@ -83,7 +83,7 @@ def test_state_files(prefix, example_archives):
     assert act["schema_version"] == 1 and act["platform"] == "linux-x86_64"
     assert [p["name"] for p in act["packages"]] == ["simple-mul", "mul-pipeline"]
     assert [(r["name"], r["format"], r["spec"]) for r in act["runtime"]] == [
-        ("simple_mul", "embedded-elf", f"embedded:{pkg}/runtime/simple_mul.x86_64.so"),
+        ("simple_mul", "embedded-elf", f"embedded:{pkg}/runtime/simple_mul.{simple_mul_build()}.so"),
         ("simple_mul_system", "system-library", f"{pkg}/runtime/linux-x86_64/libsimple_mul.so"),
     ]
     for r in act["runtime"]:
