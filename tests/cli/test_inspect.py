@@ -13,8 +13,9 @@ import pytest
 from conftest import ireepkg_path, run
 
 FIELDS = ["path", "format", "arch", "machine", "os", "is64", "little_endian",
-          "type", "needed", "interpreter", "exports", "code_signature", "fat_archs",
-          "fat_images", "slices", "error"]
+          "type", "needed", "interpreter", "exports", "code_signature",
+          "cpu_scanned", "cpu_uses", "fat_archs", "fat_images", "slices",
+          "error"]
 IMAGE_FIELDS = [f for f in FIELDS
                 if f not in ("path", "fat_archs", "fat_images", "slices")]
 
@@ -112,6 +113,10 @@ def test_freestanding_plugins(built):
             "machine": machine, "os": "none", "is64": True,
             "little_endian": True, "type": "shared", "needed": [],
             "interpreter": "", "exports": [QUERY], "code_signature": False,
+            # x86-64 code is scanned for the CPU features it needs (this
+            # plugin, built for the baseline, needs none); other
+            # architectures are not.
+            "cpu_scanned": arch == "x86_64", "cpu_uses": [],
             "fat_archs": [], "fat_images": [], "slices": [], "error": ""}
 
 
@@ -167,6 +172,7 @@ def test_text_file(tmp_path):
                  "machine": "", "os": "", "is64": False,
                  "little_endian": True, "type": "other", "needed": [],
                  "interpreter": "", "exports": [], "code_signature": False,
+                 "cpu_scanned": False, "cpu_uses": [],
                  "fat_archs": [], "fat_images": [], "slices": [],
                  "error": "not an object file"}
 
