@@ -62,6 +62,7 @@
 namespace ireepkg::cli {
 
 int printFailure(const Error &e, bool json);
+PackageTestTools packageTestTools(const std::string &prefix);
 
 namespace {
 
@@ -386,8 +387,8 @@ int runDoctor(const Command &, const ParsedArgs &args) {
   json testsJson = nullptr;
   std::string testsText;
   if (args.flag("run-tests")) {
-    auto results = runInstalledPackageTests(prefix->path, {},
-                                            findPackageTestTools(), reporter);
+    auto results = runInstalledPackageTests(
+        prefix->path, {}, packageTestTools(prefix->path), reporter);
     if (!results)
       return printFailure(results.error(), jsonOutput);
     testsJson = json::array();

@@ -5,6 +5,7 @@
 #include "ireepkg/pkg/child_process.h"
 #include "ireepkg/pkg/state.h"
 
+#include "ireepkg/pkg/iree_pipeline_check.h"
 #include "ireepkg/pkg/iree_version.h"
 #include "ireepkg/pkg/prefix.h"
 
@@ -218,12 +219,37 @@ void runIreeTest(const PackageTestTarget &target, const PackageTest &test,
       "--iree-hal-local-target-device-backends=llvm-cpu",
       "--iree-llvmcpu-target-cpu=host",
       "--iree-opt-const-eval=false"};
+  // The package's own configuration first, as `exec` gives it before the
+  // user's flags: the test's compile_flags come later and win.
+  if (tools.activatedCompilerFlags) {
+    std::vector<std::string> args(compile.begin() + 1, compile.end());
+    args.insert(args.end(), test.compileFlags.begin(), test.compileFlags.end());
+    auto flags = tools.activatedCompilerFlags(target, args);
+    if (!flags) {
+      result.outcome = PackageTestResult::Outcome::Failed;
+      result.reason =
+          "cannot activate the package for its tests: " + flags.error().message;
+      result.hint = flags.error().hint;
+      return;
+    }
+    compile.insert(compile.end(), flags->begin(), flags->end());
+  }
   compile.insert(compile.end(), test.compileFlags.begin(),
                  test.compileFlags.end());
   compile.push_back("-o");
   compile.push_back(vmfb);
   if (!runTool(compile, test, "iree-compile", result))
     return;
+  // IREE goes on without a pass pipeline it cannot parse and exits with 0.
+  if (std::optional<std::string> line = ireePipelineErrorLine(result.output)) {
+    result.outcome = PackageTestResult::Outcome::Failed;
+    result.reason = "iree-compile reported an error in a pass pipeline (\"" +
+                    *line + "\") and compiled without it";
+    result.hint = "fix the pipeline: the package's preprocessing hook "
+                  "(`ireepkg flags compiler` shows what it gives) or the "
+                  "test's compile_flags";
+    return;
+  }
 
   std::vector<std::string> run = {tools.ireeRunModule, "--device=local-sync"};
   if (target.runtimeFlagfile) {
