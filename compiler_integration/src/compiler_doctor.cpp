@@ -51,6 +51,28 @@ std::string lineWith(const std::string &text, const std::string &needle) {
   return "";
 }
 
+/// What a tool printed (stderr, else stdout), its last lines indented on
+/// lines of their own after "; it printed:", or "" when it printed nothing.
+std::string toolOutput(const ChildResult &r) {
+  const std::string &text = r.err.empty() ? r.out : r.err;
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find_first_not_of(" \t\r") != std::string::npos)
+      lines.push_back(line);
+  if (lines.empty())
+    return "";
+  constexpr size_t kShown = 20;
+  std::string out = "; it printed:";
+  if (lines.size() > kShown)
+    out += "\n      [" + std::to_string(lines.size() - kShown) +
+           " lines before these]";
+  for (size_t i = lines.size() > kShown ? lines.size() - kShown : 0;
+       i < lines.size(); ++i)
+    out += "\n      " + lines[i];
+  return out;
+}
+
 /// Runs a tool on an empty stdin with a time limit; nullopt (and `why`)
 /// when ireepkg cannot run it at all.
 std::optional<ChildResult> runQuietly(const std::vector<std::string> &argv,
@@ -208,45 +230,78 @@ checkCompilerPlugins(const std::vector<DoctorPackage> &packages,
         parts.push_back("dialects " + joinNames(load->dialects));
       c.details = joinNames(parts);
     }
-    if (tools.mlirOpt.empty()) {
-      if (!load) {
-        c.skipped = "mlir-opt-22 was not found, and ireepkg-mlir-check "
-                    "could not load it: " +
-                    checkerProblem;
+    // The tools it is for ("tools"; mlir-opt, as mlir-opt-22, by default).
+    std::vector<std::string> named = plugins[i]->tools;
+    if (named.empty())
+      named.push_back("mlir-opt");
+    std::vector<std::string> checkedWith;
+    for (const std::string &name : named) {
+      std::string path;
+      if (name == "mlir-opt") {
+        path = tools.mlirOpt;
+        if (path.empty()) {
+          // Without mlir-opt-22, ireepkg-mlir-check's load says what MLIR
+          // makes of it.
+          if (!load) {
+            if (named.size() == 1)
+              c.skipped = "mlir-opt-22 was not found, and ireepkg-mlir-check "
+                          "could not load it: " +
+                          checkerProblem;
+            else
+              c.warnings.push_back("mlir-opt-22 was not found, and "
+                                   "ireepkg-mlir-check could not load it: " +
+                                   checkerProblem);
+            continue;
+          }
+          checkedWith.push_back("ireepkg-mlir-check (MLIR " + mlirVersion +
+                                "; mlir-opt-22 was not found)");
+          if (!load->loaded)
+            c.problems.push_back("MLIR " + mlirVersion +
+                                 " cannot load it: " + reason);
+          continue;
+        }
+      } else {
+        path = tools.findTool ? tools.findTool(name) : "";
+        if (path.empty()) {
+          c.warnings.push_back(name +
+                               ", which it names in \"tools\", was not found "
+                               "on PATH: not checked with it");
+          continue;
+        }
+      }
+      std::string tool = fileName(path);
+      checkedWith.push_back(path);
+      std::string why;
+      auto r = runQuietly({path,
+                           std::string(dialect ? "--load-dialect-plugin="
+                                               : "--load-pass-plugin=") +
+                               c.path,
+                           "-"},
+                          tools.timeoutSeconds, why);
+      if (!r) {
+        c.problems.push_back("could not be checked with " + tool + ": " + why);
         continue;
       }
-      c.checkedWith = "ireepkg-mlir-check (MLIR " + mlirVersion +
-                      "; mlir-opt-22 was not found)";
-      if (!load->loaded)
+      std::string ignoredLine = lineWith(r->err, "Request ignored");
+      std::string ended = abnormalEnd(*r, tool, tools.timeoutSeconds);
+      if (!ended.empty())
+        c.problems.push_back(
+            "with it loaded, " + ended +
+            (name == "mlir-opt" ? std::string() : toolOutput(*r)));
+      else if (!ignoredLine.empty())
+        c.problems.push_back(
+            tool + " does not load it and goes on without it (\"" +
+            ignoredLine + "\")" + (reason.empty() ? "" : ": " + reason));
+      else if (!reason.empty())
         c.problems.push_back("MLIR " + mlirVersion +
-                             " cannot load it: " + reason);
-      continue;
+                             " (ireepkg-mlir-check) "
+                             "cannot load it: " +
+                             reason);
     }
-    std::string tool = fileName(tools.mlirOpt);
-    c.checkedWith = tools.mlirOpt;
-    std::string why;
-    auto r = runQuietly({tools.mlirOpt,
-                         std::string(dialect ? "--load-dialect-plugin="
-                                             : "--load-pass-plugin=") +
-                             c.path,
-                         "-"},
-                        tools.timeoutSeconds, why);
-    if (!r) {
-      c.problems.push_back("could not be checked: " + why);
-      continue;
-    }
-    std::string ignoredLine = lineWith(r->err, "Request ignored");
-    std::string ended = abnormalEnd(*r, tool, tools.timeoutSeconds);
-    if (!ended.empty())
-      c.problems.push_back("with it loaded, " + ended);
-    else if (!ignoredLine.empty())
-      c.problems.push_back(tool +
-                           " does not load it and goes on without it (\"" +
-                           ignoredLine + "\")" +
-                           (reason.empty() ? "" : ": " + reason));
-    else if (!reason.empty())
-      c.problems.push_back("MLIR " + mlirVersion + " (ireepkg-mlir-check) "
-                           "cannot load it: " + reason);
+    c.checkedWith = joinNames(checkedWith);
+    if (checkedWith.empty() && c.skipped.empty() && c.problems.empty())
+      c.skipped = "none of the MLIR tools it names (" + joinNames(named) +
+                  ") was found";
   }
 
   // iree-static: the compiler must have the plugin compiled in.

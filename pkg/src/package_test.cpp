@@ -9,6 +9,7 @@
 #include "ireepkg/pkg/iree_version.h"
 #include "ireepkg/pkg/prefix.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -278,21 +279,35 @@ void runIreeTest(const PackageTestTarget &target, const PackageTest &test,
 
 void runMlirOptTest(const PackageTestTarget &target, const PackageTest &test,
                     const PackageTestTools &tools, PackageTestResult &result) {
-  if (tools.mlirOpt.empty()) {
+  // mlir-opt, or another MLIR tool the package's plugins name ("tools").
+  std::string name = test.toolName.empty() ? "mlir-opt" : test.toolName;
+  std::string path = name == "mlir-opt" ? tools.mlirOpt : locateTool(name).path;
+  if (path.empty()) {
     result.outcome = PackageTestResult::Outcome::Failed;
-    result.reason = "mlir-opt (or mlir-opt-22) was not found on PATH";
-    result.hint = "install MLIR's tools (Debian: mlir-22-tools) or put "
-                  "mlir-opt on PATH";
+    if (name == "mlir-opt") {
+      result.reason = "mlir-opt (or mlir-opt-22) was not found on PATH";
+      result.hint = "install MLIR's tools (Debian: mlir-22-tools) or put "
+                    "mlir-opt on PATH";
+    } else {
+      result.reason = name + " was not found on PATH";
+      result.hint = "put " + name +
+                    " (the MLIR tool the test runs, which the package's "
+                    "plugins name in \"tools\") on PATH";
+    }
     return;
   }
-  std::vector<std::string> argv = {tools.mlirOpt};
+  std::vector<std::string> argv = {path};
   for (const CompilerPlugin &plugin : target.manifest->compilerPlugins) {
     const char *flag = plugin.kind == CompilerPluginKind::MlirPassPlugin
                            ? "--load-pass-plugin="
                        : plugin.kind == CompilerPluginKind::MlirDialectPlugin
                            ? "--load-dialect-plugin="
                            : nullptr;
-    if (!flag)
+    // The plugins that are for this tool (no "tools": mlir-opt).
+    if (!flag || (plugin.tools.empty()
+                      ? name != "mlir-opt"
+                      : std::find(plugin.tools.begin(), plugin.tools.end(),
+                                  name) == plugin.tools.end()))
       continue;
     auto it = plugin.library.find(target.platform.str());
     if (it != plugin.library.end())
@@ -301,9 +316,9 @@ void runMlirOptTest(const PackageTestTarget &target, const PackageTest &test,
   argv.push_back("--pass-pipeline=" + test.pipeline);
   argv.push_back(target.root + "/" + test.program);
   std::string out;
-  if (!runTool(argv, test, "mlir-opt", result, &out))
+  if (!runTool(argv, test, name, result, &out))
     return;
-  checkOutput(out, test, "mlir-opt", result);
+  checkOutput(out, test, name, result);
 }
 
 } // namespace
@@ -320,7 +335,9 @@ runPackageTests(const PackageTestTarget &target, const PackageTestTools &tools,
     result.package = target.package;
     result.version = target.version;
     result.test = test.name;
-    result.tool = std::string(packageTestToolName(test.tool));
+    result.tool = test.toolName.empty()
+                      ? std::string(packageTestToolName(test.tool))
+                      : test.toolName;
     auto start = std::chrono::steady_clock::now();
     if (test.tool == PackageTestTool::IreeRunModule)
       runIreeTest(target, test, tools, result);

@@ -17,7 +17,10 @@
 //    package's own runtime plugins for the host (a package directory, as
 //    `pack` tests it);
 //  - mlir-opt tests: mlir-opt runs --pass-pipeline= on the program with the
-//    package's MLIR pass and dialect plugins for the host loaded.
+//    package's MLIR pass and dialect plugins for the host loaded; a test
+//    whose tool is another MLIR tool that the plugins name in their "tools"
+//    (found on PATH) runs that tool the same way, with the plugins that
+//    name it.
 //
 // A test passes when every tool exits with 0 and every expected line
 // appears, in order, among the lines the last tool printed on stdout.

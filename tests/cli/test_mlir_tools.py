@@ -1,0 +1,130 @@
+"""The MLIR tools a package names: an MLIR plugin's "tools" and a package
+test whose tool is one of them.
+
+The example pass plugin (mlir-tag-passes, built against MLIR 22) names
+mlir-opt and a second tool, `tag-opt`: Debian's mlir-opt-22 under another
+name (a symlink in a directory put on PATH), so the test can see which
+binary ran. `ireepkg test` runs a test with its own tool, which must be
+found (a test never skips); `doctor` loads the plugin into each named tool
+that is found, warns of one that is not, and names a tool that fails with
+the plugin loaded, with its output (mlir-translate-22, a real MLIR tool that
+takes no plugins)."""
+import json
+import os
+import pathlib
+import shutil
+import sys
+
+import pytest
+
+from conftest import EXAMPLES, copy_package, run
+
+MLIR_OPT = shutil.which("mlir-opt-22")
+MLIR_TRANSLATE = shutil.which("mlir-translate-22")
+pytestmark = pytest.mark.skipif(
+    not (MLIR_OPT and MLIR_TRANSLATE and (EXAMPLES / "mlir-passes").is_dir()),
+    reason="needs mlir-opt-22, mlir-translate-22 and the built MLIR examples")
+
+VENV_BIN = pathlib.Path(sys.executable).parent
+PROGRAM = "func.func @f(%a: i32) -> i32 {\n  return %a : i32\n}\n"
+TAGGED = "func.func @f(%arg0: i32) -> i32 attributes {ireepkg.tags = [\"t\"]} {"
+
+
+def tag_passes(tmp_path, tools, test_tool="tag-opt"):
+    src = EXAMPLES / "mlir-passes"
+    m = json.loads((src / "ireeplugin.json").read_text())
+    compiler = m["compiler"]
+    compiler["plugins"][0]["tools"] = tools
+    d = copy_package(src, tmp_path / "tag-passes", compiler=compiler, tests=[{
+        "name": "tag", "tool": test_tool, "program": "tests/f.mlir",
+        "pipeline": "builtin.module(func.func(ireepkg-tag-functions{tag=t}))",
+        "expected_output": [TAGGED]}])
+    (d / "tests").mkdir()
+    (d / "tests" / "f.mlir").write_text(PROGRAM)
+    return d
+
+
+@pytest.fixture
+def bindir(tmp_path):
+    d = tmp_path / "bin"
+    d.mkdir()
+    (d / "tag-opt").symlink_to(MLIR_OPT)
+    return d
+
+
+def env_with(bindir):
+    return {"PATH": f"{bindir}:{VENV_BIN}:/usr/bin:/bin"}
+
+
+NO_TOOL = {"PATH": f"{VENV_BIN}:/usr/bin:/bin"}
+
+
+def test_a_test_runs_the_tool_it_names(tmp_path, bindir):
+    d = tag_passes(tmp_path, ["mlir-opt", "tag-opt"])
+    r = run("test", d, "--json", env=env_with(bindir))
+    assert r.code == 0, r.out + r.err
+    [t] = json.loads(r.out)["tests"]
+    assert (t["tool"], t["outcome"]) == ("tag-opt", "passed")
+    r = run("test", d, env=env_with(bindir))
+    assert r.out == "ok    mlir-tag-passes 0.1.0 tag (tag-opt)\n1 test: 1 passed, 0 failed, 0 skipped\n"
+    # The plugin is loaded into the tool the test names: without it the
+    # pass is unknown there.
+    (bindir / "tag-opt").unlink()
+    (bindir / "tag-opt").symlink_to(MLIR_TRANSLATE)
+    r = run("test", d, env=env_with(bindir))
+    assert r.code == 1
+    assert r.out.startswith("FAIL  mlir-tag-passes 0.1.0 tag: tag-opt failed (exit code 1)\n"
+                            f"  command: {bindir}/tag-opt --load-pass-plugin={d.resolve()}/lib/"
+                            "linux-x86_64/libmlir_tag_passes.so "), r.out
+
+
+def test_a_test_whose_tool_is_missing_fails(tmp_path):
+    d = tag_passes(tmp_path, ["mlir-opt", "tag-opt"])
+    r = run("test", d, env=NO_TOOL)
+    assert r.code == 1
+    assert r.out == (
+        "FAIL  mlir-tag-passes 0.1.0 tag: tag-opt was not found on PATH\n"
+        "  hint: put tag-opt (the MLIR tool the test runs, which the package's "
+        "plugins name in \"tools\") on PATH\n"
+        "1 test: 0 passed, 1 failed, 0 skipped\n")
+
+
+def test_a_test_tool_must_be_named_by_a_plugin(tmp_path):
+    d = tag_passes(tmp_path, ["mlir-opt"])
+    r = run("manifest", "check", d / "ireeplugin.json")
+    assert r.code == 1
+    assert "/tests/0/tool: \"tag-opt\" is not a test tool\n" in r.err, r.err
+
+
+def test_doctor_checks_each_named_tool(tmp_path, bindir):
+    d = tag_passes(tmp_path, ["mlir-opt", "tag-opt"])
+    dist = tmp_path / "dist"
+    r = run("pack", d, "-o", dist, env=env_with(bindir))
+    assert r.code == 0, r.out + r.err
+    prefix = tmp_path / "prefix"
+    r = run("install", "--prefix", prefix, dist / "mlir-tag-passes-0.1.0.ireepkg",
+            env=env_with(bindir))
+    assert r.code == 0, r.err
+    who = "mlir-tag-passes 0.1.0 mlir_tag_passes (mlir-pass-plugin)"
+    r = run("doctor", "--prefix", prefix, env=env_with(bindir))
+    assert r.code == 0, r.out + r.err
+    assert f"ok    {who} — checked with {MLIR_OPT}, {bindir}/tag-opt: " in r.out, r.out
+    r = run("doctor", "--prefix", prefix, "--json", env=env_with(bindir))
+    [c] = json.loads(r.out)["compiler_plugins"]
+    assert (c["checked_with"], c["warnings"]) == (f"{MLIR_OPT}, {bindir}/tag-opt", [])
+
+    # A named tool that is not on PATH: a warning, the others still checked.
+    r = run("doctor", "--prefix", prefix, env=NO_TOOL)
+    assert r.code == 0, r.out + r.err
+    assert (f"ok    {who} — checked with {MLIR_OPT}: " in r.out
+            and f"\nwarn  {who}: tag-opt, which it names in \"tools\", was not found "
+                "on PATH: not checked with it\n" in r.out), r.out
+
+    # A named tool that fails with the plugin loaded is named, with its output.
+    (bindir / "tag-opt").unlink()
+    (bindir / "tag-opt").symlink_to(MLIR_TRANSLATE)
+    r = run("doctor", "--prefix", prefix, env=env_with(bindir))
+    assert r.code == 1
+    assert f"FAIL  {who}: with it loaded, tag-opt failed (exit status 1): " in r.out, r.out
+    assert "; it printed:\n      " in r.out
+    assert "Unknown command line argument '--load-pass-plugin=" in r.out
