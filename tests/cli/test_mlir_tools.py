@@ -8,22 +8,28 @@ binary ran. `ireepkg test` runs a test with its own tool, which must be
 found (a test never skips); `doctor` loads the plugin into each named tool
 that is found, warns of one that is not, and names a tool that fails with
 the plugin loaded, with its output (mlir-translate-22, a real MLIR tool that
-takes no plugins)."""
+takes no plugins). And a real duplicate registration: `demo-opt`, a tiny
+MlirOptMain tool built here with clang++-22 against Debian's MLIR 22 and the
+example dialect's sources, registers the ireepkg_demo dialect itself; the
+example dialect plugin, loaded into it, registers its own copy and MLIR
+aborts. doctor and the package test name demo-opt and show the abort."""
 import json
 import os
 import pathlib
 import shutil
+import subprocess
 import sys
 
 import pytest
 
-from conftest import EXAMPLES, copy_package, run
+from conftest import BUILD, EXAMPLES, REPO, copy_package, run
 
 MLIR_OPT = shutil.which("mlir-opt-22")
 MLIR_TRANSLATE = shutil.which("mlir-translate-22")
+CLANGXX = shutil.which("clang++-22")
 pytestmark = pytest.mark.skipif(
-    not (MLIR_OPT and MLIR_TRANSLATE and (EXAMPLES / "mlir-passes").is_dir()),
-    reason="needs mlir-opt-22, mlir-translate-22 and the built MLIR examples")
+    not (MLIR_OPT and MLIR_TRANSLATE and CLANGXX and (EXAMPLES / "mlir-passes").is_dir()),
+    reason="needs mlir-opt-22, mlir-translate-22, clang++-22 and the built MLIR examples")
 
 VENV_BIN = pathlib.Path(sys.executable).parent
 PROGRAM = "func.func @f(%a: i32) -> i32 {\n  return %a : i32\n}\n"
@@ -128,3 +134,67 @@ def test_doctor_checks_each_named_tool(tmp_path, bindir):
     assert f"FAIL  {who}: with it loaded, tag-opt failed (exit status 1): " in r.out, r.out
     assert "; it printed:\n      " in r.out
     assert "Unknown command line argument '--load-pass-plugin=" in r.out
+
+
+DEMO_OPT_MAIN = """\
+#include "DemoDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::func::FuncDialect>();
+  ireepkg::demo::registerDemoDialect(registry);
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "demo-opt\\n", registry));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def demo_opt(tmp_path_factory):
+    """An MLIR tool with the example dialect linked in (as MLIR's
+    standalone-opt has its dialect)."""
+    d = tmp_path_factory.mktemp("demo-opt")
+    (d / "bin").mkdir()
+    (d / "main.cpp").write_text(DEMO_OPT_MAIN)
+    gen = BUILD / "examples" / "_build" / "mlir-dialect" / "mlir_demo_dialect.gen"
+    src = REPO / "examples" / "mlir-dialect" / "src"
+    proc = subprocess.run(
+        [CLANGXX, "-std=c++17", "-fno-rtti", "-fno-exceptions", f"-I{src}", f"-I{gen}",
+         "-isystem", "/usr/lib/llvm-22/include", d / "main.cpp", src / "DemoDialect.cpp",
+         "-L/usr/lib/llvm-22/lib", "-Wl,-rpath,/usr/lib/llvm-22/lib", "-lMLIR", "-lLLVM",
+         "-o", d / "bin" / "demo-opt"],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return d / "bin"
+
+
+def test_a_tool_with_the_dialect_built_in_aborts(tmp_path, demo_opt):
+    src = EXAMPLES / "mlir-dialect"
+    m = json.loads((src / "ireeplugin.json").read_text())
+    compiler = m["compiler"]
+    compiler["plugins"][0]["tools"] = ["mlir-opt", "demo-opt"]
+    d = copy_package(src, tmp_path / "demo", compiler=compiler, tests=[{
+        "name": "parse", "tool": "demo-opt", "program": "tests/f.mlir",
+        "pipeline": "builtin.module(canonicalize)",
+        "expected_output": [{"contains": "func.func @f"}]}])
+    (d / "tests").mkdir()
+    (d / "tests" / "f.mlir").write_text(PROGRAM)
+    env = env_with(demo_opt)
+    abort = "LLVM ERROR: Trying to register different dialects for the same namespace: ireepkg_demo"
+    r = run("test", d, env=env)
+    assert r.code == 1
+    assert r.out.startswith("FAIL  mlir-demo-dialect 0.1.0 parse: demo-opt crashed (signal 6)\n"
+                            f"  command: {demo_opt}/demo-opt --load-dialect-plugin="), r.out
+    assert f"\n  output:\n    {abort}\n" in r.out, r.out
+    dist = tmp_path / "dist"
+    assert run("pack", d, "-o", dist, "--no-test", env=env).code == 0
+    prefix = tmp_path / "prefix"
+    r = run("install", "--prefix", prefix, dist / "mlir-demo-dialect-0.1.0.ireepkg", env=env)
+    assert r.code == 0, r.err
+    r = run("doctor", "--prefix", prefix, env=env)
+    assert r.code == 1
+    who = "mlir-demo-dialect 0.1.0 mlir_demo_dialect (mlir-dialect-plugin)"
+    assert (f"FAIL  {who}: with it loaded, demo-opt was killed by signal 6 (Aborted); "
+            f"it printed:\n      {abort}\n") in r.out, r.out
