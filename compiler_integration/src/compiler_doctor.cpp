@@ -26,12 +26,6 @@ std::string fileName(const std::string &path) {
   return path.substr(path.rfind('/') + 1);
 }
 
-std::string seconds(double s) {
-  std::ostringstream out;
-  out << s;
-  return out.str();
-}
-
 std::string joinNames(const std::vector<std::string> &names) {
   std::string out;
   for (const std::string &n : names)
@@ -49,28 +43,6 @@ std::string lineWith(const std::string &text, const std::string &needle) {
       return b == std::string::npos ? "" : line.substr(b, e - b + 1);
     }
   return "";
-}
-
-/// What a tool printed (stderr, else stdout), its last lines indented on
-/// lines of their own after "; it printed:", or "" when it printed nothing.
-std::string toolOutput(const ChildResult &r) {
-  const std::string &text = r.err.empty() ? r.out : r.err;
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (line.find_first_not_of(" \t\r") != std::string::npos)
-      lines.push_back(line);
-  if (lines.empty())
-    return "";
-  constexpr size_t kShown = 20;
-  std::string out = "; it printed:";
-  if (lines.size() > kShown)
-    out += "\n      [" + std::to_string(lines.size() - kShown) +
-           " lines before these]";
-  for (size_t i = lines.size() > kShown ? lines.size() - kShown : 0;
-       i < lines.size(); ++i)
-    out += "\n      " + lines[i];
-  return out;
 }
 
 /// Runs a tool on an empty stdin with a time limit; nullopt (and `why`)
@@ -94,25 +66,6 @@ std::optional<ChildResult> runQuietly(const std::vector<std::string> &argv,
     return std::nullopt;
   }
   return std::move(*r);
-}
-
-/// How a child ended, when that is a problem: "" if it exited with 0.
-std::string abnormalEnd(const ChildResult &r, const std::string &tool,
-                        double timeoutSeconds) {
-  if (r.timedOut)
-    return tool + " did not finish within " + seconds(timeoutSeconds) +
-           " s (stopped)";
-  if (r.signal) {
-    const char *name = strsignal(r.signal);
-    return tool + " was killed by signal " + std::to_string(r.signal) +
-           (name ? std::string(" (") + name + ")" : "");
-  }
-  if (r.exitCode != 0) {
-    std::string said = firstOutputLine(r.err.empty() ? r.out : r.err);
-    return tool + " failed (exit status " + std::to_string(r.exitCode) + ")" +
-           (said.empty() ? "" : ": " + said);
-  }
-  return "";
 }
 
 /// The plugin ids `iree-compile --iree-list-plugins` prints.
@@ -283,11 +236,11 @@ checkCompilerPlugins(const std::vector<DoctorPackage> &packages,
         continue;
       }
       std::string ignoredLine = lineWith(r->err, "Request ignored");
-      std::string ended = abnormalEnd(*r, tool, tools.timeoutSeconds);
+      std::string ended = describeAbnormalEnd(*r, tool, tools.timeoutSeconds);
       if (!ended.empty())
         c.problems.push_back(
             "with it loaded, " + ended +
-            (name == "mlir-opt" ? std::string() : toolOutput(*r)));
+            (name == "mlir-opt" ? std::string() : describeToolOutput(*r)));
       else if (!ignoredLine.empty())
         c.problems.push_back(
             tool + " does not load it and goes on without it (\"" +
@@ -320,8 +273,8 @@ checkCompilerPlugins(const std::vector<DoctorPackage> &packages,
       if (!r)
         listProblem = why;
       else if (std::string ended =
-                   abnormalEnd(*r, "iree-compile --iree-list-plugins",
-                               tools.timeoutSeconds);
+                   describeAbnormalEnd(*r, "iree-compile --iree-list-plugins",
+                                       tools.timeoutSeconds);
                !ended.empty())
         listProblem = ended;
       else
@@ -380,7 +333,7 @@ checkCompilerPlugins(const std::vector<DoctorPackage> &packages,
       continue;
     }
     if (std::string ended =
-            abnormalEnd(*r, "iree-compile", tools.timeoutSeconds);
+            describeAbnormalEnd(*r, "iree-compile", tools.timeoutSeconds);
         !ended.empty()) {
       c.problems.push_back("the compiler does not load it: " + ended);
       continue;

@@ -136,6 +136,14 @@ def test_doctor_checks_each_named_tool(tmp_path, bindir):
     assert "Unknown command line argument '--load-pass-plugin=" in r.out
 
 
+def manifest_place(d, text):
+    """line:column of the manifest where `text` first appears."""
+    for n, line in enumerate((d / "ireeplugin.json").read_text().splitlines(), 1):
+        if text in line:
+            return f"{n}:{line.index(text) + 1}"
+    raise AssertionError(text)
+
+
 DEMO_OPT_MAIN = """\
 #include "DemoDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -188,10 +196,32 @@ def test_a_tool_with_the_dialect_built_in_aborts(tmp_path, demo_opt):
     assert r.out.startswith("FAIL  mlir-demo-dialect 0.1.0 parse: demo-opt crashed (signal 6)\n"
                             f"  command: {demo_opt}/demo-opt --load-dialect-plugin="), r.out
     assert f"\n  output:\n    {abort}\n" in r.out, r.out
+    # pack and install load the plugin into each tool it names.
+    refusal = ("/compiler/plugins/0/tools/1: the MLIR plugin lib/linux-x86_64/"
+               "libmlir_demo_dialect.so cannot be used in demo-opt: with it loaded, "
+               f"demo-opt was killed by signal 6 (Aborted); it printed: {abort}\n"
+               "  hint: a tool that registers the plugin's dialect or passes itself "
+               "aborts on the second registration: link the plugin against the shared "
+               "libMLIR without what the tool has, or leave demo-opt out of \"tools\"\n")
     dist = tmp_path / "dist"
-    assert run("pack", d, "-o", dist, "--no-test", env=env).code == 0
+    r = run("pack", d, "-o", dist, "--no-test", env=env)
+    assert r.code == 1
+    place = manifest_place(d, '"demo-opt"')
+    assert r.err == (f"ireepkg: error: {d}/ireeplugin.json:{place}: "
+                     "package 'mlir-demo-dialect': " + refusal)
+    # Without demo-opt on PATH: a warning, and the archive is written.
+    r = run("pack", d, "-o", dist, "--no-test", env=NO_TOOL)
+    assert r.code == 0, r.err
+    assert ("/compiler/plugins/0/tools/1: the MLIR plugin lib/linux-x86_64/"
+            "libmlir_demo_dialect.so was not load-checked in demo-opt: it is not on "
+            "PATH\n  hint: put demo-opt on PATH to check that the plugin loads into "
+            "it\n") in r.err, r.err
+    archive = dist / "mlir-demo-dialect-0.1.0.ireepkg"
     prefix = tmp_path / "prefix"
-    r = run("install", "--prefix", prefix, dist / "mlir-demo-dialect-0.1.0.ireepkg", env=env)
+    r = run("install", "--prefix", prefix, archive, env=env)
+    assert r.code == 1
+    assert r.err.endswith(refusal), r.err
+    r = run("install", "--prefix", prefix, archive, env=dict(env, IREEPKG_LOAD_CHECKS="0"))
     assert r.code == 0, r.err
     r = run("doctor", "--prefix", prefix, env=env)
     assert r.code == 1
