@@ -62,6 +62,7 @@
 namespace ireepkg::cli {
 
 int printFailure(const Error &e, bool json);
+PackageTestTools packageTestTools(const std::string &prefix);
 
 namespace {
 
@@ -113,16 +114,13 @@ json compilerCheckToJson(const CompilerPluginCheck &c) {
   auto orNull = [](const std::string &s) {
     return s.empty() ? json(nullptr) : json(s);
   };
-  return {{"package", c.package},
-          {"version", c.version},
-          {"plugin", c.plugin},
-          {"kind", c.kind},
-          {"path", orNull(c.path)},
-          {"ok", c.problems.empty()},
-          {"skipped", orNull(c.skipped)},
-          {"checked_with", orNull(c.checkedWith)},
-          {"details", orNull(c.details)},
-          {"problems", c.problems}};
+  return {
+      {"package", c.package},         {"version", c.version},
+      {"plugin", c.plugin},           {"kind", c.kind},
+      {"path", orNull(c.path)},       {"ok", c.problems.empty()},
+      {"skipped", orNull(c.skipped)}, {"checked_with", orNull(c.checkedWith)},
+      {"details", orNull(c.details)}, {"problems", c.problems},
+      {"warnings", c.warnings}};
 }
 
 /// The compiler plugins' section of the text report ("" when there are
@@ -145,6 +143,8 @@ std::string compilerChecksText(const std::vector<CompilerPluginCheck> &checks,
     else
       text += "ok    " + who + " — checked with " + c.checkedWith +
               (c.details.empty() ? "" : ": " + c.details) + "\n";
+    for (const std::string &warning : c.warnings)
+      text += "warn  " + who + ": " + warning + "\n";
   }
   return text;
 }
@@ -355,6 +355,9 @@ int runDoctor(const Command &, const ParsedArgs &args) {
   CompilerDoctorTools compilerTools;
   compilerTools.mlirOpt = findTool("mlir-opt-22").path;
   compilerTools.ireeCompile = findTool("iree-compile").path;
+  compilerTools.findTool = [](const std::string &name) {
+    return findTool(name).path;
+  };
   compilerTools.timeoutSeconds = timeout;
   std::vector<CompilerPluginCheck> compilerChecks =
       checkCompilerPlugins(compilerPackages, platform, compilerTools);
@@ -386,8 +389,8 @@ int runDoctor(const Command &, const ParsedArgs &args) {
   json testsJson = nullptr;
   std::string testsText;
   if (args.flag("run-tests")) {
-    auto results = runInstalledPackageTests(prefix->path, {},
-                                            findPackageTestTools(), reporter);
+    auto results = runInstalledPackageTests(
+        prefix->path, {}, packageTestTools(prefix->path), reporter);
     if (!results)
       return printFailure(results.error(), jsonOutput);
     testsJson = json::array();

@@ -11,17 +11,21 @@
 namespace ireepkg::cli {
 
 size_t printPackageTestResults(const std::vector<PackageTestResult> &results);
+PackageTestTools packageTestTools(const std::string &prefix);
+std::string dependencyPrefix(const ParsedArgs &args, const Manifest &manifest);
 
 /// Runs the package's own tests on its directory (the package's runtime and
-/// MLIR plugins for this host), or, with --no-test, reports each as
+/// MLIR plugins for this host; the package and its installed dependencies
+/// activated for iree-compile), or, with --no-test, reports each as
 /// skipped; nullopt when it has none.
 static std::optional<std::vector<PackageTestResult>>
-packTests(const std::string &dir, const Manifest &manifest, bool skip) {
+packTests(const ParsedArgs &args, const std::string &dir,
+          const Manifest &manifest, bool skip) {
   if (manifest.tests.empty())
     return std::nullopt;
   if (!skip)
     return runPackageTests(directoryTestTarget(dir, manifest),
-                           findPackageTestTools());
+                           packageTestTools(dependencyPrefix(args, manifest)));
   std::vector<PackageTestResult> results;
   for (const PackageTest &test : manifest.tests) {
     PackageTestResult r;
@@ -55,8 +59,8 @@ int runPack(const Command &, const ParsedArgs &args) {
   }
   for (const Diagnostic &d : result->warnings)
     CliReporter().warning(d);
-  std::optional<std::vector<PackageTestResult>> tests =
-      packTests(args.positional[0], result->manifest, args.flag("no-test"));
+  std::optional<std::vector<PackageTestResult>> tests = packTests(
+      args, args.positional[0], result->manifest, args.flag("no-test"));
   size_t testsFailed = 0;
   nlohmann::json testsJson = nlohmann::json::array();
   if (tests)

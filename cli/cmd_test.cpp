@@ -1,13 +1,16 @@
 //===- cmd_test.cpp - `ireepkg test` -------------------------------------===//
 //
 // Runs the smoke tests that installed packages ship (the manifest's
-// "tests") against the IREE and MLIR tools in use; see
-// pkg/src/package_test.h.
+// "tests") against the IREE and MLIR tools in use, with the package and its
+// installed dependencies activated; see ireepkg/pkg/package_test.h.
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
 #include "ireepkg/pkg/package_test.h"
+
+#include "ireepkg/compiler_integration/compiler_config.h"
+#include "ireepkg/compiler_integration/tuning_specs.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/prefix.h"
@@ -46,9 +49,46 @@ size_t printPackageTestResults(const std::vector<PackageTestResult> &results) {
   return failed;
 }
 
+/// The tools of package tests, and the compiler flags of the package under
+/// test and its dependencies installed in `prefix` ("": none installed):
+/// compiler_integration's configuration, the one `exec` gives a user.
+PackageTestTools packageTestTools(const std::string &prefix) {
+  PackageTestTools tools = findPackageTestTools();
+  std::string compiler = tools.ireeCompile;
+  tools.activatedCompilerFlags =
+      [prefix, compiler](const PackageTestTarget &target,
+                         const std::vector<std::string> &compileArgs)
+      -> Expected<std::vector<std::string>> {
+    CompilerConfigRequest request;
+    request.tool = CompilerTool::IreeCompile;
+    request.targets = compileTargetsOf(compileArgs);
+    CliReporter quiet(true);
+    auto config = buildPackageCompilerConfig(prefix, target.root,
+                                             *target.manifest, request, quiet,
+                                             [compiler] { return compiler; });
+    if (!config)
+      return std::unexpected(config.error());
+    std::vector<std::string> flags;
+    for (const CompilerFlag &f : config->flags)
+      flags.push_back(f.text());
+    return flags;
+  };
+  return tools;
+}
+
+/// The prefix whose installed packages a package directory's dependencies
+/// are taken from: the one the command would use, read only when the
+/// package has dependencies ("" when it has none or no prefix is found).
+std::string dependencyPrefix(const ParsedArgs &args, const Manifest &manifest) {
+  if (manifest.dependencies.empty())
+    return "";
+  auto prefix = choosePrefix(args);
+  return prefix ? prefix->path : "";
+}
+
 /// The tests of a package directory, with its own plugins.
 static Expected<std::vector<PackageTestResult>>
-testDirectory(const std::string &dir, const PackageTestTools &tools) {
+testDirectory(const std::string &dir, const ParsedArgs &args) {
   std::string path = dir + "/ireeplugin.json";
   auto doc = JsonDocument::load(path);
   if (!doc)
@@ -57,20 +97,20 @@ testDirectory(const std::string &dir, const PackageTestTools &tools) {
   Manifest manifest = parseManifest(*doc, ParseOptions{}, diags);
   if (diags.hasErrors())
     return makeError(ErrorCode::Invalid, diags);
-  return runPackageTests(directoryTestTarget(dir, manifest), tools);
+  return runPackageTests(directoryTestTarget(dir, manifest),
+                         packageTestTools(dependencyPrefix(args, manifest)));
 }
 
 int runTest(const Command &, const ParsedArgs &args) {
   bool json = args.flag("json");
   CliReporter reporter(json);
-  PackageTestTools tools = findPackageTestTools();
   std::vector<std::string> names, dirs;
   for (const std::string &a : args.positional)
     (a.find('/') != std::string::npos ? dirs : names).push_back(a);
   std::vector<PackageTestResult> all;
   std::string prefixPath;
   for (const std::string &dir : dirs) {
-    auto more = testDirectory(dir, tools);
+    auto more = testDirectory(dir, args);
     if (!more)
       return printFailure(more.error(), json);
     all.insert(all.end(), more->begin(), more->end());
@@ -80,7 +120,8 @@ int runTest(const Command &, const ParsedArgs &args) {
     if (!prefix)
       return setupFailure();
     prefixPath = prefix->path;
-    auto more = runInstalledPackageTests(prefix->path, names, tools, reporter);
+    auto more = runInstalledPackageTests(
+        prefix->path, names, packageTestTools(prefix->path), reporter);
     if (!more)
       return printFailure(more.error(), json);
     all.insert(all.end(), more->begin(), more->end());

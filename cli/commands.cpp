@@ -947,10 +947,13 @@ const std::vector<Command> &commandTable() {
           "IREE and MLIR tools in use: iree-compile and iree-run-module found "
           "on PATH, then in the active virtual environment, and mlir-opt, "
           "then mlir-opt-22, on PATH. An iree-run-module test compiles its "
-          "program for the local CPU and runs the function with the inputs "
-          "through the prefix's runtime plugins (state/runtime.flags); an "
-          "mlir-opt test runs the pipeline on its program with the package's "
-          "MLIR plugins loaded. Each tool runs in a child process with the "
+          "program for the local CPU with the package and its installed "
+          "dependencies activated (their compiler flags, as `exec` gives "
+          "them, before the test's compile_flags) and runs the function with "
+          "the inputs through the prefix's runtime plugins "
+          "(state/runtime.flags); an mlir-opt test runs the pipeline on its "
+          "program with the package's MLIR plugins loaded, and a test may run "
+          "another MLIR tool its plugins name (\"tools\"). Each tool runs in a child process with the "
           "test's time limit (timeout_seconds, default 120). A test passes "
           "when its tools succeed and the expected lines appear, in order, "
           "in what the tool prints; a failure shows the command, the "
@@ -958,7 +961,8 @@ const std::vector<Command> &commandTable() {
           "found fails. Exit status 1 if any test fails.\n\n"
           "An argument with a '/' (./my-package, build/package) is a package "
           "directory instead: its tests run with its own runtime plugins for "
-          "this host, as `pack` runs them.",
+          "this host, as `pack` runs them, and its dependencies from the "
+          "prefix.",
           {kPrefix, kJson},
           {"ireepkg test", "ireepkg test my-plugin --json",
            "ireepkg test ./build/package"},
@@ -980,7 +984,9 @@ const std::vector<Command> &commandTable() {
           "manifest's imports and what the library really resolves. A "
           "crashing plugin cannot crash doctor. Then checks every compiler "
           "plugin: MLIR pass and dialect plugins loaded into mlir-opt-22 "
-          "(which only warns about a plugin it cannot load), iree-static ids "
+          "(which only warns about a plugin it cannot load) and into the "
+          "other MLIR tools they name (\"tools\"; one not on PATH is a "
+          "warning), iree-static ids "
           "against `iree-compile --iree-list-plugins`, iree-dynamic libraries "
           "loaded by iree-compile. Exit status 1 if any plugin has a problem.\n\n"
           "--run-tests also runs the installed packages' tests, as `ireepkg "

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <spawn.h>
@@ -32,6 +33,8 @@
 #include <unistd.h>
 
 extern char **environ;
+
+namespace fs = std::filesystem;
 
 namespace ireepkg {
 
@@ -660,18 +663,26 @@ std::string dynamicPluginProblem(const std::string &id, const std::string &path,
   return "";
 }
 
-Expected<CompilerConfig>
-buildPrefixCompilerConfig(const std::string &prefix,
-                          CompilerConfigRequest request, Reporter &reporter,
-                          const std::function<std::string()> &findCompiler) {
+namespace {
+
+/// A prefix's installed state and its stored compiler index, the packages'
+/// directories where the prefix is now.
+struct PrefixCompilerInputs {
+  InstalledState state;
+  CompilerIndex index;
+};
+
+Expected<PrefixCompilerInputs>
+readPrefixCompilerInputs(const std::string &prefix, Reporter &reporter) {
   // Recovery first (a read of state/ must never see half a transaction),
   // then the stored compiler index: one small file, nothing re-checked.
   auto state = readInstalledState(prefix, reporter);
   if (!state)
     return Unexpected(state.error());
-  CompilerIndex index;
+  PrefixCompilerInputs inputs;
+  inputs.state = std::move(*state);
   std::string indexPath = prefix + "/state/compiler.json";
-  if (!state->packages.empty()) {
+  if (!inputs.state.packages.empty()) {
     std::ifstream in(indexPath, std::ios::binary);
     if (!in)
       return makeError(ErrorCode::NotFound, "the prefix has no compiler index",
@@ -682,27 +693,27 @@ buildPrefixCompilerConfig(const std::string &prefix,
     auto decoded = decodeCompilerIndex(text, indexPath);
     if (!decoded)
       return Unexpected(decoded.error());
-    index = std::move(*decoded);
+    inputs.index = std::move(*decoded);
     // The packages where the prefix is now: a prefix moved or copied since
     // the index was written still names the old place.
-    for (ActivatedPackage &p : index.packages)
+    for (ActivatedPackage &p : inputs.index.packages)
       p.dir = packageDir(prefix, p.name, p.version);
   }
-  const std::vector<ActivatedPackage> &active = index.packages;
-  if (!index.platform.empty())
-    if (auto p = Platform::parse(index.platform))
-      request.platform = *p;
-  request.projectValues = index.project.values;
-  request.choose = index.project.choose;
-  // The compiler is probed only when a package needs it (iree-dynamic).
+  return inputs;
+}
+
+/// Probes the compiler when a package needs it (iree-dynamic plugins, and
+/// tuning specs: its version chooses them, its iree-opt links them).
+void probeCompilerIfNeeded(const std::vector<ActivatedPackage> &packages,
+                           CompilerConfigRequest &request,
+                           const std::function<std::string()> &findCompiler) {
   bool needsCompiler = false;
-  for (const Manifest &m : index.manifests)
-    for (const CompilerPlugin &cp : m.compilerPlugins)
+  for (const ActivatedPackage &p : packages) {
+    for (const CompilerPlugin &cp : p.manifest->compilerPlugins)
       needsCompiler |= cp.kind == CompilerPluginKind::IreeDynamic;
-  // Tuning specs: its version chooses them, its iree-opt links them.
-  for (const Manifest &m : index.manifests)
-    for (const Hook &h : m.hooks)
+    for (const Hook &h : p.manifest->hooks)
       needsCompiler |= h.point == HookPoint::TuningSpec;
+  }
   if (needsCompiler && !request.compiler.known &&
       request.tool != CompilerTool::MlirOpt && findCompiler) {
     std::string tool = findCompiler();
@@ -710,7 +721,85 @@ buildPrefixCompilerConfig(const std::string &prefix,
       if (auto caps = probeCompiler(tool))
         request.compiler = *caps;
   }
-  return buildCompilerConfig(active, request);
+}
+
+} // namespace
+
+Expected<CompilerConfig>
+buildPrefixCompilerConfig(const std::string &prefix,
+                          CompilerConfigRequest request, Reporter &reporter,
+                          const std::function<std::string()> &findCompiler) {
+  auto inputs = readPrefixCompilerInputs(prefix, reporter);
+  if (!inputs)
+    return Unexpected(inputs.error());
+  const CompilerIndex &index = inputs->index;
+  if (!index.platform.empty())
+    if (auto p = Platform::parse(index.platform))
+      request.platform = *p;
+  request.projectValues = index.project.values;
+  request.choose = index.project.choose;
+  probeCompilerIfNeeded(index.packages, request, findCompiler);
+  return buildCompilerConfig(index.packages, request);
+}
+
+Expected<CompilerConfig>
+buildPackageCompilerConfig(const std::string &prefix, const std::string &dir,
+                           const Manifest &manifest,
+                           CompilerConfigRequest request, Reporter &reporter,
+                           const std::function<std::string()> &findCompiler) {
+  PrefixCompilerInputs inputs;
+  std::error_code ec;
+  bool hasPrefix =
+      !prefix.empty() && fs::exists(prefix + "/state/installed.json", ec);
+  if (hasPrefix) {
+    auto read = readPrefixCompilerInputs(prefix, reporter);
+    if (!read)
+      return Unexpected(read.error());
+    inputs = std::move(*read);
+  }
+  // Its dependencies, and theirs, as the prefix installed them.
+  std::set<std::string> wanted;
+  std::vector<std::string> todo;
+  for (const auto &[name, constraint] : manifest.dependencies)
+    todo.push_back(name);
+  while (!todo.empty()) {
+    std::string name = std::move(todo.back());
+    todo.pop_back();
+    if (name == manifest.name || !wanted.insert(name).second)
+      continue;
+    const InstalledPackage *p = inputs.state.find(name);
+    if (!p)
+      return makeError(
+          ErrorCode::NotFound,
+          "its dependency \"" + name + "\" is not installed" +
+              (prefix.empty() ? std::string() : " in " + prefix),
+          Location::inFile(dir + "/ireeplugin.json"),
+          "install it (`ireepkg install " + name +
+              "`), or choose the prefix that has it with --prefix, so that "
+              "the tests run with the package's dependencies activated");
+    for (const std::string &d : p->dependencies)
+      todo.push_back(d);
+  }
+  std::vector<ActivatedPackage> packages;
+  for (const ActivatedPackage &p : inputs.index.packages)
+    if (wanted.count(p.name))
+      packages.push_back(p);
+  ActivatedPackage self;
+  self.name = manifest.name;
+  self.version = manifest.version;
+  self.dir = dir;
+  self.manifest = &manifest;
+  packages.push_back(self);
+  // The project's settings, for the packages taking part.
+  wanted.insert(manifest.name);
+  for (const auto &[name, values] : inputs.index.project.values)
+    if (wanted.count(name))
+      request.projectValues[name] = values;
+  for (const auto &[point, name] : inputs.index.project.choose)
+    if (wanted.count(name))
+      request.choose[point] = name;
+  probeCompilerIfNeeded(packages, request, findCompiler);
+  return buildCompilerConfig(packages, request);
 }
 
 } // namespace ireepkg

@@ -26,12 +26,6 @@ std::string fileName(const std::string &path) {
   return path.substr(path.rfind('/') + 1);
 }
 
-std::string seconds(double s) {
-  std::ostringstream out;
-  out << s;
-  return out.str();
-}
-
 std::string joinNames(const std::vector<std::string> &names) {
   std::string out;
   for (const std::string &n : names)
@@ -72,25 +66,6 @@ std::optional<ChildResult> runQuietly(const std::vector<std::string> &argv,
     return std::nullopt;
   }
   return std::move(*r);
-}
-
-/// How a child ended, when that is a problem: "" if it exited with 0.
-std::string abnormalEnd(const ChildResult &r, const std::string &tool,
-                        double timeoutSeconds) {
-  if (r.timedOut)
-    return tool + " did not finish within " + seconds(timeoutSeconds) +
-           " s (stopped)";
-  if (r.signal) {
-    const char *name = strsignal(r.signal);
-    return tool + " was killed by signal " + std::to_string(r.signal) +
-           (name ? std::string(" (") + name + ")" : "");
-  }
-  if (r.exitCode != 0) {
-    std::string said = firstOutputLine(r.err.empty() ? r.out : r.err);
-    return tool + " failed (exit status " + std::to_string(r.exitCode) + ")" +
-           (said.empty() ? "" : ": " + said);
-  }
-  return "";
 }
 
 /// The plugin ids `iree-compile --iree-list-plugins` prints.
@@ -208,45 +183,78 @@ checkCompilerPlugins(const std::vector<DoctorPackage> &packages,
         parts.push_back("dialects " + joinNames(load->dialects));
       c.details = joinNames(parts);
     }
-    if (tools.mlirOpt.empty()) {
-      if (!load) {
-        c.skipped = "mlir-opt-22 was not found, and ireepkg-mlir-check "
-                    "could not load it: " +
-                    checkerProblem;
+    // The tools it is for ("tools"; mlir-opt, as mlir-opt-22, by default).
+    std::vector<std::string> named = plugins[i]->tools;
+    if (named.empty())
+      named.push_back("mlir-opt");
+    std::vector<std::string> checkedWith;
+    for (const std::string &name : named) {
+      std::string path;
+      if (name == "mlir-opt") {
+        path = tools.mlirOpt;
+        if (path.empty()) {
+          // Without mlir-opt-22, ireepkg-mlir-check's load says what MLIR
+          // makes of it.
+          if (!load) {
+            if (named.size() == 1)
+              c.skipped = "mlir-opt-22 was not found, and ireepkg-mlir-check "
+                          "could not load it: " +
+                          checkerProblem;
+            else
+              c.warnings.push_back("mlir-opt-22 was not found, and "
+                                   "ireepkg-mlir-check could not load it: " +
+                                   checkerProblem);
+            continue;
+          }
+          checkedWith.push_back("ireepkg-mlir-check (MLIR " + mlirVersion +
+                                "; mlir-opt-22 was not found)");
+          if (!load->loaded)
+            c.problems.push_back("MLIR " + mlirVersion +
+                                 " cannot load it: " + reason);
+          continue;
+        }
+      } else {
+        path = tools.findTool ? tools.findTool(name) : "";
+        if (path.empty()) {
+          c.warnings.push_back(name +
+                               ", which it names in \"tools\", was not found "
+                               "on PATH: not checked with it");
+          continue;
+        }
+      }
+      std::string tool = fileName(path);
+      checkedWith.push_back(path);
+      std::string why;
+      auto r = runQuietly({path,
+                           std::string(dialect ? "--load-dialect-plugin="
+                                               : "--load-pass-plugin=") +
+                               c.path,
+                           "-"},
+                          tools.timeoutSeconds, why);
+      if (!r) {
+        c.problems.push_back("could not be checked with " + tool + ": " + why);
         continue;
       }
-      c.checkedWith = "ireepkg-mlir-check (MLIR " + mlirVersion +
-                      "; mlir-opt-22 was not found)";
-      if (!load->loaded)
+      std::string ignoredLine = lineWith(r->err, "Request ignored");
+      std::string ended = describeAbnormalEnd(*r, tool, tools.timeoutSeconds);
+      if (!ended.empty())
+        c.problems.push_back(
+            "with it loaded, " + ended +
+            (name == "mlir-opt" ? std::string() : describeToolOutput(*r)));
+      else if (!ignoredLine.empty())
+        c.problems.push_back(
+            tool + " does not load it and goes on without it (\"" +
+            ignoredLine + "\")" + (reason.empty() ? "" : ": " + reason));
+      else if (!reason.empty())
         c.problems.push_back("MLIR " + mlirVersion +
-                             " cannot load it: " + reason);
-      continue;
+                             " (ireepkg-mlir-check) "
+                             "cannot load it: " +
+                             reason);
     }
-    std::string tool = fileName(tools.mlirOpt);
-    c.checkedWith = tools.mlirOpt;
-    std::string why;
-    auto r = runQuietly({tools.mlirOpt,
-                         std::string(dialect ? "--load-dialect-plugin="
-                                             : "--load-pass-plugin=") +
-                             c.path,
-                         "-"},
-                        tools.timeoutSeconds, why);
-    if (!r) {
-      c.problems.push_back("could not be checked: " + why);
-      continue;
-    }
-    std::string ignoredLine = lineWith(r->err, "Request ignored");
-    std::string ended = abnormalEnd(*r, tool, tools.timeoutSeconds);
-    if (!ended.empty())
-      c.problems.push_back("with it loaded, " + ended);
-    else if (!ignoredLine.empty())
-      c.problems.push_back(tool +
-                           " does not load it and goes on without it (\"" +
-                           ignoredLine + "\")" +
-                           (reason.empty() ? "" : ": " + reason));
-    else if (!reason.empty())
-      c.problems.push_back("MLIR " + mlirVersion + " (ireepkg-mlir-check) "
-                           "cannot load it: " + reason);
+    c.checkedWith = joinNames(checkedWith);
+    if (checkedWith.empty() && c.skipped.empty() && c.problems.empty())
+      c.skipped = "none of the MLIR tools it names (" + joinNames(named) +
+                  ") was found";
   }
 
   // iree-static: the compiler must have the plugin compiled in.
@@ -265,8 +273,8 @@ checkCompilerPlugins(const std::vector<DoctorPackage> &packages,
       if (!r)
         listProblem = why;
       else if (std::string ended =
-                   abnormalEnd(*r, "iree-compile --iree-list-plugins",
-                               tools.timeoutSeconds);
+                   describeAbnormalEnd(*r, "iree-compile --iree-list-plugins",
+                                       tools.timeoutSeconds);
                !ended.empty())
         listProblem = ended;
       else
@@ -325,7 +333,7 @@ checkCompilerPlugins(const std::vector<DoctorPackage> &packages,
       continue;
     }
     if (std::string ended =
-            abnormalEnd(*r, "iree-compile", tools.timeoutSeconds);
+            describeAbnormalEnd(*r, "iree-compile", tools.timeoutSeconds);
         !ended.empty()) {
       c.problems.push_back("the compiler does not load it: " + ended);
       continue;

@@ -313,6 +313,16 @@ static void checkBaselineBuilds(Checker &checker, const std::string &mapPtr,
   }
 }
 
+/// A program name as found on PATH: 1 to 64 letters, digits, '_', '.', '+'
+/// and '-', starting with a letter or digit (no directory).
+static bool isMlirToolName(const std::string &name) {
+  return !name.empty() && name.size() <= 64 &&
+         std::isalnum(static_cast<unsigned char>(name[0])) &&
+         name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                "0123456789_.+-") == std::string::npos;
+}
+
 static void parseCompilerPlugin(Checker &checker, const json &value,
                                 const std::string &ptr, CompilerPlugin &out,
                                 std::set<std::string> &flagsSeen) {
@@ -386,6 +396,40 @@ static void parseCompilerPlugin(Checker &checker, const json &value,
                       "abi_hash is 8 to 128 hexadecimal digits, as the "
                       "plugin reports it");
       out.abiHash = *h;
+    }
+  }
+  if (const json *tools = r.array("tools")) {
+    bool mlirKind =
+        kindIndex && (out.kind == CompilerPluginKind::MlirPassPlugin ||
+                      out.kind == CompilerPluginKind::MlirDialectPlugin);
+    if (kindIndex && !mlirKind)
+      checker.error(r.child("tools"),
+                    "\"tools\" applies to mlir-pass-plugin and "
+                    "mlir-dialect-plugin plugins only",
+                    "IREE's compiler loads " +
+                        std::string(compilerPluginKindName(out.kind)) +
+                        " plugins; leave \"tools\" out");
+    else if (tools->empty())
+      checker.error(r.child("tools"), "must name at least one tool",
+                    "leave \"tools\" out for mlir-opt alone");
+    for (size_t i = 0; i < tools->size(); ++i) {
+      std::string p = r.child("tools") + "/" + std::to_string(i);
+      const json &t = (*tools)[i];
+      if (!t.is_string() || !isMlirToolName(t.get<std::string>())) {
+        checker.error(p,
+                      (t.is_string() ? "\"" + t.get<std::string>() + "\""
+                                     : std::string("this value")) +
+                          " is not an MLIR tool name",
+                      "name each tool as it is found on PATH, e.g. "
+                      "\"mlir-opt\" or \"standalone-opt\"");
+        continue;
+      }
+      std::string name = t.get<std::string>();
+      if (std::find(out.tools.begin(), out.tools.end(), name) !=
+          out.tools.end())
+        checker.error(p, "\"" + name + "\" is listed more than once");
+      else
+        out.tools.push_back(name);
     }
   }
   if (const json *opts = r.object("options")) {
@@ -672,7 +716,8 @@ parseExpectedOutput(Checker &checker, const json &value,
 }
 
 static void parsePackageTest(Checker &checker, const json &value,
-                             const std::string &ptr, PackageTest &out) {
+                             const std::string &ptr, PackageTest &out,
+                             const std::vector<std::string> &mlirTools) {
   ObjectReader r(checker, value, ptr);
   if (!r.valid())
     return;
@@ -690,7 +735,32 @@ static void parsePackageTest(Checker &checker, const json &value,
                     "test names are up to 64 letters, digits, '_', '.' and "
                     "'-', starting with a letter, digit or '_'");
   }
-  auto toolIndex = enumField(checker, r, "tool", kTestToolNames, "a test tool");
+  // iree-run-module, mlir-opt, or an MLIR tool the package's plugins name.
+  std::optional<size_t> toolIndex;
+  if (auto tool = r.string("tool", Need::Required)) {
+    out.toolName = *tool;
+    if (*tool == kTestToolNames[0])
+      toolIndex = 0;
+    else if (*tool == kTestToolNames[1] ||
+             std::find(mlirTools.begin(), mlirTools.end(), *tool) !=
+                 mlirTools.end())
+      toolIndex = 1;
+    if (!toolIndex) {
+      std::vector<std::string_view> names(kTestToolNames.begin(),
+                                          kTestToolNames.end());
+      names.insert(names.end(), mlirTools.begin(), mlirTools.end());
+      std::string list;
+      for (std::string_view n : names)
+        list += (list.empty() ? "" : ", ") + std::string(n);
+      checker.error(
+          r.child("tool"),
+          "\"" + *tool + "\" is not a test tool" +
+              didYouMean(*tool, std::span<const std::string_view>(names)),
+          "use one of: " + list +
+              ", or an MLIR tool that one of the package's MLIR "
+              "plugins names in its \"tools\"");
+    }
+  }
   if (auto program = r.string("program", Need::Required);
       program && checker.packagePath(*program, r.child("program")))
     out.program = *program;
@@ -891,11 +961,17 @@ Manifest parseManifest(const JsonDocument &doc, const ParseOptions &options,
     rt.finish();
   }
   if (const json *tests = r.array("tests")) {
+    std::vector<std::string> mlirTools; // what tests may run besides
+    for (const CompilerPlugin &cp : m.compilerPlugins)
+      for (const std::string &t : cp.tools)
+        if (t != kTestToolNames[0] && t != kTestToolNames[1] &&
+            std::find(mlirTools.begin(), mlirTools.end(), t) == mlirTools.end())
+          mlirTools.push_back(t);
     std::set<std::string> names;
     for (size_t i = 0; i < tests->size(); ++i) {
       std::string p = r.child("tests") + "/" + std::to_string(i);
       PackageTest test;
-      parsePackageTest(checker, (*tests)[i], p, test);
+      parsePackageTest(checker, (*tests)[i], p, test, mlirTools);
       if (!test.name.empty() && !names.insert(test.name).second)
         checker.error(p + "/name",
                       "test name \"" + test.name + "\" is used more than once");

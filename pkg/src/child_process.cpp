@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sstream>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -341,6 +342,45 @@ Expected<ChildResult> runChild(const ChildOptions &options) {
 std::string firstOutputLine(const std::string &text) {
   std::string line = text.substr(0, text.find('\n'));
   return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+}
+
+std::string describeAbnormalEnd(const ChildResult &r, const std::string &tool,
+                                double timeoutSeconds) {
+  if (r.timedOut) {
+    std::ostringstream limit;
+    limit << timeoutSeconds;
+    return tool + " did not finish within " + limit.str() + " s (stopped)";
+  }
+  if (r.signal) {
+    const char *name = strsignal(r.signal);
+    return tool + " was killed by signal " + std::to_string(r.signal) +
+           (name ? std::string(" (") + name + ")" : "");
+  }
+  if (r.exitCode != 0) {
+    std::string said = firstOutputLine(r.err.empty() ? r.out : r.err);
+    return tool + " failed (exit status " + std::to_string(r.exitCode) + ")" +
+           (said.empty() ? "" : ": " + said);
+  }
+  return "";
+}
+
+std::string describeToolOutput(const ChildResult &r) {
+  const std::string &text = r.err.empty() ? r.out : r.err;
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find_first_not_of(" \t\r") != std::string::npos)
+      lines.push_back(line);
+  if (lines.empty())
+    return "";
+  constexpr size_t kShown = 20;
+  std::string out = "; it printed:";
+  size_t first = lines.size() > kShown ? lines.size() - kShown : 0;
+  if (first)
+    out += "\n      [" + std::to_string(first) + " lines before these]";
+  for (size_t i = first; i < lines.size(); ++i)
+    out += "\n      " + lines[i];
+  return out;
 }
 
 } // namespace ireepkg

@@ -18,11 +18,13 @@
 #include "ireepkg/manifest_schema/pipeline.h"
 
 #include "ireepkg/pkg/child_process.h"
+#include "ireepkg/pkg/iree_version.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <unistd.h>
 
@@ -571,6 +573,80 @@ checkPipelinesWithMlir(const std::vector<PipelineSource> &pipelines,
   return report;
 }
 
+namespace {
+
+/// Loads the plugin into each MLIR tool it names besides mlir-opt (which
+/// ireepkg-mlir-check stands for) that is on PATH, in a child process on an
+/// empty input: a tool that fails with it loaded (one that registers the
+/// plugin's dialect itself aborts) or ignores it is an error at its
+/// "tools" entry; a named tool not found, a warning. Not with load checks
+/// off.
+void checkInNamedTools(
+    const CompilerPlugin &plugin, const PassPluginSource &src,
+    const std::string &toolsPointer,
+    const std::function<Location(const std::string &)> &locate,
+    DiagnosticList &diags) {
+  if (auto on = loadChecksEnabled(); on && !*on)
+    return; // load checks are off (findChecker says so)
+  for (size_t j = 0; j < plugin.tools.size(); ++j) {
+    const std::string &name = plugin.tools[j];
+    if (name == "mlir-opt")
+      continue;
+    Location where = locate(toolsPointer + "/" + std::to_string(j));
+    std::string path = locateTool(name).path;
+    if (path.empty()) {
+      diags.warning(where,
+                    "the MLIR plugin " + src.label +
+                        " was not load-checked in " + name +
+                        ": it is not on PATH",
+                    "put " + name +
+                        " on PATH to check that the plugin loads "
+                        "into it");
+      continue;
+    }
+    ChildOptions options;
+    options.argv = {path,
+                    std::string(src.dialect ? "--load-dialect-plugin="
+                                            : "--load-pass-plugin=") +
+                        src.path,
+                    "-"};
+    options.input = "";
+    double limit = stepSeconds(diags);
+    options.timeoutSeconds = limit;
+    options.ownProcessGroup = true;
+    options.maxOut = options.maxErr = 1u << 20;
+    options.runsPackageCode = true;
+    auto r = runChild(options);
+    std::string problem;
+    if (!r)
+      problem = r.error().message;
+    else if (r->spawnError)
+      problem = "cannot run " + path + ": " + std::strerror(r->spawnError);
+    else if (std::string ended = describeAbnormalEnd(*r, name, limit);
+             !ended.empty()) {
+      // One line (diagnostics are): what it said first, when it says it
+      // (a failure's exit status comes with it already).
+      std::string said = firstOutputLine(r->err.empty() ? r->out : r->err);
+      problem = "with it loaded, " + ended +
+                (r->exited || said.empty() ? "" : "; it printed: " + said);
+    } else if (r->err.find("Request ignored") != std::string::npos) {
+      problem = name + " does not load it and goes on without it (\"" +
+                firstOutputLine(r->err) + "\")";
+    }
+    if (!problem.empty())
+      diags.error(where,
+                  "the MLIR plugin " + src.label + " cannot be used in " +
+                      name + ": " + problem,
+                  "a tool that registers the plugin's dialect or passes "
+                  "itself aborts on the second registration: link the plugin "
+                  "against the shared libMLIR without what the tool has, or "
+                  "leave " +
+                      name + " out of \"tools\"");
+  }
+}
+
+} // namespace
+
 Expected<MlirCheckReport>
 checkPackagePipelines(const std::vector<PipelineCheckPackage> &packages,
                       const Platform &platform, bool loadPlugins,
@@ -634,6 +710,10 @@ checkPackagePipelines(const std::vector<PipelineCheckPackage> &packages,
                          "/library/" + jsonPointerEscape(platform.str()));
       src.checked = pkg.check;
       src.dialect = p.kind == CompilerPluginKind::MlirDialectPlugin;
+      if (pkg.check)
+        checkInNamedTools(p, src,
+                          "/compiler/plugins/" + std::to_string(i) + "/tools",
+                          locate, diags);
       plugins.push_back(std::move(src));
     }
   }

@@ -5,9 +5,11 @@
 #include "ireepkg/pkg/child_process.h"
 #include "ireepkg/pkg/state.h"
 
+#include "ireepkg/pkg/iree_pipeline_check.h"
 #include "ireepkg/pkg/iree_version.h"
 #include "ireepkg/pkg/prefix.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -218,12 +220,37 @@ void runIreeTest(const PackageTestTarget &target, const PackageTest &test,
       "--iree-hal-local-target-device-backends=llvm-cpu",
       "--iree-llvmcpu-target-cpu=host",
       "--iree-opt-const-eval=false"};
+  // The package's own configuration first, as `exec` gives it before the
+  // user's flags: the test's compile_flags come later and win.
+  if (tools.activatedCompilerFlags) {
+    std::vector<std::string> args(compile.begin() + 1, compile.end());
+    args.insert(args.end(), test.compileFlags.begin(), test.compileFlags.end());
+    auto flags = tools.activatedCompilerFlags(target, args);
+    if (!flags) {
+      result.outcome = PackageTestResult::Outcome::Failed;
+      result.reason =
+          "cannot activate the package for its tests: " + flags.error().message;
+      result.hint = flags.error().hint;
+      return;
+    }
+    compile.insert(compile.end(), flags->begin(), flags->end());
+  }
   compile.insert(compile.end(), test.compileFlags.begin(),
                  test.compileFlags.end());
   compile.push_back("-o");
   compile.push_back(vmfb);
   if (!runTool(compile, test, "iree-compile", result))
     return;
+  // IREE goes on without a pass pipeline it cannot parse and exits with 0.
+  if (std::optional<std::string> line = ireePipelineErrorLine(result.output)) {
+    result.outcome = PackageTestResult::Outcome::Failed;
+    result.reason = "iree-compile reported an error in a pass pipeline (\"" +
+                    *line + "\") and compiled without it";
+    result.hint = "fix the pipeline: the package's preprocessing hook "
+                  "(`ireepkg flags compiler` shows what it gives) or the "
+                  "test's compile_flags";
+    return;
+  }
 
   std::vector<std::string> run = {tools.ireeRunModule, "--device=local-sync"};
   if (target.runtimeFlagfile) {
@@ -252,21 +279,35 @@ void runIreeTest(const PackageTestTarget &target, const PackageTest &test,
 
 void runMlirOptTest(const PackageTestTarget &target, const PackageTest &test,
                     const PackageTestTools &tools, PackageTestResult &result) {
-  if (tools.mlirOpt.empty()) {
+  // mlir-opt, or another MLIR tool the package's plugins name ("tools").
+  std::string name = test.toolName.empty() ? "mlir-opt" : test.toolName;
+  std::string path = name == "mlir-opt" ? tools.mlirOpt : locateTool(name).path;
+  if (path.empty()) {
     result.outcome = PackageTestResult::Outcome::Failed;
-    result.reason = "mlir-opt (or mlir-opt-22) was not found on PATH";
-    result.hint = "install MLIR's tools (Debian: mlir-22-tools) or put "
-                  "mlir-opt on PATH";
+    if (name == "mlir-opt") {
+      result.reason = "mlir-opt (or mlir-opt-22) was not found on PATH";
+      result.hint = "install MLIR's tools (Debian: mlir-22-tools) or put "
+                    "mlir-opt on PATH";
+    } else {
+      result.reason = name + " was not found on PATH";
+      result.hint = "put " + name +
+                    " (the MLIR tool the test runs, which the package's "
+                    "plugins name in \"tools\") on PATH";
+    }
     return;
   }
-  std::vector<std::string> argv = {tools.mlirOpt};
+  std::vector<std::string> argv = {path};
   for (const CompilerPlugin &plugin : target.manifest->compilerPlugins) {
     const char *flag = plugin.kind == CompilerPluginKind::MlirPassPlugin
                            ? "--load-pass-plugin="
                        : plugin.kind == CompilerPluginKind::MlirDialectPlugin
                            ? "--load-dialect-plugin="
                            : nullptr;
-    if (!flag)
+    // The plugins that are for this tool (no "tools": mlir-opt).
+    if (!flag || (plugin.tools.empty()
+                      ? name != "mlir-opt"
+                      : std::find(plugin.tools.begin(), plugin.tools.end(),
+                                  name) == plugin.tools.end()))
       continue;
     auto it = plugin.library.find(target.platform.str());
     if (it != plugin.library.end())
@@ -275,9 +316,9 @@ void runMlirOptTest(const PackageTestTarget &target, const PackageTest &test,
   argv.push_back("--pass-pipeline=" + test.pipeline);
   argv.push_back(target.root + "/" + test.program);
   std::string out;
-  if (!runTool(argv, test, "mlir-opt", result, &out))
+  if (!runTool(argv, test, name, result, &out))
     return;
-  checkOutput(out, test, "mlir-opt", result);
+  checkOutput(out, test, name, result);
 }
 
 } // namespace
@@ -294,7 +335,9 @@ runPackageTests(const PackageTestTarget &target, const PackageTestTools &tools,
     result.package = target.package;
     result.version = target.version;
     result.test = test.name;
-    result.tool = std::string(packageTestToolName(test.tool));
+    result.tool = test.toolName.empty()
+                      ? std::string(packageTestToolName(test.tool))
+                      : test.toolName;
     auto start = std::chrono::steady_clock::now();
     if (test.tool == PackageTestTool::IreeRunModule)
       runIreeTest(target, test, tools, result);

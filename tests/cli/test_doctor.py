@@ -839,7 +839,8 @@ def test_compiler_plugins_are_checked_with_the_real_tools(compiler_prefix):
     assert checks["input_torch"] == {
         "package": "broken-compiler", "version": "1.0.0", "plugin": "input_torch",
         "kind": "iree-static", "path": None, "ok": True, "skipped": None,
-        "checked_with": str(VENV_BIN / "iree-compile"), "details": None, "problems": []}
+        "checked_with": str(VENV_BIN / "iree-compile"), "details": None, "problems": [],
+        "warnings": []}
 
 
 @pytest.mark.skipif(not CLANG, reason="needs clang-22")

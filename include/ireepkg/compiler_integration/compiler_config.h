@@ -144,6 +144,18 @@ buildPrefixCompilerConfig(const std::string &prefix,
                           CompilerConfigRequest request, Reporter &reporter,
                           const std::function<std::string()> &findCompiler = {});
 
+/// The configuration of one package as its tests run it (package_test.h):
+/// the package at `dir` (its `manifest`; a package directory, or one
+/// installed) activated after its dependencies installed in `prefix`, in
+/// activation order, with the prefix's project settings for them: what
+/// `flags compiler` gives for a prefix holding just these packages. The
+/// prefix is read only when it exists. A dependency not installed there is
+/// an error (ErrorCode::NotFound).
+Expected<CompilerConfig> buildPackageCompilerConfig(
+    const std::string &prefix, const std::string &dir, const Manifest &manifest,
+    CompilerConfigRequest request, Reporter &reporter,
+    const std::function<std::string()> &findCompiler = {});
+
 } // namespace ireepkg
 
 #endif

@@ -69,6 +69,9 @@ struct CompilerPlugin {
   std::map<std::string, std::string> library; ///< platform -> path
   /// flag name (without dashes) -> option schema
   std::map<std::string, nlohmann::json> options;
+  /// mlir-pass-plugin / mlir-dialect-plugin: the MLIR tools it is for, as
+  /// found on PATH ("mlir-opt": mlir-opt, else mlir-opt-22); empty: mlir-opt.
+  std::vector<std::string> tools;
   std::string description;
 };
 
@@ -143,6 +146,10 @@ struct ExpectedOutput {
 struct PackageTest {
   std::string name;
   PackageTestTool tool = PackageTestTool::IreeRunModule;
+  /// The tool to run, as written: "iree-run-module", "mlir-opt", or (an
+  /// MlirOpt test) an MLIR tool one of the package's MLIR plugins names in
+  /// its "tools".
+  std::string toolName;
   std::string program;                   ///< package path of the MLIR program
   std::string function;                  ///< iree-run-module
   std::vector<std::string> inputs;       ///< iree-run-module --input= values

@@ -93,6 +93,18 @@ Expected<bool> loadChecksEnabled();
 /// messages.
 std::string firstOutputLine(const std::string &text);
 
+/// How a tool run by runChild ended, when that is a problem ("" when it
+/// exited with 0): "<tool> did not finish within <n> s (stopped)", "<tool>
+/// was killed by signal 6 (Aborted)", "<tool> failed (exit status 1):
+/// <first line it printed>".
+std::string describeAbnormalEnd(const ChildResult &result,
+                                const std::string &tool, double timeoutSeconds);
+
+/// What a tool printed (stderr, else stdout) for a message: "; it
+/// printed:" and its last 20 non-blank lines, each on a line of its own
+/// indented by six; "" when it printed nothing.
+std::string describeToolOutput(const ChildResult &result);
+
 } // namespace ireepkg
 
 #endif // IREEPKG_PKG_CHILD_PROCESS_H

@@ -10,6 +10,11 @@
 // installed) are left out, and their pipeline reported as not (or only
 // partially) checked; that is not an error.
 //
+// A plugin of a checked package that names other MLIR tools than mlir-opt
+// ("tools") is also loaded into each of them found on PATH (an empty input,
+// a child process): one that fails with it loaded is an error at its
+// "tools" entry, a named tool not found a warning.
+//
 // The work is done by the `ireepkg-mlir-check` tool (links libMLIR) run as a
 // child process, so that the ireepkg binary links no LLVM or MLIR, and a
 // plugin that crashes or hangs cannot take ireepkg down. The tool is found

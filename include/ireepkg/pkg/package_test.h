@@ -6,13 +6,21 @@
 //
 //  - iree-run-module tests: the program is compiled with iree-compile for
 //    the local CPU (llvm-cpu, host CPU, constant evaluation off since
-//    iree-compile cannot load runtime plugins), then run with
+//    iree-compile cannot load runtime plugins) with the package and its
+//    installed dependencies activated (their compiler flags, as `ireepkg
+//    exec` gives them: hooks, options, plugins), then the test's own
+//    compile_flags; a pass pipeline error that iree-compile reports while
+//    exiting with 0 fails the test (iree_pipeline_check.h). It then runs
+//    with
 //    iree-run-module --device=local-sync, the runtime plugins given either
 //    by a prefix's state/runtime.flags (installed packages) or by the
 //    package's own runtime plugins for the host (a package directory, as
 //    `pack` tests it);
 //  - mlir-opt tests: mlir-opt runs --pass-pipeline= on the program with the
-//    package's MLIR pass and dialect plugins for the host loaded.
+//    package's MLIR pass and dialect plugins for the host loaded; a test
+//    whose tool is another MLIR tool that the plugins name in their "tools"
+//    (found on PATH) runs that tool the same way, with the plugins that
+//    name it.
 //
 // A test passes when every tool exits with 0 and every expected line
 // appears, in order, among the lines the last tool printed on stdout.
@@ -27,17 +35,32 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace ireepkg {
 
+struct PackageTestTarget;
+
+/// The iree-compile flags of `target` activated with its installed
+/// dependencies, given the test's other iree-compile arguments (their
+/// target flags choose tuning specs); an error fails the test.
+using ActivatedCompilerFlags = std::function<Expected<std::vector<std::string>>(
+    const PackageTestTarget &target,
+    const std::vector<std::string> &compileArgs)>;
+
 /// The tools package tests use; "" when not found.
 struct PackageTestTools {
   std::string ireeCompile;
   std::string ireeRunModule;
   std::string mlirOpt;
+  /// Injected by the caller (the CLI): the flags come from
+  /// compiler_integration's configuration builder, the one `flags compiler`
+  /// and `exec` use, and that layer sits above pkg. Unset: none (only the
+  /// test's compile_flags).
+  ActivatedCompilerFlags activatedCompilerFlags;
 };
 
 /// iree-compile and iree-run-module as the IREE in use finds them (PATH,
