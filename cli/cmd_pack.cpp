@@ -23,9 +23,11 @@ packTests(const ParsedArgs &args, const std::string &dir,
           const Manifest &manifest, bool skip) {
   if (manifest.tests.empty())
     return std::nullopt;
-  if (!skip)
-    return runPackageTests(directoryTestTarget(dir, manifest),
-                           packageTestTools(dependencyPrefix(args, manifest)));
+  if (!skip) {
+    std::string prefix = dependencyPrefix(args, manifest);
+    return runPackageTests(directoryTestTarget(dir, manifest, prefix),
+                           packageTestTools(prefix));
+  }
   std::vector<PackageTestResult> results;
   for (const PackageTest &test : manifest.tests) {
     PackageTestResult r;

@@ -97,8 +97,9 @@ testDirectory(const std::string &dir, const ParsedArgs &args) {
   Manifest manifest = parseManifest(*doc, ParseOptions{}, diags);
   if (diags.hasErrors())
     return makeError(ErrorCode::Invalid, diags);
-  return runPackageTests(directoryTestTarget(dir, manifest),
-                         packageTestTools(dependencyPrefix(args, manifest)));
+  std::string prefix = dependencyPrefix(args, manifest);
+  return runPackageTests(directoryTestTarget(dir, manifest, prefix),
+                         packageTestTools(prefix));
 }
 
 int runTest(const Command &, const ParsedArgs &args) {

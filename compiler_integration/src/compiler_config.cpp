@@ -16,6 +16,7 @@
 
 #include "ireepkg/pkg/hash.h"
 #include "ireepkg/compiler_integration/compiler_index.h"
+#include "ireepkg/pkg/package_test.h"
 #include "ireepkg/pkg/prefix.h"
 
 #include <cctype>
@@ -758,28 +759,10 @@ buildPackageCompilerConfig(const std::string &prefix, const std::string &dir,
     inputs = std::move(*read);
   }
   // Its dependencies, and theirs, as the prefix installed them.
-  std::set<std::string> wanted;
-  std::vector<std::string> todo;
-  for (const auto &[name, constraint] : manifest.dependencies)
-    todo.push_back(name);
-  while (!todo.empty()) {
-    std::string name = std::move(todo.back());
-    todo.pop_back();
-    if (name == manifest.name || !wanted.insert(name).second)
-      continue;
-    const InstalledPackage *p = inputs.state.find(name);
-    if (!p)
-      return makeError(
-          ErrorCode::NotFound,
-          "its dependency \"" + name + "\" is not installed" +
-              (prefix.empty() ? std::string() : " in " + prefix),
-          Location::inFile(dir + "/ireeplugin.json"),
-          "install it (`ireepkg install " + name +
-              "`), or choose the prefix that has it with --prefix, so that "
-              "the tests run with the package's dependencies activated");
-    for (const std::string &d : p->dependencies)
-      todo.push_back(d);
-  }
+  auto closure = installedDependencyClosure(inputs.state, manifest, dir, prefix);
+  if (!closure)
+    return Unexpected(closure.error());
+  std::set<std::string> wanted(closure->begin(), closure->end());
   std::vector<ActivatedPackage> packages;
   for (const ActivatedPackage &p : inputs.index.packages)
     if (wanted.count(p.name))

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <system_error>
 #include <unistd.h>
 
@@ -256,16 +257,22 @@ void runIreeTest(const PackageTestTarget &target, const PackageTest &test,
   if (target.runtimeFlagfile) {
     run.push_back("--flagfile=" + *target.runtimeFlagfile);
   } else {
-    for (const RuntimePlugin &plugin : target.manifest->runtimePlugins) {
-      bool embedded = false;
-      std::string rel =
-          runtimeLibraryFor(plugin, target.platform, embedded, target.root);
-      if (rel.empty())
-        continue;
-      std::string path = target.root + "/" + rel;
-      run.push_back("--executable_plugin=" +
-                    (embedded ? "embedded:" + path : path));
-    }
+    // The dependencies' plugins first, in activation order, then its own.
+    auto add = [&](const Manifest &manifest, const std::string &root) {
+      for (const RuntimePlugin &plugin : manifest.runtimePlugins) {
+        bool embedded = false;
+        std::string rel =
+            runtimeLibraryFor(plugin, target.platform, embedded, root);
+        if (rel.empty())
+          continue;
+        std::string path = root + "/" + rel;
+        run.push_back("--executable_plugin=" +
+                      (embedded ? "embedded:" + path : path));
+      }
+    };
+    for (const PackageTestTarget::Dependency &d : target.dependencies)
+      add(d.manifest, d.root);
+    add(*target.manifest, target.root);
   }
   run.push_back("--module=" + vmfb);
   run.push_back("--function=" + test.function);
@@ -297,22 +304,29 @@ void runMlirOptTest(const PackageTestTarget &target, const PackageTest &test,
     return;
   }
   std::vector<std::string> argv = {path};
-  for (const CompilerPlugin &plugin : target.manifest->compilerPlugins) {
-    const char *flag = plugin.kind == CompilerPluginKind::MlirPassPlugin
-                           ? "--load-pass-plugin="
-                       : plugin.kind == CompilerPluginKind::MlirDialectPlugin
-                           ? "--load-dialect-plugin="
-                           : nullptr;
-    // The plugins that are for this tool (no "tools": mlir-opt).
-    if (!flag || (plugin.tools.empty()
-                      ? name != "mlir-opt"
-                      : std::find(plugin.tools.begin(), plugin.tools.end(),
-                                  name) == plugin.tools.end()))
-      continue;
-    auto it = plugin.library.find(target.platform.str());
-    if (it != plugin.library.end())
-      argv.push_back(flag + target.root + "/" + it->second);
-  }
+  // The dependencies' plugins first, in activation order, then its own.
+  auto add = [&](const Manifest &manifest, const std::string &root) {
+    for (const CompilerPlugin &plugin : manifest.compilerPlugins) {
+      const char *flag =
+          plugin.kind == CompilerPluginKind::MlirPassPlugin
+              ? "--load-pass-plugin="
+          : plugin.kind == CompilerPluginKind::MlirDialectPlugin
+              ? "--load-dialect-plugin="
+              : nullptr;
+      // The plugins that are for this tool (no "tools": mlir-opt).
+      if (!flag || (plugin.tools.empty()
+                        ? name != "mlir-opt"
+                        : std::find(plugin.tools.begin(), plugin.tools.end(),
+                                    name) == plugin.tools.end()))
+        continue;
+      auto it = plugin.library.find(target.platform.str());
+      if (it != plugin.library.end())
+        argv.push_back(flag + root + "/" + it->second);
+    }
+  };
+  for (const PackageTestTarget::Dependency &d : target.dependencies)
+    add(d.manifest, d.root);
+  add(*target.manifest, target.root);
   argv.push_back("--pass-pipeline=" + test.pipeline);
   argv.push_back(target.root + "/" + test.program);
   std::string out;
@@ -339,7 +353,12 @@ runPackageTests(const PackageTestTarget &target, const PackageTestTools &tools,
                       ? std::string(packageTestToolName(test.tool))
                       : test.toolName;
     auto start = std::chrono::steady_clock::now();
-    if (test.tool == PackageTestTool::IreeRunModule)
+    if (target.dependencyError) {
+      result.outcome = PackageTestResult::Outcome::Failed;
+      result.reason = "cannot activate the package for its tests: " +
+                      target.dependencyError->message;
+      result.hint = target.dependencyError->hint;
+    } else if (test.tool == PackageTestTool::IreeRunModule)
       runIreeTest(target, test, tools, result);
     else
       runMlirOptTest(target, test, tools, result);
@@ -449,14 +468,77 @@ std::string formatPackageTestResult(const PackageTestResult &r) {
   return text;
 }
 
+Expected<std::vector<std::string>>
+installedDependencyClosure(const InstalledState &state,
+                           const Manifest &manifest, const std::string &dir,
+                           const std::string &prefix) {
+  std::set<std::string> wanted;
+  std::vector<std::string> todo;
+  for (const auto &[name, constraint] : manifest.dependencies)
+    todo.push_back(name);
+  while (!todo.empty()) {
+    std::string name = std::move(todo.back());
+    todo.pop_back();
+    if (name == manifest.name || !wanted.insert(name).second)
+      continue;
+    const InstalledPackage *p = state.find(name);
+    if (!p)
+      return makeError(
+          ErrorCode::NotFound,
+          "its dependency \"" + name + "\" is not installed" +
+              (prefix.empty() ? std::string() : " in " + prefix),
+          Location::inFile(dir + "/ireeplugin.json"),
+          "install it (`ireepkg install " + name +
+              "`), or choose the prefix that has it with --prefix, so that "
+              "the tests run with the package's dependencies activated");
+    for (const std::string &d : p->dependencies)
+      todo.push_back(d);
+  }
+  std::vector<std::string> ordered;
+  for (const InstalledPackage &p : state.packages)
+    if (wanted.count(p.name))
+      ordered.push_back(p.name);
+  return ordered;
+}
+
 PackageTestTarget directoryTestTarget(const std::string &dir,
-                                      const Manifest &manifest) {
+                                      const Manifest &manifest,
+                                      const std::string &dependencyPrefix) {
   PackageTestTarget target;
   target.package = manifest.name;
   target.version = manifest.version.str();
   target.root = std::filesystem::absolute(dir).lexically_normal().string();
   target.manifest = &manifest;
   target.platform = hostPlatform();
+  if (manifest.dependencies.empty())
+    return target;
+  Reporter quiet;
+  InstalledState empty;
+  Expected<InstalledState> state = empty;
+  if (!dependencyPrefix.empty())
+    state = readInstalledState(dependencyPrefix, quiet);
+  if (!state) {
+    target.dependencyError = state.error();
+    return target;
+  }
+  auto names =
+      installedDependencyClosure(*state, manifest, target.root,
+                                 dependencyPrefix);
+  if (!names) {
+    target.dependencyError = names.error();
+    return target;
+  }
+  for (const std::string &name : *names) {
+    const InstalledPackage *p = state->find(name);
+    auto dep = readInstalledManifest(dependencyPrefix, *p, quiet);
+    if (!dep) {
+      target.dependencyError = dep.error();
+      return target;
+    }
+    target.dependencies.push_back(
+        {name, packageDir(dependencyPrefix, p->name, p->version),
+         std::move(*dep)});
+  }
   return target;
 }
 

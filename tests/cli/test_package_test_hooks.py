@@ -10,13 +10,15 @@ of the directory and of the installed package, `doctor --run-tests`); the
 same package with its hook changed to another pass fails them all, showing
 the assertion's message. A hook IREE cannot parse (iree-compile prints the
 error and exits with 0) fails the test too. A package that depends on the
-hook's package passes only with that package installed in the prefix."""
+hook's package passes only with that package installed in the prefix, and
+one whose program calls a dependency's runtime plugin (simple-mul's
+import) runs with that plugin."""
 import json
 import os
 import pathlib
 import sys
 
-from conftest import run
+from conftest import REPO, run
 
 VENV_BIN = pathlib.Path(sys.executable).parent
 ENV = {"PATH": f"{VENV_BIN}:{os.environ['PATH']}"}
@@ -159,6 +161,36 @@ def test_tests_run_with_installed_dependencies(tmp_path):
     r = run("test", "--prefix", prefix, "uses-strip", env=ENV)
     assert (r.code, r.out) == (0, "ok    uses-strip 0.1.0 add (iree-run-module)\n"
                                   "1 test: 1 passed, 0 failed, 0 skipped\n"), r.err
+
+
+def test_tests_run_with_a_dependencys_runtime_plugins(tmp_path, example_archives):
+    """A package directory whose program calls simple-mul's import: its
+    test, run from the directory (`test` and `pack`), gets simple-mul's
+    runtime plugins as the prefix installed them."""
+    d = tmp_path / "uses-mul"
+    (d / "tests").mkdir(parents=True)
+    (d / "tests" / "mul.mlir").write_text(
+        (REPO / "examples" / "programs" / "simple_mul.mlir").read_text())
+    (d / "ireeplugin.json").write_text(json.dumps({
+        "schema_version": 1, "name": "uses-mul", "version": "0.1.0",
+        "summary": "calls simple-mul's import", "license": "Apache-2.0",
+        "requires": {"iree": ">=3.10.0, <4.0.0"},
+        "dependencies": {"simple-mul": "^1.2"},
+        "tests": [{"name": "mul", "tool": "iree-run-module",
+                   "program": "tests/mul.mlir", "function": "simple_mul",
+                   "inputs": ["8xf32=1 2 3 4 5 6 7 8", "8xf32=3"],
+                   "expected_output": ["8xf32=3 6 9 12 15 18 21 24"]}]},
+        indent=2))
+    prefix = tmp_path / "prefix"
+    r = run("install", "--prefix", prefix, example_archives["simple-mul"], env=ENV)
+    assert r.code == 0, r.err
+    r = run("test", "--prefix", prefix, d, env=ENV)
+    assert (r.code, r.out) == (0, "ok    uses-mul 0.1.0 mul (iree-run-module)\n"
+                                  "1 test: 1 passed, 0 failed, 0 skipped\n"), r.out + r.err
+    r = run("pack", d, "-o", tmp_path / "dist",
+            env=dict(ENV, IREEPKG_PREFIX=str(prefix)))
+    assert r.code == 0, r.out + r.err
+    assert r.out.startswith("ok    uses-mul 0.1.0 mul (iree-run-module)\n")
 
 
 def test_the_scaffold_relies_on_its_hook(tmp_path):

@@ -14,10 +14,11 @@
 //    with
 //    iree-run-module --device=local-sync, the runtime plugins given either
 //    by a prefix's state/runtime.flags (installed packages) or by the
-//    package's own runtime plugins for the host (a package directory, as
-//    `pack` tests it);
+//    runtime plugins for the host of the package's installed dependencies,
+//    then its own (a package directory, as `pack` tests it);
 //  - mlir-opt tests: mlir-opt runs --pass-pipeline= on the program with the
-//    package's MLIR pass and dialect plugins for the host loaded; a test
+//    MLIR pass and dialect plugins for the host of the package's installed
+//    dependencies (a package directory) and its own loaded; a test
 //    whose tool is another MLIR tool that the plugins name in their "tools"
 //    (found on PATH) runs that tool the same way, with the plugins that
 //    name it.
@@ -78,12 +79,36 @@ struct PackageTestTarget {
   /// A runtime flagfile (a prefix's state/runtime.flags) that names the
   /// runtime plugins; nullopt: the package's own plugins for `platform`.
   std::optional<std::string> runtimeFlagfile;
+  /// A package directory's dependencies (and theirs) as a prefix installed
+  /// them, in activation order: their runtime plugins and MLIR plugins are
+  /// active in its tests before its own, as they are for a user.
+  struct Dependency {
+    std::string name;
+    std::string root;
+    Manifest manifest;
+  };
+  std::vector<Dependency> dependencies;
+  /// Why the dependencies could not be taken (one not installed, a prefix
+  /// that cannot be read): every test fails with it.
+  std::optional<Error> dependencyError;
 };
 
+struct InstalledState;
+
+/// The names of `manifest`'s dependencies and theirs, as installed in
+/// `state`, in the prefix's activation order. ErrorCode::NotFound (at
+/// `dir`/ireeplugin.json) for the first one not installed.
+Expected<std::vector<std::string>>
+installedDependencyClosure(const InstalledState &state,
+                           const Manifest &manifest, const std::string &dir,
+                           const std::string &prefix);
+
 /// A package directory (not installed) as a target: its own plugins for
-/// this host. `manifest` must outlive the target.
+/// this host and, when it has dependencies, theirs as `dependencyPrefix`
+/// installed them. `manifest` must outlive the target.
 PackageTestTarget directoryTestTarget(const std::string &dir,
-                                      const Manifest &manifest);
+                                      const Manifest &manifest,
+                                      const std::string &dependencyPrefix = {});
 
 struct PackageTestResult {
   std::string package, version, test, tool;
