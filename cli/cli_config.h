@@ -9,7 +9,7 @@
 #ifndef IREEPKG_CLI_CLI_CONFIG_H
 #define IREEPKG_CLI_CLI_CONFIG_H
 
-#include "ireepkg/pkg/user_config.h"
+#include "ireepkg/pkg/project/user_config.h"
 
 #include <optional>
 #include <string>

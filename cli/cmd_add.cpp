@@ -8,13 +8,13 @@
 #include "global_options.h"
 #include "interrupt.h"
 #include "ireepkg/manifest_schema/names.h"
-#include "ireepkg/pkg/project_file.h"
+#include "ireepkg/pkg/project/project_file.h"
 #include "output.h"
 #include "project_change.h"
 #include "registry_args.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/project.h"
+#include "ireepkg/pkg/project/project.h"
 
 #include <cmath>
 #include <cstdio>

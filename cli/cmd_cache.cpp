@@ -1,8 +1,8 @@
 //===- cmd_cache.cpp - `ireepkg cache dir|clean|prune` --------------------===//
 #include "output.h"
 
-#include "ireepkg/pkg/cache.h"
-#include "ireepkg/pkg/cache_maintenance.h"
+#include "ireepkg/pkg/cache/cache.h"
+#include "ireepkg/pkg/cache/cache_maintenance.h"
 
 #include <cstdio>
 

@@ -12,7 +12,7 @@
 
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/manifest_schema/suggest.h"
-#include "ireepkg/pkg/user_config.h"
+#include "ireepkg/pkg/project/user_config.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -5,8 +5,8 @@
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/manifest_schema/platform.h"
-#include "ireepkg/pkg/child_process.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <cstdio>
 #include <cstdlib>

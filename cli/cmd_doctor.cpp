@@ -32,14 +32,14 @@
 
 #include "ireepkg/compiler_integration/compiler_doctor.h"
 #include "ireepkg/manifest_schema/platform.h"
-#include "ireepkg/pkg/child_process.h"
-#include "ireepkg/pkg/fatelf.h"
-#include "ireepkg/pkg/iree_version.h"
-#include "ireepkg/pkg/mlir_check.h"
-#include "ireepkg/pkg/package_test.h"
-#include "ireepkg/pkg/prefix.h"
-#include "ireepkg/pkg/runtime_doctor.h"
-#include "ireepkg/pkg/state.h"
+#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/pkg/package/fatelf.h"
+#include "ireepkg/pkg/iree/iree_version.h"
+#include "ireepkg/pkg/checks/mlir_check.h"
+#include "ireepkg/pkg/checks/package_test.h"
+#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/checks/runtime_doctor.h"
+#include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <algorithm>

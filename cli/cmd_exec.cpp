@@ -23,8 +23,8 @@
 #include "ireepkg/manifest_schema/suggest.h"
 #include "python_env.h"
 
-#include "ireepkg/pkg/child_process.h"
-#include "ireepkg/pkg/iree_pipeline_check.h"
+#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/pkg/checks/iree_pipeline_check.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/compiler_integration/tool_kind.h"
 

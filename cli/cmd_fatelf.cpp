@@ -10,7 +10,7 @@
 #include "command.h"
 #include "messages.h"
 
-#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/package/fatelf.h"
 #include "ireepkg/manifest_schema/suggest.h"
 
 #include <nlohmann/json.hpp>

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "ireepkg/pkg/state.h"
+#include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/runtime.h"

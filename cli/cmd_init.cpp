@@ -6,13 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
-#include "ireepkg/pkg/project_file.h"
+#include "ireepkg/pkg/project/project_file.h"
 #include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/manifest_schema/suggest.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/project.h"
-#include "ireepkg/pkg/signature.h"
+#include "ireepkg/pkg/project/project.h"
+#include "ireepkg/pkg/package/signature.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -1,7 +1,7 @@
 //===- cmd_list.cpp - `ireepkg list` -------------------------------------===//
 #include "output.h"
 
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <cstdio>
 

@@ -8,7 +8,7 @@
 
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/manifest_schema/suggest.h"
-#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/package/package.h"
 
 #include <nlohmann/json.hpp>
 

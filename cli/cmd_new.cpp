@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "ireepkg/pkg/scaffold.h"
+#include "ireepkg/pkg/project/scaffold.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -1,9 +1,9 @@
 //===- cmd_pack.cpp - `ireepkg pack` -------------------------------------===//
 #include "output.h"
 
-#include "ireepkg/pkg/package_test.h"
+#include "ireepkg/pkg/checks/package_test.h"
 
-#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/package/package.h"
 
 #include <cstdio>
 #include <filesystem>

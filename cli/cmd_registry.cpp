@@ -9,7 +9,7 @@
 #include "output.h"
 #include "registry_args.h"
 
-#include "ireepkg/pkg/signature.h"
+#include "ireepkg/pkg/package/signature.h"
 #include "ireepkg/registry/oci_registry.h"
 #include "ireepkg/registry/registry.h"
 

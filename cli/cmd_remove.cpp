@@ -1,8 +1,8 @@
 //===- cmd_remove.cpp - `ireepkg remove` ---------------------------------===//
 #include "output.h"
 
-#include "ireepkg/pkg/prefix.h"
-#include "ireepkg/pkg/project_file.h"
+#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/project/project_file.h"
 
 namespace ireepkg::cli {
 

@@ -7,10 +7,10 @@
 #include "output.h"
 #include "project_change.h"
 #include "registry_args.h"
-#include "ireepkg/pkg/project_file.h"
+#include "ireepkg/pkg/project/project_file.h"
 #include "ireepkg/manifest_schema/names.h"
 
-#include "ireepkg/pkg/project.h"
+#include "ireepkg/pkg/project/project.h"
 
 #include <algorithm>
 #include <cstdio>

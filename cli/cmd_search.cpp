@@ -3,7 +3,7 @@
 #include "ireepkg/manifest_schema/environment.h"
 #include "registry_args.h"
 
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "ireepkg/pkg/signature.h"
+#include "ireepkg/pkg/package/signature.h"
 
 #include <cstdio>
 #include <ctime>

@@ -2,18 +2,18 @@
 //
 // Runs the smoke tests that installed packages ship (the manifest's
 // "tests") against the IREE and MLIR tools in use, with the package and its
-// installed dependencies activated; see ireepkg/pkg/package_test.h.
+// installed dependencies activated; see ireepkg/pkg/checks/package_test.h.
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
 
-#include "ireepkg/pkg/package_test.h"
+#include "ireepkg/pkg/checks/package_test.h"
 
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/compiler_integration/tuning_specs.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <filesystem>
 

@@ -1,10 +1,10 @@
 //===- cmd_tree.cpp - `ireepkg tree` --------------------------------------===//
 #include "output.h"
 
-#include "ireepkg/pkg/dependency_graph.h"
+#include "ireepkg/pkg/prefix/dependency_graph.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/manifest_schema/platform.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <cstdio>
 #include <cstdlib>

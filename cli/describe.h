@@ -8,7 +8,7 @@
 #ifndef IREEPKG_CLI_DESCRIBE_H
 #define IREEPKG_CLI_DESCRIBE_H
 
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 //===- find_tool.cpp - Executables on PATH or in the virtualenv ----------===//
 #include "find_tool.h"
 
-#include "ireepkg/pkg/iree_version.h"
+#include "ireepkg/pkg/iree/iree_version.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -14,9 +14,9 @@
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/manifest_schema/suggest.h"
-#include "ireepkg/pkg/child_process.h"
-#include "ireepkg/pkg/file_util.h"
-#include "ireepkg/pkg/teardown.h"
+#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/pkg/support/teardown.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <algorithm>

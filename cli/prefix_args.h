@@ -10,7 +10,7 @@
 
 #include "command.h"
 
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <optional>
 

@@ -6,7 +6,7 @@
 #include "output.h"
 
 #include "ireepkg/manifest_schema/environment.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -10,7 +10,7 @@
 
 #include "progress.h"
 
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 namespace ireepkg::cli {
 

@@ -9,11 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_integration/compiler_index.h"
-#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/package/fatelf.h"
 #include "ireepkg/manifest_schema/formats.h"
-#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/package/package.h"
 #include "ireepkg/runtime_integration/runtime_index.h"
-#include "ireepkg/pkg/signature.h"
+#include "ireepkg/pkg/package/signature.h"
 
 #include <cstdio>
 #include <filesystem>

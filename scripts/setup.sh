@@ -27,7 +27,7 @@ DEBIAN_PACKAGES=(
   libxxhash-dev
   # Markdown READMEs on the registry site (linked statically)
   libcmark-dev
-  # config.toml (pkg/src/user_config.cpp)
+  # config.toml (pkg/src/project/user_config.cpp)
   libtomlplusplus-dev
   # the fast path for registry index files (manifest_schema/src/fast_index.cpp)
   libsimdjson-dev

@@ -8,16 +8,16 @@
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/suggest.h"
-#include "ireepkg/pkg/cache.h"
-#include "ireepkg/pkg/child_process.h"
-#include "ireepkg/pkg/compiler_plugin_info.h"
-#include "ireepkg/pkg/file_util.h"
-#include "ireepkg/pkg/iree_version.h"
+#include "ireepkg/pkg/cache/cache.h"
+#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/pkg/checks/compiler_plugin_info.h"
+#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/pkg/iree/iree_version.h"
 
-#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/support/hash.h"
 #include "ireepkg/compiler_integration/compiler_index.h"
-#include "ireepkg/pkg/package_test.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/checks/package_test.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <cctype>
 #include <cerrno>

@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_integration/compiler_doctor.h"
 
-#include "ireepkg/pkg/child_process.h"
+#include "ireepkg/pkg/support/child_process.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
-#include "ireepkg/pkg/mlir_check.h"
+#include "ireepkg/pkg/checks/mlir_check.h"
 
 #include <algorithm>
 #include <cmath>

@@ -9,7 +9,7 @@
 #include "ireepkg/manifest_schema/text.h"
 #include "ireepkg/manifest_schema/environment.h"
 
-#include "ireepkg/pkg/child_process.h"
+#include "ireepkg/pkg/support/child_process.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -6,10 +6,10 @@
 #include "ireepkg/compiler_integration/tool_kind.h"
 #include "ireepkg/manifest_schema/json_document.h"
 
-#include "ireepkg/pkg/cache.h"
-#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/cache/cache.h"
+#include "ireepkg/pkg/support/file_util.h"
 
-#include "ireepkg/pkg/child_process.h"
+#include "ireepkg/pkg/support/child_process.h"
 
 #include <nlohmann/json.hpp>
 

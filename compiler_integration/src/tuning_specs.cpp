@@ -6,10 +6,10 @@
 #include "ireepkg/compiler_integration/tuning_specs.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/manifest_schema/suggest.h"
-#include "ireepkg/pkg/cache.h"
-#include "ireepkg/pkg/child_process.h"
-#include "ireepkg/pkg/file_util.h"
-#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/cache/cache.h"
+#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/pkg/support/hash.h"
 
 #include <algorithm>
 #include <cctype>

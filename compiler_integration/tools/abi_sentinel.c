@@ -6,7 +6,7 @@
 // compiler has, so the compiler refuses it and names its own hash
 // ("... was built against plugin API headers 0000000000000000, this
 // compiler has <hash>; ..."). It registers nothing and is never activated.
-// Layout: IREE 3.13's (include/ireepkg/pkg/compiler_plugin_abi.h).
+// Layout: IREE 3.13's (include/ireepkg/pkg/checks/compiler_plugin_abi.h).
 //
 //===----------------------------------------------------------------------===//
 #include <stdbool.h>

@@ -27,7 +27,7 @@
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/compiler_integration/compiler_embedding.h"
 #include "ireepkg/manifest_schema/environment.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <cstdio>
 #include <cstdlib>

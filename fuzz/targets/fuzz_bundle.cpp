@@ -20,7 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/package/package.h"
 #include "ireepkg/registry/workflow.h"
 
 #include <cstring>

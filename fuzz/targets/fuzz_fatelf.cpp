@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/package/fatelf.h"
 
 using namespace ireepkg;
 

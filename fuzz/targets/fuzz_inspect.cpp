@@ -3,8 +3,8 @@
 // The bytes as a native library given to `pack` and `verify`: the code of
 // ireepkg-inspect (pkg/inspect/binary_inspect.cpp, LLVM's Object library)
 // describes the file as JSON, and ireepkg reads that JSON back
-// (parseInspectOutput, include/ireepkg/pkg/binary_info.h), as the two processes
-// do.
+// (parseInspectOutput, include/ireepkg/pkg/checks/binary_info.h), as the two
+// processes do.
 //
 // binary_inspect.cpp has no header of its own; its entry point is declared
 // here as the tool's main.cpp declares it.
@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/pkg/binary_info.h"
+#include "ireepkg/pkg/checks/binary_info.h"
 
 #include <nlohmann/json.hpp>
 

@@ -8,7 +8,7 @@
 #include "fuzz_common.h"
 
 #include "ireepkg/manifest_schema/formats.h"
-#include "ireepkg/pkg/project.h"
+#include "ireepkg/pkg/project/project.h"
 
 using namespace ireepkg;
 

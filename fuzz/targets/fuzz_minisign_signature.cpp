@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/pkg/signature.h"
+#include "ireepkg/pkg/package/signature.h"
 
 using namespace ireepkg;
 

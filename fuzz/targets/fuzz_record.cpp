@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_common.h"
 
-#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/package/package.h"
 
 using namespace ireepkg;
 

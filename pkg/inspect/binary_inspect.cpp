@@ -33,7 +33,7 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 
-#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/package/fatelf.h"
 #include "x86_scan.h"
 
 #include <nlohmann/json.hpp>
@@ -304,8 +304,8 @@ void inspectElfFile(StringRef data, Info &info);
 void inspectFatElf(StringRef data, Info &info) {
   info.format = "fatelf";
   info.type = "other";
-  // The one FatELF table reader (pkg/src/fatelf.cpp); each record's range
-  // is checked here, so that the other images are still inspected.
+  // The one FatELF table reader (pkg/src/package/fatelf.cpp); each record's
+  // range is checked here, so that the other images are still inspected.
   auto records =
       fatelf::parseRecords(std::string_view(data.data(), data.size()), "");
   if (!records)

@@ -26,14 +26,14 @@
 // With --compiler-plugin LAYOUT it reads a dynamic IREE compiler plugin
 // instead: dlopen(RTLD_NOW|RTLD_LOCAL) as IREE's loader does, then
 // iree_get_compiler_plugin_info(), whose struct it reads in LAYOUT (see
-// ireepkg/pkg/compiler_plugin_abi.h). It never calls the plugin's
+// ireepkg/pkg/checks/compiler_plugin_abi.h). It never calls the plugin's
 // registration function.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ireepkg/iree_executable_plugin.h"
 #include "ireepkg/manifest_schema/environment.h"
-#include "ireepkg/pkg/compiler_plugin_abi.h"
+#include "ireepkg/pkg/checks/compiler_plugin_abi.h"
 
 #include <algorithm>
 #include <cerrno>

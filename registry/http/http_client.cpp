@@ -32,10 +32,10 @@
 #include "../src/http_module.h"
 #include "http_request.h"
 
-#include "ireepkg/pkg/fault_point.h"
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/partial_files.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/support/fault_point.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/support/partial_files.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <curl/curl.h>
 #include <dlfcn.h>

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "http_request.h"
 
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <curl/curl.h>
 #include <fcntl.h>

@@ -10,13 +10,13 @@
 
 #include "ireepkg/manifest_schema/fast_index.h"
 #include "ireepkg/manifest_schema/suggest.h"
-#include "ireepkg/pkg/cache_maintenance.h"
+#include "ireepkg/pkg/cache/cache_maintenance.h"
 #include "ireepkg/registry/registry.h"
 
-#include "ireepkg/pkg/file_util.h"
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/prefix.h"
-#include "ireepkg/pkg/signature.h"
+#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/package/signature.h"
 #include "ireepkg/registry/parsed_cache.h"
 #include "metadata_files.h"
 #include "oci.h"

@@ -24,10 +24,10 @@
 #include "ireepkg/registry/registry.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/file_util.h"
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/prefix.h"
-#include "ireepkg/pkg/signature.h"
+#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/package/signature.h"
 #include "registry_cache.h"
 #include "registry_urls.h"
 

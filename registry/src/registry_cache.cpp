@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "ireepkg/pkg/cache.h"
-#include "ireepkg/pkg/hash.h"
+#include "ireepkg/pkg/cache/cache.h"
+#include "ireepkg/pkg/support/hash.h"
 
 #include <cerrno>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
 #define IREEPKG_REGISTRY_REGISTRY_CACHE_H
 
 #include "ireepkg/manifest_schema/error.h"
-#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/support/file_util.h"
 #include "ireepkg/registry/registry.h"
 
 #include <cstdint>

@@ -34,10 +34,10 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/registry/site.h"
 
-#include "ireepkg/pkg/file_util.h"
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/package.h"
-#include "ireepkg/pkg/signature.h"
+#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/package/signature.h"
 #include "registry_urls.h"
 #include "site_model.h"
 

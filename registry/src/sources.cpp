@@ -7,15 +7,15 @@
 //===----------------------------------------------------------------------===//
 #include "sources.h"
 
-#include "ireepkg/pkg/file_util.h"
+#include "ireepkg/pkg/support/file_util.h"
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/cache.h"
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/iree_version.h"
-#include "ireepkg/pkg/package.h"
-#include "ireepkg/pkg/project.h"
+#include "ireepkg/pkg/cache/cache.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/iree/iree_version.h"
+#include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/project/project.h"
 #include "registry_cache.h"
-#include "ireepkg/pkg/state.h"
+#include "ireepkg/pkg/prefix/state.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -14,12 +14,12 @@
 //    than its URL (an oci:// registry with a static copy as a mirror).
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/partial_files.h"
+#include "ireepkg/pkg/support/partial_files.h"
 #include "ireepkg/registry/registry.h"
 
-#include "ireepkg/pkg/file_util.h"
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 #include "oci.h"
 #include "registry_cache.h"
 #include "registry_urls.h"

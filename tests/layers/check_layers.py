@@ -170,7 +170,7 @@ def self_test():
         "registry/src/b.cpp": '#include "../../pkg/src/private.h"\n',
         "pkg/src/private.h": "\n",
         "tests/unit/c.cpp": '#include "private.h"\n',
-        "manifest_schema/src/d.cpp": '#include "ireepkg/pkg/prefix.h"\n',
+        "manifest_schema/src/d.cpp": '#include "ireepkg/pkg/prefix/prefix.h"\n',
         "compiler_integration/src/e.cpp":
             '#include "ireepkg/runtime_integration/runtime_state.h"\n',
         "include/ireepkg/pkg/f.h": '#include "ireepkg/cli/command.h"\n',

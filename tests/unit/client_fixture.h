@@ -12,10 +12,10 @@
 #define IREEPKG_TESTS_UNIT_CLIENT_FIXTURE_H
 
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/package.h"
-#include "ireepkg/pkg/prefix.h"
-#include "ireepkg/pkg/signature.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/package/signature.h"
 #include "ireepkg/registry/parsed_cache.h"
 #include "ireepkg/registry/registry.h"
 #include "temp_dir.h"

@@ -13,9 +13,9 @@
 #ifndef IREEPKG_TESTS_UNIT_TEMP_DIR_H
 #define IREEPKG_TESTS_UNIT_TEMP_DIR_H
 
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/package.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <doctest/doctest.h>
 

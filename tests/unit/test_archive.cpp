@@ -9,8 +9,8 @@
 
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/manifest_schema/names.h"
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/package.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/package/package.h"
 
 #include <doctest/doctest.h>
 

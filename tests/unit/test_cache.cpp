@@ -9,11 +9,11 @@
 //===----------------------------------------------------------------------===//
 #include "temp_dir.h"
 
-#include "ireepkg/pkg/cache.h"
-#include "ireepkg/pkg/cache_maintenance.h"
-#include "ireepkg/pkg/file_util.h"
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/cache/cache.h"
+#include "ireepkg/pkg/cache/cache_maintenance.h"
+#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <doctest/doctest.h>
 

@@ -6,8 +6,8 @@
 // parsing of ireepkg-inspect's JSON output.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/binary_info.h"
-#include "ireepkg/pkg/fatelf.h"
+#include "ireepkg/pkg/checks/binary_info.h"
+#include "ireepkg/pkg/package/fatelf.h"
 
 #include <doctest/doctest.h>
 

@@ -10,9 +10,9 @@
 #include "temp_dir.h"
 
 #include "ireepkg/manifest_schema/platform.h"
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/prefix.h"
-#include "ireepkg/pkg/state.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/runtime.h"
 
 #include <doctest/doctest.h>

@@ -6,7 +6,7 @@
 // message.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/native_check.h"
+#include "ireepkg/pkg/checks/native_check.h"
 
 #include <doctest/doctest.h>
 

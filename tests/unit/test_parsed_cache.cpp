@@ -13,10 +13,10 @@
 
 #include "ireepkg/manifest_schema/binary_form.h"
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/package.h"
-#include "ireepkg/pkg/prefix.h"
-#include "ireepkg/pkg/signature.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/package/signature.h"
 #include "temp_dir.h"
 
 #include <doctest/doctest.h>

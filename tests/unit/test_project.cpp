@@ -4,10 +4,10 @@
 // lockfiles), with the fixtures they share.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/project.h"
+#include "ireepkg/pkg/project/project.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <doctest/doctest.h>
 

@@ -15,10 +15,10 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/registry/registry.h"
 
-#include "ireepkg/pkg/hash.h"
-#include "ireepkg/pkg/package.h"
-#include "ireepkg/pkg/prefix.h"
-#include "ireepkg/pkg/signature.h"
+#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/package/signature.h"
 
 #include <doctest/doctest.h>
 

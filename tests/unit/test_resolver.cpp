@@ -11,7 +11,7 @@
 // fixtures they share.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/resolver.h"
+#include "ireepkg/pkg/resolve/resolver.h"
 
 #include <doctest/doctest.h>
 

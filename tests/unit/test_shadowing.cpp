@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "temp_dir.h"
 
-#include "ireepkg/pkg/prefix.h"
-#include "ireepkg/pkg/state.h"
+#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/state.h"
 
 #include <doctest/doctest.h>
 

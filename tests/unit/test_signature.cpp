@@ -10,7 +10,7 @@
 // tests/cli/test_signatures.py.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/signature.h"
+#include "ireepkg/pkg/package/signature.h"
 
 #include <doctest/doctest.h>
 

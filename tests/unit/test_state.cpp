@@ -14,7 +14,7 @@
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/platform.h"
-#include "ireepkg/pkg/state.h"
+#include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <doctest/doctest.h>

@@ -12,7 +12,7 @@
 #include "temp_dir.h"
 
 #include "ireepkg/manifest_schema/environment.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <doctest/doctest.h>
 

@@ -11,7 +11,7 @@
 #define IREEPKG_COMPILER_INDEX_H
 
 #include "ireepkg/compiler_integration/compiler_config.h"
-#include "ireepkg/pkg/prefix.h"
+#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <deque>
 

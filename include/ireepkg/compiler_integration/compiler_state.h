@@ -1,6 +1,6 @@
 //===- compiler_state.h - The compiler side of a prefix's state -*- C++ -*-===//
 //
-// compiler_integration's StateWriter (ireepkg/pkg/state.h): in every
+// compiler_integration's StateWriter (ireepkg/pkg/prefix/state.h): in every
 // transaction it writes state/compiler.json (the compiler side of every
 // active manifest, already checked, for `flags compiler`, `exec` and the
 // embedding API) and state/compiler.flags (an LLVM response file for
@@ -11,7 +11,7 @@
 #ifndef IREEPKG_COMPILER_INTEGRATION_COMPILER_STATE_H
 #define IREEPKG_COMPILER_INTEGRATION_COMPILER_STATE_H
 
-#include "ireepkg/pkg/state.h"
+#include "ireepkg/pkg/prefix/state.h"
 
 namespace ireepkg {
 

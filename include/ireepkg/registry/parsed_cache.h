@@ -31,7 +31,7 @@
 #define IREEPKG_PARSED_CACHE_H
 
 #include "ireepkg/manifest_schema/formats.h"
-#include "ireepkg/pkg/resolver.h"
+#include "ireepkg/pkg/resolve/resolver.h"
 
 #include <optional>
 #include <string>

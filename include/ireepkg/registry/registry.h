@@ -34,8 +34,8 @@
 
 #include "ireepkg/manifest_schema/error.h"
 #include "ireepkg/manifest_schema/formats.h"
-#include "ireepkg/pkg/file_util.h"
-#include "ireepkg/pkg/resolver.h"
+#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/pkg/resolve/resolver.h"
 #include "ireepkg/registry/fetch.h"
 
 #include <cstdint>
@@ -249,7 +249,7 @@ public:
   /// Writes what this client parsed to the metadata cache now, as its
   /// destructor does, and stops the thread prefetch() started: for a
   /// client that is discarded rather than destroyed
-  /// (ireepkg/pkg/teardown.h).
+  /// (ireepkg/pkg/support/teardown.h).
   void saveCache();
 
   const RegistrySpec &spec() const;

@@ -25,9 +25,9 @@
 
 #include "ireepkg/manifest_schema/error.h"
 #include "ireepkg/manifest_schema/formats.h"
-#include "ireepkg/pkg/iree_version.h"
-#include "ireepkg/pkg/prefix.h"
-#include "ireepkg/pkg/project_file.h"
+#include "ireepkg/pkg/iree/iree_version.h"
+#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/project/project_file.h"
 #include "ireepkg/registry/registry.h"
 
 #include <map>
@@ -73,7 +73,7 @@ using ireepkg::parseIreeVersion;
 // Projects
 //===----------------------------------------------------------------------===//
 
-// A project and its loading are pkg's (ireepkg/pkg/project_file.h).
+// A project and its loading are pkg's (ireepkg/pkg/project/project_file.h).
 using ireepkg::loadProject;
 using ireepkg::Project;
 
