@@ -1,4 +1,4 @@
-//===- cache.cpp - The package cache -------------------------------------===//
+//===- pkg/src/cache/cache.cpp - The package cache ------------------------===//
 #include "ireepkg/pkg/cache/cache.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/environment.h"

@@ -1,4 +1,4 @@
-//===- cache_maintenance.cpp - Cleaning the package cache ----------------===//
+//===- pkg/src/cache/cache_maintenance.cpp - Cleaning the package cache ---===//
 #include "ireepkg/pkg/cache/cache_maintenance.h"
 
 #include "ireepkg/pkg/support/file_util.h"

@@ -1,4 +1,4 @@
-//===- binary_inspect_client.cpp - Running ireepkg-inspect ----------------===//
+//===- pkg/src/checks/binary_inspect_client.cpp - Running ireepkg-inspect -===//
 //
 // ireepkg reads native libraries through the `ireepkg-inspect` tool (LLVM's
 // Object library), run as a child process: ireepkg itself links no LLVM, and

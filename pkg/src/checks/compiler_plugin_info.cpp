@@ -1,5 +1,4 @@
-//===- compiler_plugin_info.cpp - Dynamic plugins' info
-//--------------------===//
+//===- pkg/src/checks/compiler_plugin_info.cpp - Dynamic plugins' info ----===//
 //
 // See compiler_plugin_info.h. The library runs in ireepkg-plugin-probe
 // (--compiler-plugin), never in ireepkg: a plugin's constructors run at

@@ -1,4 +1,4 @@
-//===- import_check.cpp - Declared imports at pack time -------------------===//
+//===- pkg/src/checks/import_check.cpp - Declared imports at pack time ----===//
 //
 // See import_check.h. The plugin runs in ireepkg-plugin-probe (see
 // pkg/probe/main.cpp), never in ireepkg: a plugin that crashes or hangs

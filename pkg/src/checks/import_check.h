@@ -1,4 +1,4 @@
-//===- import_check.h - Declared imports at pack time (private) -*- C++ -*-===//
+//===- pkg/src/checks/import_check.h - Declared imports at pack time ------===//
 #ifndef IREEPKG_PKG_IMPORT_CHECK_H
 #define IREEPKG_PKG_IMPORT_CHECK_H
 

@@ -1,4 +1,4 @@
-//===- iree_pipeline_check.cpp - Hook pipelines checked by IREE -----------===//
+//===- pkg/src/checks/iree_pipeline_check.cpp - Hooks checked by IREE -----===//
 //
 // See ireepkg/iree_pipeline_check.h. Each pipeline is run by iree-opt on
 // `module {}` read from stdin. MLIR reports a pipeline it cannot build

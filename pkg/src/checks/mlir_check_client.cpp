@@ -1,4 +1,4 @@
-//===- mlir_check_client.cpp - Running ireepkg-mlir-check -----------------===//
+//===- pkg/src/checks/mlir_check_client.cpp - Running ireepkg-mlir-check --===//
 //
 // ireepkg loads MLIR pass and dialect plugins, and checks hook pipelines
 // with MLIR's own parser, through the `ireepkg-mlir-check` tool

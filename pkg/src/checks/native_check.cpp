@@ -1,4 +1,4 @@
-//===- native_check.cpp - Native libraries against their manifest --------===//
+//===- pkg/src/checks/native_check.cpp - Native libraries vs. manifest ----===//
 //
 // The checks of native_check.h, shared by `pack` and `install`, and the
 // inspection cache install uses: <cache>/inspect/v<N>/<aa>/<sha256>.json

@@ -1,4 +1,4 @@
-//===- package_test.cpp - Running a package's smoke tests ----------------===//
+//===- pkg/src/checks/package_test.cpp - Running a package's smoke tests --===//
 #include "ireepkg/pkg/checks/package_test.h"
 #include "ireepkg/manifest_schema/text.h"
 

@@ -1,4 +1,4 @@
-//===- pipeline_check.cpp - Hook pipelines at pack and install ------------===//
+//===- pkg/src/checks/pipeline_check.cpp - Hooks at pack and install ------===//
 #include "pipeline_check.h"
 
 #include <deque>

@@ -1,4 +1,4 @@
-//===- pipeline_check.h - Hook pipelines at pack and install ---*- C++ -*-===//
+//===- pkg/src/checks/pipeline_check.h - Hook pipelines at pack, install --===//
 //
 // The load check of MLIR plugins and the full check of hook pipelines with
 // MLIR's own parser (see ireepkg/mlir_check.h), as `pack` and `install` run

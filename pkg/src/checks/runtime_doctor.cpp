@@ -1,4 +1,4 @@
-//===- runtime_doctor.cpp - `doctor` for runtime plugins ------------------===//
+//===- pkg/src/checks/runtime_doctor.cpp - `doctor` for runtime plugins ---===//
 //
 // See ireepkg/pkg/checks/runtime_doctor.h.
 //

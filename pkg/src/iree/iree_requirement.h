@@ -1,4 +1,4 @@
-//===- iree_requirement.h - requires.iree at install (private) -*- C++ -*-===//
+//===- pkg/src/iree/iree_requirement.h - requires.iree at install ---------===//
 #ifndef IREEPKG_PKG_IREE_REQUIREMENT_H
 #define IREEPKG_PKG_IREE_REQUIREMENT_H
 

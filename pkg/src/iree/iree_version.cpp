@@ -1,4 +1,4 @@
-//===- iree_version.cpp - The IREE in use ---------------------------------===//
+//===- pkg/src/iree/iree_version.cpp - The IREE in use --------------------===//
 //
 // See ireepkg/iree_version.h.
 //

@@ -1,4 +1,4 @@
-//===- archive.cpp - Reading and writing package archives ----------------===//
+//===- pkg/src/package/archive.cpp - Reading and writing package archives -===//
 //
 // libarchive does the tar and zstd work. ireepkg adds the rules libarchive
 // does not enforce (or only when asked): path shape, member types, set-id

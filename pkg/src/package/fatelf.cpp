@@ -1,4 +1,4 @@
-//===- fatelf.cpp - FatELF (.sos) files -----------------------------------===//
+//===- pkg/src/package/fatelf.cpp - FatELF (.sos) files -------------------===//
 //
 // Reading, writing and selecting from IREE's FatELF v1 files: an 8-byte
 // little-endian header, one 24-byte record per ELF image, then the images,

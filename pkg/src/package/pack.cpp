@@ -1,4 +1,4 @@
-//===- pack.cpp - Checking a package directory and writing its archive ---===//
+//===- pkg/src/package/pack.cpp - Checking a package, writing its archive -===//
 //
 // `ireepkg pack`: the manifest (strict), the files it names, the native
 // libraries (native_check.h: inspected in a child process by

@@ -1,4 +1,4 @@
-//===- record.cpp - .ireepkg/RECORD.json ---------------------------------===//
+//===- pkg/src/package/record.cpp - .ireepkg/RECORD.json ------------------===//
 //
 // The list of an archive's members with their SHA-256 and size. Written
 // sorted and canonical so that packing is reproducible.

@@ -1,4 +1,4 @@
-//===- signature.cpp - minisign-compatible signatures ---------------------===//
+//===- pkg/src/package/signature.cpp - minisign-compatible signatures -----===//
 //
 // Key, secret-key and signature files in minisign's formats (see
 // ireepkg/signature.h), on libsodium: Ed25519 (crypto_sign), BLAKE2b

@@ -1,4 +1,4 @@
-//===- dependency_graph.cpp - A prefix's dependency graph ----------------===//
+//===- pkg/src/prefix/dependency_graph.cpp - A prefix's dependency graph --===//
 #include "ireepkg/pkg/prefix/dependency_graph.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-//===- install.cpp - Installing, removing and verifying ------------------===//
+//===- pkg/src/prefix/install.cpp - Installing, removing and verifying ----===//
 //
 // The prefix-changing operations. Each takes the prefix lock, recovers an
 // interrupted transaction if there is one, checks everything it can before

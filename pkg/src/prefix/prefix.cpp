@@ -1,4 +1,4 @@
-//===- prefix.cpp - Finding and reading prefixes -------------------------===//
+//===- pkg/src/prefix/prefix.cpp - Finding and reading prefixes -----------===//
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/manifest_schema/environment.h"
 

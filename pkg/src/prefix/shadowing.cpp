@@ -1,4 +1,4 @@
-//===- shadowing.cpp - Imports more than one package provides ------------===//
+//===- pkg/src/prefix/shadowing.cpp - Imports several packages provide ----===//
 //
 // IREE's runtime asks the registered executable plugins for imports in
 // reverse registration order (the last --executable_plugin first), and a

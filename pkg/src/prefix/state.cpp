@@ -1,4 +1,4 @@
-//===- state.cpp - A prefix's state files --------------------------------===//
+//===- pkg/src/prefix/state.cpp - A prefix's state files ------------------===//
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/manifest_schema/json_document.h"

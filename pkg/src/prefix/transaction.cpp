@@ -1,4 +1,4 @@
-//===- transaction.cpp - Prefix lock and journal -------------------------===//
+//===- pkg/src/prefix/transaction.cpp - Prefix lock and journal -----------===//
 //
 // See transaction.h for the protocol.
 //

@@ -1,4 +1,4 @@
-//===- transaction.h - Prefix lock and journal (private) -------*- C++ -*-===//
+//===- pkg/src/prefix/transaction.h - Prefix lock and journal (private) ---===//
 //
 // The mechanics behind "every change to a prefix is one transaction":
 //

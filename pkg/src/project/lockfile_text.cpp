@@ -1,4 +1,4 @@
-//===- lockfile_text.cpp - Writing plugins.lock.json ----------------------===//
+//===- pkg/src/project/lockfile_text.cpp - Writing plugins.lock.json ------===//
 //
 // serializeLockfile: the lockfile's text, written directly (see LockWriter).
 //

@@ -1,4 +1,4 @@
-//===- project.cpp - Editing plugins.json, the lockfile's input hash ----===//
+//===- pkg/src/project/project.cpp - Editing plugins.json, the input hash -===//
 //
 // `add` and `rm` change plugins.json as text. The file is parsed (which
 // gives the byte offset where every key and value starts), each change is

@@ -1,4 +1,4 @@
-//===- project_file.cpp - A project's plugins.json and lockfile -----------===//
+//===- pkg/src/project/project_file.cpp - plugins.json and the lockfile ---===//
 #include "ireepkg/pkg/project/project_file.h"
 
 #include "ireepkg/pkg/support/file_util.h"

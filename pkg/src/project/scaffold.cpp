@@ -1,4 +1,4 @@
-//===- scaffold.cpp - New package projects (`ireepkg new`) ---------------===//
+//===- pkg/src/project/scaffold.cpp - New projects (`ireepkg new`) --------===//
 #include "ireepkg/pkg/project/scaffold.h"
 #include "ireepkg/manifest_schema/names.h"
 

@@ -1,4 +1,4 @@
-//===- user_config.cpp - config.toml -------------------------------------===//
+//===- pkg/src/project/user_config.cpp - config.toml ----------------------===//
 //
 // Read with toml++ (Debian's libtomlplusplus-dev), compiled into this file
 // alone (header-only mode), so that nothing else sees its headers and the

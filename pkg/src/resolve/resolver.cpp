@@ -1,4 +1,4 @@
-//===- resolver.cpp - PubGrub dependency resolution -----------------------===//
+//===- pkg/src/resolve/resolver.cpp - PubGrub dependency resolution -------===//
 //
 // The solver follows the public description of PubGrub (Dart pub's
 // doc/solver.md): a partial solution of decisions and derivations, external

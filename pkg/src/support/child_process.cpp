@@ -1,4 +1,4 @@
-//===- child_process.cpp - Running a helper tool --------------------------===//
+//===- pkg/src/support/child_process.cpp - Running a helper tool ----------===//
 //
 // One runner for every child process ireepkg starts. The child's stdin is
 // /dev/null or a memfd holding its input (a file, so a large input cannot

@@ -1,4 +1,4 @@
-//===- file_util.cpp - Durable file operations ---------------------------===//
+//===- pkg/src/support/file_util.cpp - Durable file operations ------------===//
 #include "ireepkg/pkg/support/file_util.h"
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/pkg/support/fault_point.h"

@@ -1,4 +1,4 @@
-//===- hash.cpp - SHA-256 through Nettle ---------------------------------===//
+//===- pkg/src/support/hash.cpp - SHA-256 through Nettle ------------------===//
 //
 // Nettle's SHA-256 (the library GnuTLS is built on), linked statically. It
 // uses the CPU's SHA instructions where present (Nettle's "fat" build picks

@@ -1,4 +1,4 @@
-//===- partial_files.cpp - Partial files and signals ----------------------===//
+//===- pkg/src/support/partial_files.cpp - Partial files and signals ------===//
 #include "ireepkg/pkg/support/partial_files.h"
 
 #include <atomic>

@@ -1,4 +1,4 @@
-//===- teardown.cpp - Skipping frees at exit ------------------------------===//
+//===- pkg/src/support/teardown.cpp - Skipping frees at exit --------------===//
 #include "ireepkg/pkg/support/teardown.h"
 
 #include <atomic>

@@ -1,4 +1,4 @@
-//===- ireepkg/cache.h - The package cache ---------------------*- C++ -*-===//
+//===- ireepkg/pkg/cache/cache.h - The package cache ------------*- C++ -*-===//
 //
 // A content-addressed cache of installed files, so that installing a
 // version again (after a remove, or into another prefix) links files into

@@ -1,5 +1,4 @@
-//===- ireepkg/cache_maintenance.h - Cleaning the package cache --------*- C++
-//-*-===//
+//===- ireepkg/pkg/cache/cache_maintenance.h - Cleaning the package cache -===//
 //
 // What `ireepkg cache clean` and `ireepkg cache prune` remove. The cache
 // (see ireepkg/cache.h) holds:

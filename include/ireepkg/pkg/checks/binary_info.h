@@ -1,4 +1,4 @@
-//===- ireepkg/binary_info.h - What a native library is ---------*- C++ -*-===//
+//===- ireepkg/pkg/checks/binary_info.h - What a native library is --------===//
 //
 // Facts about native libraries (ELF, Mach-O, COFF, FatELF) that `pack` and
 // `install` check against a manifest (see native_check.h): format,

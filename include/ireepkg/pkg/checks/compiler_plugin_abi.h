@@ -1,4 +1,4 @@
-//===- ireepkg/compiler_plugin_abi.h - IREE's plugin info layouts -*- C++ -*-=//
+//===- ireepkg/pkg/checks/compiler_plugin_abi.h - Plugin info layouts -----===//
 //
 // What `iree_get_compiler_plugin_info` returns, per IREE version: the one
 // table of the layouts of IreeCompilerPluginInfo that the compilers ireepkg

@@ -1,4 +1,4 @@
-//===- ireepkg/iree_pipeline_check.h - Hook pipelines checked by IREE -*-===//
+//===- ireepkg/pkg/checks/iree_pipeline_check.h - Hooks checked by IREE ---===//
 //
 // The check of hook pipelines against the IREE in use. IREE's compiler
 // registers its own passes, and only some of MLIR's; the MLIR check

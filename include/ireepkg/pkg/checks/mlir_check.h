@@ -1,4 +1,4 @@
-//===- ireepkg/mlir_check.h - Pass pipelines checked by MLIR ---*- C++ -*-===//
+//===- ireepkg/pkg/checks/mlir_check.h - Pass pipelines checked by MLIR ---===//
 //
 // The load check of MLIR pass and dialect plugins, and the full check of
 // hook pipelines (preprocessing, mlir-pipeline and

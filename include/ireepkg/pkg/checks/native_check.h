@@ -1,4 +1,4 @@
-//===- native_check.h - Native libraries against their manifest -*- C++ -*-===//
+//===- ireepkg/pkg/checks/native_check.h - Native libraries vs. manifest --===//
 //
 // The checks every native library a manifest declares must pass, run by
 // `pack` on the package directory and by `install` (and `sync`, which

@@ -1,4 +1,4 @@
-//===- package_test.h - Running a package's smoke tests --------*- C++ -*-===//
+//===- ireepkg/pkg/checks/package_test.h - A package's smoke tests --------===//
 //
 // A package's manifest may ship smoke tests ("tests", formats.md §1). This
 // runs them against the IREE and MLIR tools in use, each tool in a child

@@ -1,4 +1,4 @@
-//===- runtime_doctor.h - `doctor` for runtime plugins ---------*- C++ -*-===//
+//===- ireepkg/pkg/checks/runtime_doctor.h - `doctor` for runtime plugins -===//
 //
 // What `ireepkg doctor` checks about the IREE tools and the installed runtime
 // plugins. Every plugin is loaded in ireepkg-plugin-probe (pkg/probe), a

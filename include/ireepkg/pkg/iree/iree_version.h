@@ -1,4 +1,4 @@
-//===- ireepkg/iree_version.h - The IREE in use ----------------*- C++ -*-===//
+//===- ireepkg/pkg/iree/iree_version.h - The IREE in use --------*- C++ -*-===//
 //
 // One definition of "the IREE in use", shared by lock, install, sync,
 // doctor and exec:

@@ -1,4 +1,4 @@
-//===- ireepkg/fatelf.h - FatELF (.sos) files ------------------*- C++ -*-===//
+//===- ireepkg/pkg/package/fatelf.h - FatELF (.sos) files -------*- C++ -*-===//
 //
 // Multi-architecture embedded ELF files in IREE's FatELF v1 layout (see
 // docs/fatelf.md): an 8-byte header, 24-byte records, then the ELF

@@ -1,4 +1,4 @@
-//===- ireepkg/package.h - Package archives --------------------*- C++ -*-===//
+//===- ireepkg/pkg/package/package.h - Package archives ---------*- C++ -*-===//
 //
 // The package archive (`<name>-<version>.ireepkg`): a zstd-compressed tar
 // whose first member is `ireeplugin.json` and second `.ireepkg/RECORD.json`,

@@ -1,4 +1,4 @@
-//===- ireepkg/signature.h - minisign-compatible signatures ----*- C++ -*-===//
+//===- ireepkg/pkg/package/signature.h - minisign-compatible signatures ---===//
 //
 // Ed25519 signing and verification in minisign's formats, so that keys and
 // signatures move freely between ireepkg and `minisign`:

@@ -1,5 +1,4 @@
-//===- ireepkg/dependency_graph.h - A prefix's dependency graph --------*- C++
-//-*-===//
+//===- ireepkg/pkg/prefix/dependency_graph.h - The dependency graph -------===//
 //
 // The graph of an installed prefix (installed.json): each package's
 // dependencies and dependents, the roots (explicitly installed packages),

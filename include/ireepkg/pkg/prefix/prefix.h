@@ -1,4 +1,4 @@
-//===- ireepkg/prefix.h - Installed prefixes -------------------*- C++ -*-===//
+//===- ireepkg/pkg/prefix/prefix.h - Installed prefixes ---------*- C++ -*-===//
 //
 // A prefix is where packages are installed (formats.md §6):
 //

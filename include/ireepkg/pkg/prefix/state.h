@@ -1,4 +1,4 @@
-//===- state.h - A prefix's state files (private) --------------*- C++ -*-===//
+//===- ireepkg/pkg/prefix/state.h - A prefix's state files ------*- C++ -*-===//
 //
 // installed.json (what is installed and why), the activation index
 // activation.json (ordered, host-resolved, absolute paths: what discovery

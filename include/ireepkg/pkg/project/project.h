@@ -1,4 +1,4 @@
-//===- ireepkg/project.h - Project files and lockfiles ---------*- C++ -*-===//
+//===- ireepkg/pkg/project/project.h - Project files and lockfiles --------===//
 //
 // Editing plugins.json (init, add, rm) and writing plugins.lock.json.
 //

@@ -1,4 +1,4 @@
-//===- project_file.h - A project's plugins.json and lockfile --*- C++ -*-===//
+//===- ireepkg/pkg/project/project_file.h - plugins.json and the lockfile -===//
 //
 // Finding, loading, reading and atomically replacing a project's
 // plugins.json, and reading its lockfile: what every command that works on

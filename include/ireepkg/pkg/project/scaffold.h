@@ -1,4 +1,4 @@
-//===- scaffold.h - New package projects (`ireepkg new`) -------*- C++ -*-===//
+//===- ireepkg/pkg/project/scaffold.h - New projects (`ireepkg new`) ------===//
 //
 // The project templates of templates/<kind>/ are compiled into ireepkg
 // (pkg/CMakeLists.txt generates scaffold_templates.cpp from them).

@@ -1,4 +1,4 @@
-//===- ireepkg/user_config.h - config.toml ---------------------*- C++ -*-===//
+//===- ireepkg/pkg/project/user_config.h - config.toml ----------*- C++ -*-===//
 //
 // ireepkg's configuration files, in TOML: /etc/ireepkg/config.toml for the
 // system, then $XDG_CONFIG_HOME/ireepkg/config.toml (default

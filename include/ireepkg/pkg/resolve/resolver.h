@@ -1,4 +1,4 @@
-//===- ireepkg/resolver.h - Dependency resolution --------------*- C++ -*-===//
+//===- ireepkg/pkg/resolve/resolver.h - Dependency resolution ---*- C++ -*-===//
 //
 // Chooses one version of every package a project needs, with PubGrub
 // (Natalie Weizenbaum's conflict-driven version solving algorithm, as used by

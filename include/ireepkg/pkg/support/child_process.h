@@ -1,4 +1,4 @@
-//===- child_process.h - Running a helper tool (private) -------*- C++ -*-===//
+//===- ireepkg/pkg/support/child_process.h - Running a helper tool --------===//
 //
 // ireepkg runs its helper tools (ireepkg-inspect, ireepkg-mlir-check,
 // ireepkg-plugin-probe, the IREE tools' --version) as child processes, so

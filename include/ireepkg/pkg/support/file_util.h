@@ -1,4 +1,4 @@
-//===- file_util.h - Durable file operations (private) ---------*- C++ -*-===//
+//===- ireepkg/pkg/support/file_util.h - Durable file operations ----------===//
 //
 // The few file-system operations the transactions rely on, each reporting
 // failures as ireepkg::Error with the path and errno text: atomic replace

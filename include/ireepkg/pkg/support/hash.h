@@ -1,4 +1,4 @@
-//===- ireepkg/hash.h - SHA-256 --------------------------------*- C++ -*-===//
+//===- ireepkg/pkg/support/hash.h - SHA-256 ---------------------*- C++ -*-===//
 //
 // Streaming SHA-256 (Nettle's, which uses the CPU's SHA instructions where
 // present). Every archive, file and index hash in ireepkg goes through here.
