@@ -16,7 +16,10 @@ under include/ireepkg/<module>/. Each may include:
     including file or in the module's own directories;
   - include/ireepkg/iree_executable_plugin.h (the plugin ABI, no module).
 and its CMake file may not put another module's directory on an include
-path. Tests, benchmarks, fuzz targets and examples may include any public
+path. A module divided by concern (FOLDERS) keeps its sources in
+<module>/src/<folder>/ and its public headers in
+include/ireepkg/<module>/<folder>/, the same folders on both sides; a file
+outside them, or in a folder not listed, is reported. Tests, benchmarks, fuzz targets and examples may include any public
 header, but no private one.
 
 It also fails on a source file of more than MAX_LINES lines whose opening
@@ -41,6 +44,12 @@ ALLOWED = {
             "runtime_integration", "cli"},
 }
 MODULES = list(ALLOWED)
+# The folders by concern of a module's src/ and of its public headers
+# (docs/architecture.md says what each holds).
+FOLDERS = {
+    "pkg": {"package", "prefix", "cache", "project", "resolve", "checks",
+            "iree", "support"},
+}
 # Code that is not a module: may use public headers only.
 OUTSIDE = ["tests", "bench", "fuzz", "examples", "templates", "python"]
 # Public headers with no module: the plugin ABI, and the runtime library's
@@ -64,11 +73,32 @@ def module_of(rel):
     return None
 
 
+def folder_problem(mod, rel):
+    """The file of a module divided by concern that is in no folder of it."""
+    parts = rel.split("/")
+    if parts[0] == "include":
+        folder = parts[3] if len(parts) > 4 else None
+    elif len(parts) > 1 and parts[1] == "src":
+        folder = parts[2] if len(parts) > 3 else None
+    else:
+        return None  # Not a library source (pkg/inspect, pkg/probe).
+    if folder in FOLDERS[mod]:
+        return None
+    where = "in no folder" if folder is None else f"in {folder}/"
+    return (f"{rel}:1: {where}: {mod}'s sources and public headers are in the "
+            f"folders of their concerns ({', '.join(sorted(FOLDERS[mod]))}):"
+            " move it into the folder it belongs to, the same on both sides")
+
+
 def check_file(root, rel, problems):
     mod = module_of(rel)
     outside = rel.split("/")[0] in OUTSIDE
     if mod is None and not outside:
         return
+    if mod in FOLDERS:
+        problem = folder_problem(mod, rel)
+        if problem:
+            problems.append(problem)
     with open(os.path.join(root, rel), encoding="utf-8",
               errors="replace") as f:
         text = f.read()
@@ -166,23 +196,27 @@ def check(root):
 def self_test():
     """Plants one violation of each kind in a scratch tree."""
     cases = {
-        "pkg/src/a.cpp": '#include "ireepkg/registry/registry.h"\n',
-        "registry/src/b.cpp": '#include "../../pkg/src/private.h"\n',
-        "pkg/src/private.h": "\n",
+        "pkg/src/prefix/a.cpp": '#include "ireepkg/registry/registry.h"\n',
+        "registry/src/b.cpp": '#include "../../pkg/src/prefix/private.h"\n',
+        "pkg/src/prefix/private.h": "\n",
         "tests/unit/c.cpp": '#include "private.h"\n',
         "manifest_schema/src/d.cpp": '#include "ireepkg/pkg/prefix/prefix.h"\n',
         "compiler_integration/src/e.cpp":
             '#include "ireepkg/runtime_integration/runtime_state.h"\n',
-        "include/ireepkg/pkg/f.h": '#include "ireepkg/cli/command.h"\n',
+        "include/ireepkg/pkg/prefix/f.h": '#include "ireepkg/cli/command.h"\n',
         "cli/g.cpp": '#include "ireepkg/loose.h"\n',
         "registry/CMakeLists.txt":
             "target_include_directories(r PRIVATE "
             "${PROJECT_SOURCE_DIR}/pkg/src)\n",
-        "pkg/src/long.cpp": "int x;\n" * (MAX_LINES + 1),
+        "pkg/src/resolve/long.cpp": "int x;\n" * (MAX_LINES + 1),
+        "pkg/src/loose.cpp": "\n",
+        "include/ireepkg/pkg/misc/g.h": "\n",
         # Allowed, so not reported:
-        "pkg/src/long_ok.cpp": "// " + REASON + ": a test.\n" +
+        "pkg/src/resolve/long_ok.cpp": "// " + REASON + ": a test.\n" +
                                "int x;\n" * (MAX_LINES + 1),
         "registry/http/ok.cpp": '#include "../src/private_http.h"\n',
+        "pkg/inspect/ok.cpp": '#include "ireepkg/pkg/package/fatelf.h"\n',
+        "pkg/src/checks/ok.cpp": '#include "prefix/transaction.h"\n',
         "cli/ok.cpp": '#include "ireepkg/registry/registry.h"\n'
                       '#include "output.h"\n#include <sys/stat.h>\n',
         "runtime_integration/src/ok.c":
@@ -196,11 +230,12 @@ def self_test():
             with open(os.path.join(root, rel), "w") as f:
                 f.write(text)
         found = check(root)
-    expect = ["pkg/src/a.cpp:1:", "registry/src/b.cpp:1:",
+    expect = ["pkg/src/prefix/a.cpp:1:", "registry/src/b.cpp:1:",
               "tests/unit/c.cpp:1:", "manifest_schema/src/d.cpp:1:",
               "compiler_integration/src/e.cpp:1:",
-              "include/ireepkg/pkg/f.h:1:", "cli/g.cpp:1:",
-              "registry/CMakeLists.txt:1:", "pkg/src/long.cpp:1:"]
+              "include/ireepkg/pkg/prefix/f.h:1:", "cli/g.cpp:1:",
+              "registry/CMakeLists.txt:1:", "pkg/src/resolve/long.cpp:1:",
+              "pkg/src/loose.cpp:1:", "include/ireepkg/pkg/misc/g.h:1:"]
     missing = [e for e in expect if not any(p.startswith(e) for p in found)]
     extra = [p for p in found if not any(p.startswith(e) for e in expect)]
     for p in found:
