@@ -4,7 +4,7 @@
 #include "command.h"
 #include "output.h"
 
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
 #include <cstdlib>
 

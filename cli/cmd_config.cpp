@@ -2,10 +2,10 @@
 #include "cli_config.h"
 #include "output.h"
 
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/manifest_schema/platform.h"
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 
 #include <cstdio>

@@ -25,14 +25,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/manifest_schema/cpu_level.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/manifest_schema/text.h"
+#include "ireepkg/base/text.h"
 #include "output.h"
 
 #include "ireepkg/compiler_integration/compiler_doctor.h"
 #include "ireepkg/manifest_schema/platform.h"
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 #include "ireepkg/pkg/package/fatelf.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 #include "ireepkg/pkg/checks/mlir_check.h"

@@ -19,11 +19,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "python_env.h"
 
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 #include "ireepkg/pkg/checks/iree_pipeline_check.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/compiler_integration/tool_kind.h"

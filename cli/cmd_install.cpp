@@ -1,7 +1,7 @@
 //===- cmd_install.cpp - `ireepkg install` -------------------------------===//
 #include "interrupt.h"
 #include "output.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "project_change.h"
 #include "registry_args.h"

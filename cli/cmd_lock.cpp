@@ -4,7 +4,7 @@
 #include "registry_args.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 
 #include <cstdio>
 #include <functional>

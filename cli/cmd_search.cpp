@@ -1,6 +1,6 @@
 //===- cmd_search.cpp - `ireepkg search` ----------------------------------===//
 #include "output.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "registry_args.h"
 
 #include "ireepkg/pkg/prefix/prefix.h"

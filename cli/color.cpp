@@ -3,7 +3,7 @@
 
 #include "global_options.h"
 
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
 #include <cstdlib>
 #include <unistd.h>

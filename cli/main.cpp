@@ -11,12 +11,12 @@
 #include "output.h"
 
 #include "ireepkg/compiler_integration/compiler_state.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/manifest_schema/suggest.h"
-#include "ireepkg/pkg/support/child_process.h"
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/teardown.h"
+#include "ireepkg/base/child_process.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/teardown.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <algorithm>

@@ -10,7 +10,7 @@
 
 #include "command.h"
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <nlohmann/json.hpp>
 

@@ -6,7 +6,7 @@
 #include "python_env.h"
 #include "prefix_args.h"
 
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
 #include <climits>
 #include <cstdlib>

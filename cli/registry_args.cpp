@@ -5,7 +5,7 @@
 #include "cli_config.h"
 #include "output.h"
 
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 
 #include <cstdio>

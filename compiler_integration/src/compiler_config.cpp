@@ -5,16 +5,16 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_integration/compiler_config.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/cache/cache.h"
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 #include "ireepkg/pkg/checks/compiler_plugin_info.h"
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/compiler_integration/compiler_index.h"
 #include "ireepkg/pkg/checks/package_test.h"
 #include "ireepkg/pkg/prefix/prefix.h"

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_integration/compiler_doctor.h"
 
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/pkg/checks/mlir_check.h"
 

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_integration/compiler_embedding.h"
-#include "ireepkg/manifest_schema/text.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/text.h"
+#include "ireepkg/base/environment.h"
 
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 
 #include <algorithm>
 #include <cerrno>

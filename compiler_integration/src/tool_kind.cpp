@@ -7,9 +7,9 @@
 #include "ireepkg/manifest_schema/json_document.h"
 
 #include "ireepkg/pkg/cache/cache.h"
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 
 #include <nlohmann/json.hpp>
 

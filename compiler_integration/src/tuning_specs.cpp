@@ -7,9 +7,9 @@
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/cache/cache.h"
-#include "ireepkg/pkg/support/child_process.h"
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/child_process.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/hash.h"
 
 #include <algorithm>
 #include <cctype>

@@ -26,7 +26,7 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/compiler_integration/compiler_embedding.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 
 #include <cstdio>

@@ -68,8 +68,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ireepkg/manifest_schema/environment.h"
-#include "ireepkg/manifest_schema/text.h"
+#include "ireepkg/base/environment.h"
+#include "ireepkg/base/text.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllPasses.h"

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/manifest_schema/pipeline.h"
-#include "ireepkg/manifest_schema/text.h"
+#include "ireepkg/base/text.h"
 
 #include <cstdio>
 #include <set>

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/manifest_schema/semver.h"
 #include "ireepkg/manifest_schema/binary_form.h"
-#include "ireepkg/manifest_schema/text.h"
+#include "ireepkg/base/text.h"
 
 #include <algorithm>
 #include <limits>

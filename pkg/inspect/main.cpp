@@ -8,7 +8,7 @@
 // the ireepkg binary links no LLVM and a malformed file cannot take it down.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
 #include <nlohmann/json.hpp>
 

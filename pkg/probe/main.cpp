@@ -32,7 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ireepkg/iree_executable_plugin.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/pkg/checks/compiler_plugin_abi.h"
 
 #include <algorithm>

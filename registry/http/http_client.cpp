@@ -32,9 +32,9 @@
 #include "../src/http_module.h"
 #include "http_request.h"
 
-#include "ireepkg/pkg/support/fault_point.h"
-#include "ireepkg/pkg/support/hash.h"
-#include "ireepkg/pkg/support/partial_files.h"
+#include "ireepkg/base/fault_point.h"
+#include "ireepkg/base/hash.h"
+#include "ireepkg/base/partial_files.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 
 #include <curl/curl.h>

@@ -13,8 +13,8 @@
 #include "ireepkg/pkg/cache/cache_maintenance.h"
 #include "ireepkg/registry/registry.h"
 
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/package/signature.h"
 #include "ireepkg/registry/parsed_cache.h"

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "http_module.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
 #include <dlfcn.h>
 #include <limits.h>

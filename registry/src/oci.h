@@ -11,7 +11,7 @@
 #ifndef IREEPKG_REGISTRY_OCI_H
 #define IREEPKG_REGISTRY_OCI_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/registry/fetch.h"
 #include "ireepkg/registry/registry.h"
 

@@ -24,8 +24,8 @@
 //===----------------------------------------------------------------------===//
 #include "oci.h"
 
-#include "ireepkg/pkg/support/child_process.h"
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/child_process.h"
+#include "ireepkg/base/file_util.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "oci.h"
 
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "registry_cache.h"
 
 #include <algorithm>

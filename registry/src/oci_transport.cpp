@@ -30,7 +30,7 @@
 //===----------------------------------------------------------------------===//
 #include "oci.h"
 
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/registry/registry.h"
 #include "registry_cache.h"
 #include "registry_urls.h"

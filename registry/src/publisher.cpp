@@ -65,10 +65,10 @@
 #include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/manifest_schema/suggest.h"
 
-#include "ireepkg/pkg/support/fault_point.h"
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/fault_point.h"
+#include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/package/fatelf.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/package/signature.h"
 #include "oci.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "ireepkg/pkg/cache/cache.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 
 #include <cerrno>
 #include <fcntl.h>

@@ -9,8 +9,8 @@
 #ifndef IREEPKG_REGISTRY_REGISTRY_CACHE_H
 #define IREEPKG_REGISTRY_REGISTRY_CACHE_H
 
-#include "ireepkg/manifest_schema/error.h"
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/error.h"
+#include "ireepkg/base/file_util.h"
 #include "ireepkg/registry/registry.h"
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 //===- registry_urls.cpp - Registry URLs ----------------------------------===//
 #include "registry_urls.h"
 
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/registry/registry.h"
 
 namespace ireepkg::registry {

@@ -34,8 +34,8 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/registry/site.h"
 
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/package/signature.h"
 #include "registry_urls.h"

@@ -7,7 +7,7 @@
 #ifndef IREEPKG_SITE_MODEL_H
 #define IREEPKG_SITE_MODEL_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 
 #include <functional>

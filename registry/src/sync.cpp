@@ -10,8 +10,8 @@
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/cache/cache.h"
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/project/project.h"

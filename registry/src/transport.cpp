@@ -14,11 +14,11 @@
 //    than its URL (an oci:// registry with a static copy as a mirror).
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/support/partial_files.h"
+#include "ireepkg/base/partial_files.h"
 #include "ireepkg/registry/registry.h"
 
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "oci.h"
 #include "registry_cache.h"

@@ -3,9 +3,9 @@
 
 The layers (docs/architecture.md):
 
-    manifest_schema  <-  pkg  <-  registry
-                          ^
-                          +--  compiler_integration, runtime_integration
+    base  <-  manifest_schema  <-  pkg  <-  registry
+                                    ^
+                                    +--  compiler_integration, runtime_integration
     cli (on top: the only module that sees every other)
 
 A module's code is everything under its directory plus its public headers
@@ -35,20 +35,23 @@ import sys
 import tempfile
 
 ALLOWED = {
-    "manifest_schema": {"manifest_schema"},
-    "pkg": {"manifest_schema", "pkg"},
-    "registry": {"manifest_schema", "pkg", "registry"},
-    "compiler_integration": {"manifest_schema", "pkg", "compiler_integration"},
-    "runtime_integration": {"manifest_schema", "pkg", "runtime_integration"},
-    "cli": {"manifest_schema", "pkg", "registry", "compiler_integration",
-            "runtime_integration", "cli"},
+    "base": {"base"},
+    "manifest_schema": {"base", "manifest_schema"},
+    "pkg": {"base", "manifest_schema", "pkg"},
+    "registry": {"base", "manifest_schema", "pkg", "registry"},
+    "compiler_integration": {"base", "manifest_schema", "pkg",
+                             "compiler_integration"},
+    "runtime_integration": {"base", "manifest_schema", "pkg",
+                            "runtime_integration"},
+    "cli": {"base", "manifest_schema", "pkg", "registry",
+            "compiler_integration", "runtime_integration", "cli"},
 }
 MODULES = list(ALLOWED)
 # The folders by concern of a module's src/ and of its public headers
 # (docs/architecture.md says what each holds).
 FOLDERS = {
     "pkg": {"package", "prefix", "cache", "project", "resolve", "checks",
-            "iree", "support"},
+            "iree"},
 }
 # Code that is not a module: may use public headers only.
 OUTSIDE = ["tests", "bench", "fuzz", "examples", "templates", "python"]

@@ -12,7 +12,7 @@
 #define IREEPKG_TESTS_UNIT_CLIENT_FIXTURE_H
 
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/package/signature.h"

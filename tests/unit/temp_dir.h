@@ -13,7 +13,7 @@
 #ifndef IREEPKG_TESTS_UNIT_TEMP_DIR_H
 #define IREEPKG_TESTS_UNIT_TEMP_DIR_H
 
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 

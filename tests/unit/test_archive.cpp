@@ -9,7 +9,7 @@
 
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/manifest_schema/names.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/package/package.h"
 
 #include <doctest/doctest.h>

@@ -11,8 +11,8 @@
 
 #include "ireepkg/pkg/cache/cache.h"
 #include "ireepkg/pkg/cache/cache_maintenance.h"
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 
 #include <doctest/doctest.h>

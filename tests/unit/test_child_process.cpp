@@ -5,7 +5,7 @@
 // the process group killed, and descendants that keep the pipes open.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 
 #include <doctest/doctest.h>
 

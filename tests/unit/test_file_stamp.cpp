@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "temp_dir.h"
 
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/hash.h"
 
 #include <doctest/doctest.h>
 

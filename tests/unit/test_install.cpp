@@ -10,7 +10,7 @@
 #include "temp_dir.h"
 
 #include "ireepkg/manifest_schema/platform.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/runtime.h"

@@ -13,7 +13,7 @@
 
 #include "ireepkg/manifest_schema/binary_form.h"
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/package/signature.h"

@@ -12,7 +12,7 @@
 #include "client_fixture.h"
 #include "ireepkg/manifest_schema/binary_form.h"
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/package/signature.h"

@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/registry/registry.h"
 
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/package/signature.h"

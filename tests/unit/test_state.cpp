@@ -11,7 +11,7 @@
 #include "temp_dir.h"
 
 #include "ireepkg/compiler_integration/compiler_state.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/pkg/prefix/state.h"

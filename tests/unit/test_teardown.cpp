@@ -1,12 +1,12 @@
 //===- test_teardown.cpp - Skipping frees at exit -------------------------===//
 //
-// ireepkg/pkg/support/teardown.h: discard() destroys at once by default, and
+// ireepkg/base/teardown.h: discard() destroys at once by default, and
 // keeps objects alive (never destroyed) once skipFreesAtExit is on, as the
 // command-line tool sets it; the resolver hands its solver to it.
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/resolve/resolver.h"
-#include "ireepkg/pkg/support/teardown.h"
+#include "ireepkg/base/teardown.h"
 
 #include <doctest/doctest.h>
 

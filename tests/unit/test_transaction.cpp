@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "temp_dir.h"
 
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 
 #include <doctest/doctest.h>

@@ -28,7 +28,7 @@
 #define IREEPKG_COMPILER_CONFIG_H
 
 #include "ireepkg/compiler_integration/tuning_specs.h"
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 
 #include <nlohmann/json.hpp>

@@ -56,7 +56,7 @@
 #define IREEPKG_COMPILER_EMBEDDING_H
 
 #include "ireepkg/compiler_integration/compiler_config.h"
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <memory>
 #include <mutex>

@@ -24,7 +24,7 @@
 #ifndef IREEPKG_TOOL_KIND_H
 #define IREEPKG_TOOL_KIND_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <optional>
 #include <span>

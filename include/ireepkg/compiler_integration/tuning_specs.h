@@ -23,7 +23,7 @@
 #ifndef IREEPKG_TUNING_SPECS_H
 #define IREEPKG_TUNING_SPECS_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 
 #include <string>

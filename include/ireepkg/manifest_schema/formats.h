@@ -13,7 +13,7 @@
 #ifndef IREEPKG_FORMATS_H
 #define IREEPKG_FORMATS_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/manifest_schema/semver.h"

@@ -13,7 +13,7 @@
 #ifndef IREEPKG_JSON_DOCUMENT_H
 #define IREEPKG_JSON_DOCUMENT_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <nlohmann/json_fwd.hpp>
 

@@ -13,7 +13,7 @@
 #ifndef IREEPKG_SEMVER_H
 #define IREEPKG_SEMVER_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <array>
 #include <compare>

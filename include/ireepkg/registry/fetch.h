@@ -26,7 +26,7 @@
 #ifndef IREEPKG_FETCH_H
 #define IREEPKG_FETCH_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <cstdint>
 #include <memory>

@@ -16,7 +16,7 @@
 #ifndef IREEPKG_REGISTRY_OCI_REGISTRY_H
 #define IREEPKG_REGISTRY_OCI_REGISTRY_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/registry/registry.h"
 
 #include <string>

@@ -32,9 +32,9 @@
 #ifndef IREEPKG_REGISTRY_H
 #define IREEPKG_REGISTRY_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/resolve/resolver.h"
 #include "ireepkg/registry/fetch.h"
 
@@ -249,7 +249,7 @@ public:
   /// Writes what this client parsed to the metadata cache now, as its
   /// destructor does, and stops the thread prefetch() started: for a
   /// client that is discarded rather than destroyed
-  /// (ireepkg/pkg/support/teardown.h).
+  /// (ireepkg/base/teardown.h).
   void saveCache();
 
   const RegistrySpec &spec() const;

@@ -18,7 +18,7 @@
 #ifndef IREEPKG_REGISTRY_SITE_H
 #define IREEPKG_REGISTRY_SITE_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/registry/registry.h"
 
 #include <cstdint>

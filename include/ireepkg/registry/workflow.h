@@ -23,7 +23,7 @@
 #ifndef IREEPKG_WORKFLOW_H
 #define IREEPKG_WORKFLOW_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 #include "ireepkg/pkg/prefix/prefix.h"

@@ -1,10 +1,10 @@
 //===- pkg/src/cache/cache.cpp - The package cache ------------------------===//
 #include "ireepkg/pkg/cache/cache.h"
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/hash.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 //===- pkg/src/cache/cache_maintenance.cpp - Cleaning the package cache ---===//
 #include "ireepkg/pkg/cache/cache_maintenance.h"
 
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/package/package.h"
 
 #include <algorithm>

@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/checks/binary_info.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/manifest_schema/json_document.h"
 
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 
 #include <nlohmann/json.hpp>
 

@@ -9,7 +9,7 @@
 #include "import_check.h"
 
 #include "ireepkg/manifest_schema/platform.h"
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 #include "ireepkg/pkg/checks/runtime_doctor.h"
 
 #include <nlohmann/json.hpp>

@@ -11,10 +11,10 @@
 #include "import_check.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/checks/runtime_doctor.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
-#include "ireepkg/pkg/support/child_process.h"
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/child_process.h"
+#include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/package/fatelf.h"
 #include "ireepkg/manifest_schema/platform.h"
 

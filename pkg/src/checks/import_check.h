@@ -2,7 +2,7 @@
 #ifndef IREEPKG_PKG_IMPORT_CHECK_H
 #define IREEPKG_PKG_IMPORT_CHECK_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/manifest_schema/json_document.h"
 

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/checks/iree_pipeline_check.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 #include "ireepkg/pkg/checks/mlir_check.h"
 

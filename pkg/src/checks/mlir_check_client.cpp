@@ -13,11 +13,11 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/checks/mlir_check.h"
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
 #include "ireepkg/manifest_schema/pipeline.h"
 
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 
 #include <algorithm>

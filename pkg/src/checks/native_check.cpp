@@ -12,7 +12,7 @@
 
 #include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/pkg/package/fatelf.h"
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 //===- pkg/src/checks/package_test.cpp - Running a package's smoke tests --===//
 #include "ireepkg/pkg/checks/package_test.h"
-#include "ireepkg/manifest_schema/text.h"
+#include "ireepkg/base/text.h"
 
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 #include "ireepkg/pkg/prefix/state.h"
 
 #include "ireepkg/pkg/checks/iree_pipeline_check.h"

@@ -5,13 +5,13 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/checks/runtime_doctor.h"
 
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/platform.h"
-#include "ireepkg/manifest_schema/text.h"
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/text.h"
+#include "ireepkg/base/child_process.h"
 #include "ireepkg/pkg/package/fatelf.h"
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 
 #include <cerrno>

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/iree/iree_version.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 #include "iree_requirement.h"
 
 #include <algorithm>

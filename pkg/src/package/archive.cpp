@@ -13,8 +13,8 @@
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/manifest_schema/names.h"
 
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/manifest_schema/json_document.h"
 
 #include <archive.h>

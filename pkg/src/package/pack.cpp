@@ -15,8 +15,8 @@
 #include "ireepkg/pkg/checks/binary_info.h"
 #include "ireepkg/pkg/checks/compiler_plugin_info.h"
 #include "ireepkg/pkg/package/fatelf.h"
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/checks/native_check.h"
 #include "checks/pipeline_check.h"
 

@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/package/signature.h"
-#include "ireepkg/manifest_schema/text.h"
+#include "ireepkg/base/text.h"
 
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 
 #include <sodium.h>
 

@@ -9,10 +9,10 @@
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/manifest_schema/suggest.h"
 
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 #include "iree/iree_requirement.h"
 #include "ireepkg/pkg/cache/cache.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/checks/native_check.h"
 #include "checks/pipeline_check.h"
 #include "ireepkg/pkg/prefix/state.h"

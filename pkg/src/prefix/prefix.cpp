@@ -1,9 +1,9 @@
 //===- pkg/src/prefix/prefix.cpp - Finding and reading prefixes -----------===//
 #include "ireepkg/pkg/prefix/prefix.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/prefix/state.h"
 #include "transaction.h"
 

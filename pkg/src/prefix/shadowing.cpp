@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/prefix/prefix.h"
 
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/prefix/state.h"
 
 #include <map>

@@ -6,9 +6,9 @@
 #include "transaction.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/names.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/prefix/state.h"
 
 #include <nlohmann/json.hpp>

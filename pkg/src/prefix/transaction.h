@@ -25,10 +25,10 @@
 #ifndef IREEPKG_PKG_TRANSACTION_H
 #define IREEPKG_PKG_TRANSACTION_H
 
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 
-#include "ireepkg/pkg/support/fault_point.h"
+#include "ireepkg/base/fault_point.h"
 
 #include <map>
 #include <string>

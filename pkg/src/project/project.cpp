@@ -14,9 +14,9 @@
 #include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/manifest_schema/suggest.h"
 
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 
-#include "ireepkg/pkg/support/hash.h"
+#include "ireepkg/base/hash.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/platform.h"
 

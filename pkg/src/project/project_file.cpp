@@ -1,7 +1,7 @@
 //===- pkg/src/project/project_file.cpp - plugins.json and the lockfile ---===//
 #include "ireepkg/pkg/project/project_file.h"
 
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/prefix/prefix.h"

@@ -2,7 +2,7 @@
 #include "ireepkg/pkg/project/scaffold.h"
 #include "ireepkg/manifest_schema/names.h"
 
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/file_util.h"
 
 #include "ireepkg/manifest_schema/platform.h"
 

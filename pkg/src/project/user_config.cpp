@@ -8,8 +8,8 @@
 #include "ireepkg/pkg/project/user_config.h"
 #include "ireepkg/manifest_schema/suggest.h"
 
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/manifest_schema/platform.h"
 
 #include <cerrno>

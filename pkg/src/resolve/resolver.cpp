@@ -51,7 +51,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/resolve/resolver.h"
-#include "ireepkg/pkg/support/teardown.h"
+#include "ireepkg/base/teardown.h"
 
 #include <algorithm>
 #include <bit>

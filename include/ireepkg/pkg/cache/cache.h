@@ -23,7 +23,7 @@
 #ifndef IREEPKG_CACHE_H
 #define IREEPKG_CACHE_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/pkg/package/package.h"
 
 #include <optional>

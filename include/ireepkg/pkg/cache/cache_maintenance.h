@@ -26,7 +26,7 @@
 #ifndef IREEPKG_CACHE_MAINTENANCE_H
 #define IREEPKG_CACHE_MAINTENANCE_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <cstdint>
 #include <string>

@@ -11,7 +11,7 @@
 #ifndef IREEPKG_BINARY_INFO_H
 #define IREEPKG_BINARY_INFO_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/platform.h"
 
 #include <cstdint>

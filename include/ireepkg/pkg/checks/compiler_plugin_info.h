@@ -11,7 +11,7 @@
 #ifndef IREEPKG_PKG_COMPILER_PLUGIN_INFO_H
 #define IREEPKG_PKG_COMPILER_PLUGIN_INFO_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/checks/compiler_plugin_abi.h"

@@ -24,7 +24,7 @@
 #ifndef IREEPKG_IREE_PIPELINE_CHECK_H
 #define IREEPKG_IREE_PIPELINE_CHECK_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 
 #include <nlohmann/json.hpp>

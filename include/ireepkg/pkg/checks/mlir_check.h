@@ -28,7 +28,7 @@
 #ifndef IREEPKG_MLIR_CHECK_H
 #define IREEPKG_MLIR_CHECK_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/platform.h"

@@ -30,7 +30,7 @@
 #ifndef IREEPKG_PKG_PACKAGE_TEST_H
 #define IREEPKG_PKG_PACKAGE_TEST_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/manifest_schema/platform.h"
 

@@ -22,7 +22,7 @@
 #ifndef IREEPKG_IREE_VERSION_H
 #define IREEPKG_IREE_VERSION_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/semver.h"
 
 #include <optional>

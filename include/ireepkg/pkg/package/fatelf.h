@@ -10,7 +10,7 @@
 #ifndef IREEPKG_FATELF_H
 #define IREEPKG_FATELF_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/platform.h"
 
 #include <cstdint>

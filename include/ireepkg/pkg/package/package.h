@@ -13,7 +13,7 @@
 #ifndef IREEPKG_PACKAGE_H
 #define IREEPKG_PACKAGE_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/pkg/checks/mlir_check.h"
 

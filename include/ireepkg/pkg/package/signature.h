@@ -35,7 +35,7 @@
 #ifndef IREEPKG_SIGNATURE_H
 #define IREEPKG_SIGNATURE_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <array>
 #include <cstddef>

@@ -21,7 +21,7 @@
 #ifndef IREEPKG_PREFIX_H
 #define IREEPKG_PREFIX_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/pkg/package/package.h"
 

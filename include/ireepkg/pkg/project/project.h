@@ -15,7 +15,7 @@
 #ifndef IREEPKG_PROJECT_H
 #define IREEPKG_PROJECT_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 
 #include <map>

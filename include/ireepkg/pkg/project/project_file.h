@@ -9,7 +9,7 @@
 #ifndef IREEPKG_PKG_PROJECT_FILE_H
 #define IREEPKG_PKG_PROJECT_FILE_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 
 #include <optional>

@@ -11,7 +11,7 @@
 #ifndef IREEPKG_PKG_SCAFFOLD_H
 #define IREEPKG_PKG_SCAFFOLD_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <string>
 #include <string_view>

@@ -16,7 +16,7 @@
 #ifndef IREEPKG_USER_CONFIG_H
 #define IREEPKG_USER_CONFIG_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <optional>
 #include <string>

@@ -31,7 +31,7 @@
 #ifndef IREEPKG_RESOLVER_H
 #define IREEPKG_RESOLVER_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/manifest_schema/semver.h"
 

@@ -1,8 +1,8 @@
-//===- pkg/src/support/file_util.cpp - Durable file operations ------------===//
-#include "ireepkg/pkg/support/file_util.h"
-#include "ireepkg/manifest_schema/environment.h"
-#include "ireepkg/pkg/support/fault_point.h"
-#include "ireepkg/pkg/support/hash.h"
+//===- base/src/file_util.cpp - Durable file operations ------------===//
+#include "ireepkg/base/file_util.h"
+#include "ireepkg/base/environment.h"
+#include "ireepkg/base/fault_point.h"
+#include "ireepkg/base/hash.h"
 
 #include <cerrno>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-//===- ireepkg/pkg/support/hash.h - SHA-256 ---------------------*- C++ -*-===//
+//===- ireepkg/base/hash.h - SHA-256 ---------------------*- C++ -*-===//
 //
 // Streaming SHA-256 (Nettle's, which uses the CPU's SHA instructions where
 // present). Every archive, file and index hash in ireepkg goes through here.
@@ -7,7 +7,7 @@
 #ifndef IREEPKG_HASH_H
 #define IREEPKG_HASH_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <memory>
 #include <string>

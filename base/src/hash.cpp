@@ -1,4 +1,4 @@
-//===- pkg/src/support/hash.cpp - SHA-256 through Nettle ------------------===//
+//===- base/src/hash.cpp - SHA-256 through Nettle ------------------===//
 //
 // Nettle's SHA-256 (the library GnuTLS is built on), linked statically. It
 // uses the CPU's SHA instructions where present (Nettle's "fat" build picks
@@ -8,8 +8,8 @@
 // about 2 ms of every command (a no-op `ireepkg lock` takes under 10 ms).
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/support/hash.h"
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/hash.h"
+#include "ireepkg/base/file_util.h"
 
 #include <nettle/sha2.h>
 

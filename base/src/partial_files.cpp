@@ -1,5 +1,5 @@
-//===- pkg/src/support/partial_files.cpp - Partial files and signals ------===//
-#include "ireepkg/pkg/support/partial_files.h"
+//===- base/src/partial_files.cpp - Partial files and signals ------===//
+#include "ireepkg/base/partial_files.h"
 
 #include <atomic>
 #include <climits>

@@ -1,4 +1,4 @@
-//===- ireepkg/pkg/support/file_util.h - Durable file operations ----------===//
+//===- ireepkg/base/file_util.h - Durable file operations ----------===//
 //
 // The few file-system operations the transactions rely on, each reporting
 // failures as ireepkg::Error with the path and errno text: atomic replace
@@ -9,7 +9,7 @@
 #ifndef IREEPKG_PKG_FILE_UTIL_H
 #define IREEPKG_PKG_FILE_UTIL_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <cstdint>
 #include <functional>

@@ -3,7 +3,7 @@
 // Formatting of ireepkg::Error and ireepkg::Diagnostic.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-//===- ireepkg/pkg/support/fault_point.h - Where tests stop or kill -------===//
+//===- ireepkg/base/fault_point.h - Where tests stop or kill -------===//
 //
 // Named points where a test can kill the process (IREEPKG_FAULT=<point>)
 // or stop it (IREEPKG_FAULT=<point>:stop, until SIGCONT), to check what an

@@ -1,4 +1,4 @@
-//===- pkg/src/support/child_process.cpp - Running a helper tool ----------===//
+//===- base/src/child_process.cpp - Running a helper tool ----------===//
 //
 // One runner for every child process ireepkg starts. The child's stdin is
 // /dev/null or a memfd holding its input (a file, so a large input cannot
@@ -8,10 +8,10 @@
 // reused while whatever is left in it is killed.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/support/child_process.h"
+#include "ireepkg/base/child_process.h"
 
-#include "ireepkg/manifest_schema/environment.h"
-#include "ireepkg/pkg/support/file_util.h"
+#include "ireepkg/base/environment.h"
+#include "ireepkg/base/file_util.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,4 +1,4 @@
-//===- ireepkg/pkg/support/child_process.h - Running a helper tool --------===//
+//===- ireepkg/base/child_process.h - Running a helper tool --------===//
 //
 // ireepkg runs its helper tools (ireepkg-inspect, ireepkg-mlir-check,
 // ireepkg-plugin-probe, the IREE tools' --version) as child processes, so
@@ -10,7 +10,7 @@
 #ifndef IREEPKG_PKG_CHILD_PROCESS_H
 #define IREEPKG_PKG_CHILD_PROCESS_H
 
-#include "ireepkg/manifest_schema/error.h"
+#include "ireepkg/base/error.h"
 
 #include <cstddef>
 #include <limits>

@@ -1,5 +1,5 @@
 //===- environment.cpp - Environment overrides -----------------------------===//
-#include "ireepkg/manifest_schema/environment.h"
+#include "ireepkg/base/environment.h"
 
 #include <cstdlib>
 #include <pwd.h>

@@ -1,4 +1,4 @@
-//===- ireepkg/pkg/support/partial_files.h - Partial files and signals ----===//
+//===- ireepkg/base/partial_files.h - Partial files and signals ----===//
 //
 // A download is written to `<dest>.part-<pid>-<random>` and renamed into
 // place when complete. While such a file exists it is registered here, so

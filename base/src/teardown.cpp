@@ -1,5 +1,5 @@
-//===- pkg/src/support/teardown.cpp - Skipping frees at exit --------------===//
-#include "ireepkg/pkg/support/teardown.h"
+//===- base/src/teardown.cpp - Skipping frees at exit --------------===//
+#include "ireepkg/base/teardown.h"
 
 #include <atomic>
 #include <mutex>

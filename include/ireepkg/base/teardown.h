@@ -1,4 +1,4 @@
-//===- ireepkg/pkg/support/teardown.h - Skipping frees at exit --*- C++ -*-===//
+//===- ireepkg/base/teardown.h - Skipping frees at exit --*- C++ -*-===//
 //
 // A command that is about to exit need not free what it built: the kernel
 // reclaims the whole address space at once. Freeing the solver's and the

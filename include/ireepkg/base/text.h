@@ -1,4 +1,4 @@
-//===- ireepkg/manifest_schema/text.h - Small text helpers -----*- C++ -*-===//
+//===- ireepkg/base/text.h - Small text helpers -----*- C++ -*-===//
 //
 // The few string helpers every layer needs, written once. Header-only and
 // C++17, so that the tools built apart from the libraries
