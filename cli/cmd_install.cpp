@@ -7,7 +7,7 @@
 #include "registry_args.h"
 
 #include "ireepkg/pkg/prefix/prefix.h"
-#include "ireepkg/registry/workflow.h"
+#include "ireepkg/workflow/workflow.h"
 
 #include <cstdio>
 #include <cstdlib>

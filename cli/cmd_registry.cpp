@@ -10,8 +10,9 @@
 #include "registry_args.h"
 
 #include "ireepkg/pkg/package/signature.h"
-#include "ireepkg/registry/oci_registry.h"
-#include "ireepkg/registry/registry.h"
+#include "ireepkg/registry/transport/oci_registry.h"
+#include "ireepkg/registry/client/client.h"
+#include "ireepkg/registry/publish/publisher.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -7,7 +7,8 @@
 #include "output.h"
 #include "registry_args.h"
 
-#include "ireepkg/registry/registry.h"
+#include "ireepkg/registry/client/client.h"
+#include "ireepkg/registry/publish/mirror.h"
 
 #include <cstdio>
 #include <string>

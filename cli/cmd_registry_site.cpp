@@ -1,14 +1,14 @@
 //===- cmd_registry_site.cpp - registry site ------------------------------===//
 //
 // `ireepkg registry site`: writes a registry's static web site (the work is
-// in ireepkg/registry/site.h). publish, yank and registry resign call
+// in ireepkg/registry/site/site.h). publish, yank and registry resign call
 // updateSiteAfterWrite for their --site DIR.
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
 #include "registry_args.h"
 
-#include "ireepkg/registry/site.h"
+#include "ireepkg/registry/site/site.h"
 
 #include <cstdio>
 #include <string>

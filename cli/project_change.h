@@ -14,7 +14,7 @@
 #define IREEPKG_CLI_PROJECT_CHANGE_H
 
 #include "command.h"
-#include "ireepkg/registry/workflow.h"
+#include "ireepkg/workflow/workflow.h"
 
 #include <optional>
 #include <string>

@@ -10,7 +10,7 @@
 #define IREEPKG_CLI_REGISTRY_ARGS_H
 
 #include "command.h"
-#include "ireepkg/registry/workflow.h"
+#include "ireepkg/workflow/workflow.h"
 
 #include <optional>
 #include <vector>

@@ -23,7 +23,7 @@ DEBIAN_PACKAGES=(
   # libraries
   nlohmann-json3-dev libcurl4-openssl-dev libarchive-dev doctest-dev
   libzstd-dev libsodium-dev nettle-dev
-  # checksums of the parsed forms in the cache (registry/src/parsed_cache.cpp)
+  # checksums of the parsed forms in the cache (registry/src/client/parsed_cache.cpp)
   libxxhash-dev
   # Markdown READMEs on the registry site (linked statically)
   libcmark-dev

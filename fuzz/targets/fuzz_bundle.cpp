@@ -21,7 +21,7 @@
 #include "fuzz_common.h"
 
 #include "ireepkg/pkg/package/package.h"
-#include "ireepkg/registry/workflow.h"
+#include "ireepkg/workflow/workflow.h"
 
 #include <cstring>
 #include <fstream>

@@ -9,7 +9,7 @@
 #include "fuzz_common.h"
 
 #include "ireepkg/manifest_schema/semver.h"
-#include "ireepkg/registry/workflow.h"
+#include "ireepkg/workflow/workflow.h"
 
 using namespace ireepkg;
 

@@ -13,7 +13,7 @@
 
 #include "ireepkg/manifest_schema/fast_index.h"
 #include "ireepkg/manifest_schema/formats.h"
-#include "ireepkg/registry/parsed_cache.h"
+#include "ireepkg/registry/client/parsed_cache.h"
 
 #include <cstdlib>
 

@@ -14,9 +14,7 @@
 //    bodies); or move on to the next mirror (other 4xx, wrong hash, too
 //    large, TLS failures, redirect loops, retries used up). When the last
 //    mirror is used up the job fails with what every URL answered.
-//  - Metadata bodies are cached as <cache>/<sha256 of the URL>: a small
-//    header (URL, label, ETag), a blank line, then the body, written to a
-//    temporary file and renamed.
+//  - Metadata bodies are cached with their ETags (metadata_cache.h).
 //
 // Archives are not fsync'ed before the rename: whoever reads one later
 // (install) hashes it again as it reads.
@@ -25,12 +23,13 @@
 // libraries this module links stay private to it.
 //
 // Why one file of this size: the module exports one factory (exports.map)
-// and keeps libcurl's types inside it; the transfer loop, retries, mirrors
-// and the ETag cache share the per-client multi handle.
+// and keeps libcurl's types inside it; the transfer loop, retries and
+// mirrors share the per-client multi handle.
 //
 //===----------------------------------------------------------------------===//
-#include "../src/http_module.h"
+#include "../src/transport/http_module.h"
 #include "http_request.h"
+#include "metadata_cache.h"
 
 #include "ireepkg/base/fault_point.h"
 #include "ireepkg/base/hash.h"
@@ -69,28 +68,6 @@ namespace ireepkg::net {
 // nothing from it, so it needs one too for HttpClient's vtable.
 HttpClient::~HttpClient() = default;
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-//===----------------------------------------------------------------------===//
-// Small helpers
-//===----------------------------------------------------------------------===//
-
-std::string bytesText(uint64_t n) {
-  char buf[64];
-  if (n >= (1u << 20))
-    std::snprintf(buf, sizeof buf, "%llu bytes (%.1f MiB)",
-                  static_cast<unsigned long long>(n), n / 1048576.0);
-  else if (n >= 1024)
-    std::snprintf(buf, sizeof buf, "%llu bytes (%.1f KiB)",
-                  static_cast<unsigned long long>(n), n / 1024.0);
-  else
-    std::snprintf(buf, sizeof buf, "%llu bytes",
-                  static_cast<unsigned long long>(n));
-  return buf;
-}
-
 std::string randomHex(size_t chars) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   static const char digits[] = "0123456789abcdef";
@@ -114,26 +91,26 @@ bool writeAll(int fd, const char *data, size_t size) {
   return true;
 }
 
-std::optional<std::string> readWholeFile(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return std::nullopt;
-  std::string out;
-  char buf[65536];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0)
-      break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+std::string bytesText(uint64_t n) {
+  char buf[64];
+  if (n >= (1u << 20))
+    std::snprintf(buf, sizeof buf, "%llu bytes (%.1f MiB)",
+                  static_cast<unsigned long long>(n), n / 1048576.0);
+  else if (n >= 1024)
+    std::snprintf(buf, sizeof buf, "%llu bytes (%.1f KiB)",
+                  static_cast<unsigned long long>(n), n / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%llu bytes",
+                  static_cast<unsigned long long>(n));
+  return buf;
 }
 
 /// The file name at the end of a URL, for messages when there is no label.
@@ -175,117 +152,6 @@ const char *httpReason(long code) {
     return nullptr;
   }
 }
-
-//===----------------------------------------------------------------------===//
-// The metadata cache
-//===----------------------------------------------------------------------===//
-
-constexpr const char *kCacheMagic = "ireepkg-metadata-cache 1";
-
-struct CacheEntry {
-  std::string etag;
-  std::string body;
-};
-
-class MetadataCache {
-public:
-  explicit MetadataCache(std::string dir) : dir_(std::move(dir)) {}
-  bool enabled() const { return !dir_.empty(); }
-  const std::string &dir() const { return dir_; }
-
-  std::string pathFor(const std::string &url) const {
-    return dir_ + "/" + Sha256::hex(url);
-  }
-
-  /// The entry for `url`; nothing when absent or unreadable (an entry of
-  /// another URL under the same name, or a damaged one, counts as absent).
-  std::optional<CacheEntry> load(const std::string &url) const {
-    if (!enabled())
-      return std::nullopt;
-    std::optional<std::string> text = readWholeFile(pathFor(url));
-    if (!text)
-      return std::nullopt;
-    size_t pos = 0;
-    auto nextLine = [&](std::string &line) {
-      size_t nl = text->find('\n', pos);
-      if (nl == std::string::npos)
-        return false;
-      line = text->substr(pos, nl - pos);
-      pos = nl + 1;
-      return true;
-    };
-    std::string line;
-    if (!nextLine(line) || line != kCacheMagic)
-      return std::nullopt;
-    CacheEntry entry;
-    bool sameUrl = false;
-    while (true) {
-      if (!nextLine(line))
-        return std::nullopt;
-      if (line.empty())
-        break;
-      if (line.starts_with("url: "))
-        sameUrl = line.substr(5) == url;
-      else if (line.starts_with("etag: "))
-        entry.etag = line.substr(6);
-    }
-    if (!sameUrl)
-      return std::nullopt;
-    entry.body = text->substr(pos);
-    return entry;
-  }
-
-  Status store(const std::string &url, const std::string &label,
-               const std::string &etag, const std::string &body) const {
-    std::error_code ec;
-    std::filesystem::create_directories(dir_, ec);
-    std::string path = pathFor(url);
-    // Named and watched as downloads are: removed if a signal ends the
-    // process while it is written, and by pid if a SIGKILL leaves it.
-    std::string temp =
-        path + ".part-" + std::to_string(::getpid()) + "-" + randomHex(8);
-    PartialFileGuard guard(temp);
-    auto fail = [&](const std::string &what, int e) -> Status {
-      ::unlink(temp.c_str());
-      return makeError(ErrorCode::Io,
-                       "cannot write the metadata cache: " + what + ": " +
-                           std::strerror(e),
-                       Location::inFile(path),
-                       "check that the cache directory " + dir_ +
-                           " is writable (IREEPKG_CACHE_DIR moves it)");
-    };
-    if (ec)
-      return fail("cannot create " + dir_, ec.value());
-    int fd =
-        ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
-      return fail("cannot create " + temp, errno);
-    auto oneLine = [](std::string s) {
-      std::replace(s.begin(), s.end(), '\n', ' ');
-      std::replace(s.begin(), s.end(), '\r', ' ');
-      return s;
-    };
-    std::string header = std::string(kCacheMagic) + "\nurl: " + oneLine(url) +
-                         "\nlabel: " + oneLine(label) +
-                         "\netag: " + oneLine(etag) + "\n\n";
-    bool written = writeAll(fd, header.data(), header.size()) &&
-                   writeAll(fd, body.data(), body.size());
-    int e = errno;
-    if (::close(fd) != 0 && written) {
-      written = false;
-      e = errno;
-    }
-    if (!written)
-      return fail("cannot write " + temp, e);
-    faultPoint("metadata-cache-written");
-    if (::rename(temp.c_str(), path.c_str()) != 0)
-      return fail("cannot rename " + temp, errno);
-    return ok();
-  }
-
-private:
-  std::string dir_;
-};
 
 //===----------------------------------------------------------------------===//
 // Jobs

@@ -8,7 +8,7 @@
 #ifndef IREEPKG_REGISTRY_HTTP_REQUEST_H
 #define IREEPKG_REGISTRY_HTTP_REQUEST_H
 
-#include "ireepkg/registry/fetch.h"
+#include "ireepkg/registry/transport/fetch.h"
 
 namespace ireepkg::net {
 

@@ -3,7 +3,7 @@
 
 The layers (docs/architecture.md):
 
-    base  <-  manifest_schema  <-  pkg  <-  registry
+    base  <-  manifest_schema  <-  pkg  <-  registry  <-  workflow
                                     ^
                                     +--  compiler_integration, runtime_integration
     cli (on top: the only module that sees every other)
@@ -39,11 +39,12 @@ ALLOWED = {
     "manifest_schema": {"base", "manifest_schema"},
     "pkg": {"base", "manifest_schema", "pkg"},
     "registry": {"base", "manifest_schema", "pkg", "registry"},
+    "workflow": {"base", "manifest_schema", "pkg", "registry", "workflow"},
     "compiler_integration": {"base", "manifest_schema", "pkg",
                              "compiler_integration"},
     "runtime_integration": {"base", "manifest_schema", "pkg",
                             "runtime_integration"},
-    "cli": {"base", "manifest_schema", "pkg", "registry",
+    "cli": {"base", "manifest_schema", "pkg", "registry", "workflow",
             "compiler_integration", "runtime_integration", "cli"},
 }
 MODULES = list(ALLOWED)
@@ -52,6 +53,7 @@ MODULES = list(ALLOWED)
 FOLDERS = {
     "pkg": {"package", "prefix", "cache", "project", "resolve", "checks",
             "iree"},
+    "registry": {"client", "transport", "publish", "site"},
 }
 # Code that is not a module: may use public headers only.
 OUTSIDE = ["tests", "bench", "fuzz", "examples", "templates", "python"]
@@ -199,8 +201,9 @@ def check(root):
 def self_test():
     """Plants one violation of each kind in a scratch tree."""
     cases = {
-        "pkg/src/prefix/a.cpp": '#include "ireepkg/registry/registry.h"\n',
-        "registry/src/b.cpp": '#include "../../pkg/src/prefix/private.h"\n',
+        "pkg/src/prefix/a.cpp": '#include "ireepkg/registry/client/client.h"\n',
+        "registry/src/client/b.cpp":
+            '#include "../../../pkg/src/prefix/private.h"\n',
         "pkg/src/prefix/private.h": "\n",
         "tests/unit/c.cpp": '#include "private.h"\n',
         "manifest_schema/src/d.cpp": '#include "ireepkg/pkg/prefix/prefix.h"\n',
@@ -220,7 +223,7 @@ def self_test():
         "registry/http/ok.cpp": '#include "../src/private_http.h"\n',
         "pkg/inspect/ok.cpp": '#include "ireepkg/pkg/package/fatelf.h"\n',
         "pkg/src/checks/ok.cpp": '#include "prefix/transaction.h"\n',
-        "cli/ok.cpp": '#include "ireepkg/registry/registry.h"\n'
+        "cli/ok.cpp": '#include "ireepkg/registry/client/client.h"\n'
                       '#include "output.h"\n#include <sys/stat.h>\n',
         "runtime_integration/src/ok.c":
             '#include "ireepkg/runtime.h"\n'
@@ -233,7 +236,7 @@ def self_test():
             with open(os.path.join(root, rel), "w") as f:
                 f.write(text)
         found = check(root)
-    expect = ["pkg/src/prefix/a.cpp:1:", "registry/src/b.cpp:1:",
+    expect = ["pkg/src/prefix/a.cpp:1:", "registry/src/client/b.cpp:1:",
               "tests/unit/c.cpp:1:", "manifest_schema/src/d.cpp:1:",
               "compiler_integration/src/e.cpp:1:",
               "include/ireepkg/pkg/prefix/f.h:1:", "cli/g.cpp:1:",

@@ -46,8 +46,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/prefix/prefix.h"
-#include "ireepkg/registry/fetch.h"
-#include "ireepkg/registry/registry.h"
+#include "ireepkg/registry/transport/fetch.h"
+#include "ireepkg/registry/client/client.h"
 
 #include <nlohmann/json.hpp>
 

@@ -16,8 +16,9 @@
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/package/signature.h"
-#include "ireepkg/registry/parsed_cache.h"
-#include "ireepkg/registry/registry.h"
+#include "ireepkg/registry/client/parsed_cache.h"
+#include "ireepkg/registry/client/client.h"
+#include "ireepkg/registry/publish/publisher.h"
 #include "temp_dir.h"
 
 #include <doctest/doctest.h>

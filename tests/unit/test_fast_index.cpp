@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/manifest_schema/fast_index.h"
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/registry/parsed_cache.h"
+#include "ireepkg/registry/client/parsed_cache.h"
 
 #include "temp_dir.h"
 

@@ -4,7 +4,7 @@
 // tests/cli/test_http_client.py.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/registry/fetch.h"
+#include "ireepkg/registry/transport/fetch.h"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 //===- test_parsed_cache.cpp - Cached parsed registry metadata ------------===//
 //
-// ireepkg/registry/parsed_cache.h: the binary forms of index files and
+// ireepkg/registry/client/parsed_cache.h: the binary forms of index files and
 // snapshots round-trip exactly; a form that is truncated, corrupt, from
 // another format version, of another kind or keyed by another hash is
 // refused (nullopt), never trusted, and malformed payloads with a valid
@@ -8,8 +8,8 @@
 // full decoding. Through the client: test_parsed_cache_client.cpp.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/registry/parsed_cache.h"
-#include "ireepkg/registry/registry.h"
+#include "ireepkg/registry/client/parsed_cache.h"
+#include "ireepkg/registry/client/client.h"
 
 #include "ireepkg/manifest_schema/binary_form.h"
 #include "ireepkg/manifest_schema/json_document.h"

@@ -16,8 +16,8 @@
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/package/signature.h"
-#include "ireepkg/registry/parsed_cache.h"
-#include "ireepkg/registry/registry.h"
+#include "ireepkg/registry/client/parsed_cache.h"
+#include "ireepkg/registry/client/client.h"
 #include "temp_dir.h"
 #include <condition_variable>
 #include <doctest/doctest.h>

@@ -13,7 +13,8 @@
 // one fixture (a registry with its key) and one archive builder.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/registry/registry.h"
+#include "ireepkg/registry/client/client.h"
+#include "ireepkg/registry/publish/publisher.h"
 
 #include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/package/package.h"

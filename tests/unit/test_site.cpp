@@ -1,11 +1,11 @@
 //===- test_site.cpp - Tests for the registry site's escaping -------------===//
 //
-// htmlEscape and renderMarkdown (ireepkg/registry/site.h): what reaches a page from a
+// htmlEscape and renderMarkdown (ireepkg/registry/site/site.h): what reaches a page from a
 // package. The site as a whole is tested in a browser
 // (tests/cli/test_registry_site.py).
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/registry/site.h"
+#include "ireepkg/registry/site/site.h"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 //===- test_workflow.cpp - IREE versions as ireepkg resolves for them ----===//
-#include "ireepkg/registry/workflow.h"
+#include "ireepkg/workflow/workflow.h"
 
 #include <doctest/doctest.h>
 

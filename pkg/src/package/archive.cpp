@@ -646,6 +646,56 @@ Expected<ArchiveHead> readArchiveHead(const ArchiveFile &archive) {
   return readHeadOf(archive);
 }
 
+Expected<std::string> readArchiveMember(const ArchiveFile &archive,
+                                        const std::string &member,
+                                        uint64_t limit) {
+  auto opened = archive.reopen();
+  if (!opened)
+    return Unexpected(opened.error());
+  // Closed after the reader is freed (declared first).
+  fsutil::UniqueFd fd(*opened);
+  std::unique_ptr<struct archive, int (*)(struct archive *)> a(
+      archive_read_new(), archive_read_free);
+  auto fail = [&](const std::string &why) -> Expected<std::string> {
+    return makeError(ErrorCode::Invalid, "cannot read " + member + ": " + why,
+                     Location::inFile(archive.path()));
+  };
+  auto why = [&] {
+    const char *s = archive_error_string(a.get());
+    return std::string(s ? s : "?");
+  };
+  archive_read_support_filter_zstd(a.get());
+  archive_read_support_format_tar(a.get());
+  if (archive_read_open_fd(a.get(), fd.get(), 1 << 16) != ARCHIVE_OK)
+    return fail(why());
+  archive_entry *entry = nullptr;
+  int rc;
+  while ((rc = archive_read_next_header(a.get(), &entry)) == ARCHIVE_OK ||
+         rc == ARCHIVE_WARN) {
+    std::string name = archive_entry_pathname(entry);
+    if (name.rfind("./", 0) == 0)
+      name = name.substr(2);
+    if (name != member) {
+      archive_read_data_skip(a.get());
+      continue;
+    }
+    std::string out;
+    char buf[1 << 16];
+    for (;;) {
+      la_ssize_t n = archive_read_data(a.get(), buf, sizeof buf);
+      if (n < 0)
+        return fail(why());
+      if (n == 0)
+        break;
+      out.append(buf, static_cast<size_t>(n));
+      if (out.size() > limit)
+        return fail("larger than " + std::to_string(limit) + " bytes");
+    }
+    return out;
+  }
+  return fail("no such member");
+}
+
 Expected<ArchiveHead> readArchiveHead(const std::string &archivePath) {
   return readHeadOf(archivePath);
 }

@@ -106,6 +106,14 @@ private:
 Expected<ArchiveHead> readArchiveHead(const std::string &archivePath);
 Expected<ArchiveHead> readArchiveHead(const ArchiveFile &archive);
 
+/// One member's content (its path as RECORD.json names it), read from the
+/// start of `archive` without extracting anything else. More than `limit`
+/// bytes, a member that is not there or an unreadable archive is Invalid:
+/// "cannot read <member>: <why>", at the archive's path.
+Expected<std::string> readArchiveMember(const ArchiveFile &archive,
+                                        const std::string &member,
+                                        uint64_t limit);
+
 struct ExtractResult {
   ArchiveHead head;
   std::string archiveSha256;
