@@ -55,9 +55,9 @@ EXAMPLES = BUILD / "examples"
 def simple_mul_build() -> str:
     """The key of simple-mul's embedded-ELF build this machine's CPU gets:
     x86_64_v3 where the CPU has what that build needs (as IREE's
-    iree-cpuinfo reports it, read by test_cpu_level.py's helpers), the
+    iree-cpuinfo reports it, read by cpufix.py's helpers), the
     plain x86_64 build elsewhere."""
-    from test_cpu_level import cpuinfo, expected_key
+    from cpufix import cpuinfo, expected_key
     return "x86_64" if expected_key(cpuinfo([])) == "x86_64" else "x86_64_v3"
 
 
@@ -128,6 +128,26 @@ def compile_simple_mul(out_dir: pathlib.Path) -> pathlib.Path:
                     "--iree-llvmcpu-target-cpu=host", "-o", out],
                    check=True, timeout=300)
     return out
+
+
+def read_only(prefix: pathlib.Path, *args):
+    """Runs ireepkg on `prefix` made read-only: a read-only bind mount for
+    root (who may write anything else), the write bits taken away for an
+    ordinary user."""
+    cmd = [str(ireepkg_path()), *map(str, args)]
+    if os.geteuid() == 0:
+        script = ('mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" '
+                  '&& exec "$@"')
+        cmd = ["unshare", "-m", "sh", "-c", script, str(prefix), *cmd]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    modes = {p: p.stat().st_mode for p in [prefix, *prefix.rglob("*")]}
+    for p in modes:
+        p.chmod(modes[p] & ~0o222)
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    finally:
+        for p, mode in modes.items():
+            p.chmod(mode)
 
 
 def make_writable(root: pathlib.Path):
