@@ -206,6 +206,39 @@ def example_archives(tmp_path_factory):
     }
 
 
+@pytest.fixture
+def cache(request, tmp_path, monkeypatch):
+    """A download cache of the test's own, so offline tests are honest. In a
+    module whose NO_PREFIX_FROM_ENVIRONMENT is true, IREEPKG_PREFIX is unset
+    as well (a project's commands use the project's prefix)."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(d))
+    if getattr(request.module, "NO_PREFIX_FROM_ENVIRONMENT", False):
+        monkeypatch.delenv("IREEPKG_PREFIX", raising=False)
+    return d
+
+
+@pytest.fixture
+def reg(request, tmp_path):
+    """A signed directory registry (regfix.Registry) in tmp_path with what
+    the test module's REGISTRY lists, published in that order: (name,
+    version), (name, version, dependencies) or (name, version, dependencies,
+    files), where a file given as a number of bytes gets that many random
+    bytes; then the versions its YANKED lists ("name@version") are yanked."""
+    from regfix import Registry
+    r = Registry(tmp_path)
+    for name, version, *rest in request.module.REGISTRY:
+        dependencies = rest[0] if rest else None
+        files = None
+        if len(rest) > 1:
+            files = {path: os.urandom(content) if isinstance(content, int) else content
+                     for path, content in rest[1].items()}
+        r.publish(name, version, dependencies, files=files)
+    for spec in getattr(request.module, "YANKED", ()):
+        r.yank(spec)
+    return r
+
+
 # --- no silent skips in CI -----------------------------------------------------
 #
 # CI has every peer the tests use (the README's set-up installs them), so a

@@ -318,7 +318,7 @@ def test_sync_for_another_machines_cpu_level(prefix, tmp_path, monkeypatch):
     activation.json for that CPU level, kept in installed.json by later
     syncs (also when the prefix is already as the lock says); "host"
     clears it."""
-    from test_registry_workflow import Registry, project
+    from regfix import Registry, project
     monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
     reg = Registry(tmp_path)
     reg.publish_archive(next((prefix.parent / "dist").glob("*.ireepkg")))
