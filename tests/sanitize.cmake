@@ -2,7 +2,8 @@
 # included by tests/CMakeLists.txt.
 #
 # `ctest -L sanitize` runs the unit tests, the C tests of libireepkg_runtime
-# and the CLI test files below (each once, as the user running ctest) against
+# and the pytest files of tests/cli/ and tests/e2e/ below (each once, as the
+# user running ctest) against
 # the instrumented ireepkg, ireepkg-inspect, ireepkg-mlir-check,
 # ireepkg-plugin-probe and HTTP module. Left out, and why:
 #  - the *_unprivileged repetitions: the same code paths as another user;
@@ -50,7 +51,7 @@ set_tests_properties(sanitizer_logs_check PROPERTIES
   LABELS sanitize FIXTURES_CLEANUP sanitizer_logs)
 
 set(_sanitize_tests unit)
-foreach(test_file ${IREEPKG_CLI_TESTS})
+foreach(test_file ${IREEPKG_PYTEST_FILES})
   get_filename_component(test_name ${test_file} NAME_WE)
   string(REGEX REPLACE "^test_" "cli_" test_name ${test_name})
   if(NOT test_name IN_LIST IREEPKG_SANITIZE_SKIP)

@@ -55,9 +55,9 @@ EXAMPLES = BUILD / "examples"
 def simple_mul_build() -> str:
     """The key of simple-mul's embedded-ELF build this machine's CPU gets:
     x86_64_v3 where the CPU has what that build needs (as IREE's
-    iree-cpuinfo reports it, read by test_cpu_level.py's helpers), the
+    iree-cpuinfo reports it, read by cpufix.py's helpers), the
     plain x86_64 build elsewhere."""
-    from test_cpu_level import cpuinfo, expected_key
+    from cpufix import cpuinfo, expected_key
     return "x86_64" if expected_key(cpuinfo([])) == "x86_64" else "x86_64_v3"
 
 
@@ -130,6 +130,26 @@ def compile_simple_mul(out_dir: pathlib.Path) -> pathlib.Path:
     return out
 
 
+def read_only(prefix: pathlib.Path, *args):
+    """Runs ireepkg on `prefix` made read-only: a read-only bind mount for
+    root (who may write anything else), the write bits taken away for an
+    ordinary user."""
+    cmd = [str(ireepkg_path()), *map(str, args)]
+    if os.geteuid() == 0:
+        script = ('mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" '
+                  '&& exec "$@"')
+        cmd = ["unshare", "-m", "sh", "-c", script, str(prefix), *cmd]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    modes = {p: p.stat().st_mode for p in [prefix, *prefix.rglob("*")]}
+    for p in modes:
+        p.chmod(modes[p] & ~0o222)
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    finally:
+        for p, mode in modes.items():
+            p.chmod(mode)
+
+
 def make_writable(root: pathlib.Path):
     """Installed packages are read-only; make a tree removable."""
     for dirpath, dirnames, _ in os.walk(root):
@@ -184,6 +204,39 @@ def example_archives(tmp_path_factory):
         "simple-mul": pack(EXAMPLES / "simple-mul", out),
         "mul-pipeline": pack(EXAMPLES / "mul-pipeline", out),
     }
+
+
+@pytest.fixture
+def cache(request, tmp_path, monkeypatch):
+    """A download cache of the test's own, so offline tests are honest. In a
+    module whose NO_PREFIX_FROM_ENVIRONMENT is true, IREEPKG_PREFIX is unset
+    as well (a project's commands use the project's prefix)."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(d))
+    if getattr(request.module, "NO_PREFIX_FROM_ENVIRONMENT", False):
+        monkeypatch.delenv("IREEPKG_PREFIX", raising=False)
+    return d
+
+
+@pytest.fixture
+def reg(request, tmp_path):
+    """A signed directory registry (regfix.Registry) in tmp_path with what
+    the test module's REGISTRY lists, published in that order: (name,
+    version), (name, version, dependencies) or (name, version, dependencies,
+    files), where a file given as a number of bytes gets that many random
+    bytes; then the versions its YANKED lists ("name@version") are yanked."""
+    from regfix import Registry
+    r = Registry(tmp_path)
+    for name, version, *rest in request.module.REGISTRY:
+        dependencies = rest[0] if rest else None
+        files = None
+        if len(rest) > 1:
+            files = {path: os.urandom(content) if isinstance(content, int) else content
+                     for path, content in rest[1].items()}
+        r.publish(name, version, dependencies, files=files)
+    for spec in getattr(request.module, "YANKED", ()):
+        r.yank(spec)
+    return r
 
 
 # --- no silent skips in CI -----------------------------------------------------

@@ -77,6 +77,7 @@ import pytest
 
 from conftest import data_package, pack, run
 from netfix import START_TIMEOUT, _stop, free_port, make_ca
+from regfix import write_project
 
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 
@@ -480,15 +481,10 @@ def put_manifest(reg, repo, tag, body):
 
 
 def project(tmp, url, pub, plugins, mirrors=None, name="proj"):
-    d = tmp / name
-    d.mkdir(exist_ok=True)
     reg = {"name": "oci", "url": url, "public_key": pub}
     if mirrors:
         reg["mirrors"] = mirrors
-    (d / "plugins.json").write_text(json.dumps(
-        {"schema_version": 1, "registries": [reg], "plugins": plugins},
-        indent=2) + "\n")
-    return d
+    return write_project(tmp / name, reg, plugins)
 
 
 class Keys:

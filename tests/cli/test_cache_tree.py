@@ -7,14 +7,7 @@ import pathlib
 import pytest
 
 from conftest import run
-from test_registry_workflow import Registry
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(d))
-    return d
+from regfix import Registry
 
 
 @pytest.fixture

@@ -11,26 +11,12 @@ import subprocess
 import pytest
 
 from conftest import REPO, data_package, ireepkg_path, pack, run
-from test_registry_workflow import (WITHOUT_IREE, Registry, installed,  # noqa: F401
-                                    project)
+from regfix import FFT_KIT, WITHOUT_IREE, installed, project
 
 ESC = "\x1b["
 
 
-@pytest.fixture
-def reg(tmp_path):
-    r = Registry(tmp_path)
-    r.publish("base-kernels", "1.0.0")
-    r.publish("base-kernels", "1.1.0")
-    r.publish("fft-kit", "1.0.0", {"base-kernels": "^1.0"})
-    return r
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(d))
-    return d
+REGISTRY = FFT_KIT  # the `reg` fixture's (conftest.py)
 
 
 def plain_env(**extra):

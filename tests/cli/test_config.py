@@ -7,7 +7,7 @@ import os
 import pytest
 
 from conftest import run
-from test_registry_workflow import Registry, installed, project  # noqa: F401
+from regfix import Registry, installed, project
 
 
 @pytest.fixture

@@ -5,8 +5,12 @@ what it prints is what the real run then does."""
 import json
 
 from conftest import run, snapshot
-from test_project_add_sync import cache, reg  # noqa: F401
-from test_registry_workflow import installed, project
+from regfix import PROJECT_REGISTRY, PROJECT_YANKED, installed, project
+
+# The `reg` and `cache` fixtures' (conftest.py).
+REGISTRY = PROJECT_REGISTRY
+YANKED = PROJECT_YANKED
+NO_PREFIX_FROM_ENVIRONMENT = True
 
 
 def archives(cache):

@@ -366,7 +366,7 @@ def test_pack_refuses_a_fatelf_image_linked_against_glibc(elf, tmp_path):
 def test_sync_refuses_what_install_refuses(tmp_path, elf, monkeypatch):
     """sync installs through the same path: a published archive whose
     x86_64 library is an aarch64 ELF is refused, nothing is installed."""
-    from test_registry_workflow import Registry, project
+    from regfix import Registry, project
     monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
     reg = Registry(tmp_path)
     m = embedded("wrong-arch", {"x86_64": "runtime/p.so"})
@@ -400,7 +400,7 @@ def test_fatelf_plugin_not_activated_where_it_has_no_image(tmp_path, elf):
     r = run("install", "--prefix", prefix, "--platform", "linux-riscv64", archive,
             env={"IREEPKG_CACHE_DIR": str(tmp_path / "cache")})
     assert r.code == 0, r.err
-    from test_registry_workflow import without_summary
+    from regfix import without_summary
     assert without_summary(r.err) == (
         "ireepkg: warning: package 'mixed': runtime plugin \"fat_one\" has no build "
         "for linux-riscv64 (its FatELF file runtime/fat_one.sos holds x86_64, "

@@ -28,7 +28,7 @@ from netfix import free_port
 from ocifix import (MANIFEST, Keys, docker_config, forwarder, get, isolated,
                     keys, ok, oci_registry, pk, project, published,
                     put_manifest, sha256_file)
-from test_registry_workflow import installed
+from regfix import installed
 
 pytestmark = pytest.mark.usefixtures("isolated")
 

@@ -216,7 +216,7 @@ def warns_at_both(tmp_path, m, files, platform, value, warning):
                      f"{pointer}: {warning}")
     archive, r = install(tmp_path, m, files, platform)
     assert r.code == 0, r.err
-    from test_registry_workflow import without_summary
+    from regfix import without_summary
     assert without_summary(r.err) == (
         f"ireepkg: warning: {archive}:ireeplugin.json:{position(m, value)}: "
         f"package '{m['name']}': member '{value}': {pointer}: {warning}")

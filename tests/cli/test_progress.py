@@ -27,8 +27,7 @@ import pytest
 
 from conftest import ireepkg_path, run, snapshot
 from netfix import fault_server
-from test_registry_http import http_project
-from test_registry_workflow import Registry, installed
+from regfix import http_project, installed, project
 
 COLUMNS = 60
 ROWS = 24
@@ -36,14 +35,11 @@ NAMES = [f"slow-package-with-a-long-name-{i:02d}" for i in range(4)]
 SIZE = 160 << 10  # random bytes: the archive is about as large
 
 
-@pytest.fixture
-def reg(tmp_path, monkeypatch):
-    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
-    r = Registry(tmp_path)
-    r.publish("base", "1.0.0")
-    for name in NAMES:
-        r.publish(name, "1.0.0", files={"data/blob.bin": os.urandom(SIZE)})
-    return r
+# The `reg` fixture's (conftest.py), with a download cache of the test's
+# own (`cache`): base and NAMES, each with SIZE random bytes.
+REGISTRY = [("base", "1.0.0"),
+            *((name, "1.0.0", None, {"data/blob.bin": SIZE}) for name in NAMES)]
+pytestmark = pytest.mark.usefixtures("cache")
 
 
 class Screen:
@@ -355,7 +351,6 @@ def test_sigint_to_the_process_group_stops_the_command(tmp_path, reg,
 def test_summary_of_a_directory_registry(tmp_path, reg):
     # Archives copied from a directory registry count as downloaded, with
     # their sizes.
-    from test_registry_workflow import project
     d = project(tmp_path, reg, [{"name": n} for n in NAMES[:2]])
     r = run("sync", "--iree-version", "3.13.0", cwd=d)
     assert r.code == 0, r

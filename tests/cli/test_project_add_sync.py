@@ -8,20 +8,13 @@ import json
 import pytest
 
 from conftest import EXAMPLES, pack, run, snapshot
-from test_project_coherence import cache  # noqa: F401
-from test_registry_workflow import Registry, installed, project
+from regfix import PROJECT_REGISTRY, PROJECT_YANKED, Registry, installed, project
 
 
-@pytest.fixture
-def reg(tmp_path):
-    r = Registry(tmp_path)
-    r.publish("base-kernels", "1.0.0")
-    r.publish("base-kernels", "1.1.0")
-    r.publish("base-kernels", "0.9.0")
-    r.yank("base-kernels@0.9.0")
-    r.publish("fft-kit", "1.0.0", {"base-kernels": "^1.0"})
-    r.publish("extra", "2.0.0")
-    return r
+# The `reg` and `cache` fixtures' (conftest.py).
+REGISTRY = PROJECT_REGISTRY
+YANKED = PROJECT_YANKED
+NO_PREFIX_FROM_ENVIRONMENT = True
 
 
 def lock_of(d):

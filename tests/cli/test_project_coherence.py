@@ -5,26 +5,16 @@ plugins.json asks for warns that `sync` brings it back."""
 import json
 
 from conftest import run, snapshot
-from test_registry_workflow import Registry, installed, project  # noqa: F401
-
-import pytest
+from regfix import installed, project
 
 
-@pytest.fixture
-def reg(tmp_path):
-    r = Registry(tmp_path)
-    r.publish("base-kernels", "1.0.0")
-    r.publish("fft-kit", "1.0.0", {"base-kernels": "^1.0"})
-    r.publish("extra", "1.0.0")
-    return r
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(d))
-    monkeypatch.delenv("IREEPKG_PREFIX", raising=False)
-    return d
+# The `reg` and `cache` fixtures' (conftest.py).
+REGISTRY = [
+    ("base-kernels", "1.0.0"),
+    ("fft-kit", "1.0.0", {"base-kernels": "^1.0"}),
+    ("extra", "1.0.0"),
+]
+NO_PREFIX_FROM_ENVIRONMENT = True
 
 
 def test_install_of_an_unlisted_package_into_the_project_prefix_is_refused(

@@ -5,24 +5,14 @@ import json
 import os
 
 from conftest import data_package, run
-from test_registry_workflow import Registry, installed, project  # noqa: F401
-
-import pytest
+from regfix import installed, project
 
 
-@pytest.fixture
-def reg(tmp_path):
-    r = Registry(tmp_path)
-    r.publish("base-kernels", "1.0.0")
-    r.publish("fft-kit", "1.0.0", {"base-kernels": "^1.0"})
-    return r
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(d))
-    return d
+# The `reg` fixture's (conftest.py).
+REGISTRY = [
+    ("base-kernels", "1.0.0"),
+    ("fft-kit", "1.0.0", {"base-kernels": "^1.0"}),
+]
 
 
 PROJECT = """{

@@ -3,7 +3,6 @@
 server. Install by name, lock, sync, mirrors, ETag caching, parallel
 downloads, faults and attacks, through the CLI."""
 import json
-import os
 import pathlib
 import shutil
 import time
@@ -12,32 +11,15 @@ import pytest
 
 from conftest import run
 from netfix import fault_server, nginx_server
-from test_registry_workflow import Registry, installed
+from regfix import FFT_KIT, http_project, installed
 
 
-@pytest.fixture
-def reg(tmp_path, monkeypatch):
-    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
-    r = Registry(tmp_path)
-    r.publish("base-kernels", "1.0.0")
-    r.publish("base-kernels", "1.1.0")
-    r.publish("fft-kit", "1.0.0", {"base-kernels": "^1.0"})
-    for i in range(12):
-        r.publish(f"extra-{i:02d}", "1.0.0",
-                  files={"data/blob.bin": os.urandom(64 << 10)})
-    return r
-
-
-def http_project(tmp_path, url, reg, plugins, mirrors=None):
-    d = tmp_path / "proj"
-    d.mkdir(parents=True, exist_ok=True)
-    entry = {"name": "web", "url": url, "public_key": reg.pub}
-    if mirrors:
-        entry["mirrors"] = mirrors
-    (d / "plugins.json").write_text(json.dumps(
-        {"schema_version": 1, "registries": [entry], "plugins": plugins},
-        indent=2) + "\n")
-    return d
+# The `reg` fixture's (conftest.py), with a download cache of the test's
+# own (`cache`): FFT_KIT and 12 packages of 64 KiB of random bytes each.
+REGISTRY = [*FFT_KIT,
+            *((f"extra-{i:02d}", "1.0.0", None, {"data/blob.bin": 64 << 10})
+              for i in range(12))]
+pytestmark = pytest.mark.usefixtures("cache")
 
 
 def test_https_install_lock_and_sync_through_nginx(tmp_path, reg, monkeypatch):

@@ -1,111 +1,28 @@
 """Projects against a real (directory) registry: install by name, lock, sync,
 update, outdated, search and offline bundles, through the CLI."""
 import json
-import re
 import os
 import pathlib
 import shutil
 import subprocess
 
-import pytest
-
 from conftest import EXAMPLES, data_package, make_writable, pack, run
+from regfix import (IREE_SOURCE, VENV_BIN, WITH_IREE, WITHOUT_IREE, installed,
+                    project, without_summary)
+
+# What the `reg` fixture (conftest.py) publishes for each test.
+REGISTRY = [
+    ("base-kernels", "0.9.0"),
+    ("base-kernels", "1.0.0"),
+    ("base-kernels", "1.1.0"),
+    ("fft-kit", "1.0.0", {"base-kernels": "^1.0"}),
+    ("old-fft", "2.0.0", {"base-kernels": "<1.0.0"}),
+]
 
 
 def _json(r):
     assert r.code == 0, r
     return json.loads(r.out)
-
-
-class Registry:
-    """A signed directory registry with a key pair, built with the CLI."""
-
-    def __init__(self, root: pathlib.Path):
-        self.root = root
-        self.dir = root / "registry"
-        self.dist = root / "dist"
-        self.src = root / "src"
-        base = root / "keys" / "registry"
-        base.parent.mkdir(parents=True)
-        r = run("key", "generate", "-o", base)
-        assert r.code == 0, r
-        self.key = pathlib.Path(str(base) + ".key")
-        self.pub_file = pathlib.Path(str(base) + ".pub")
-        self.pub = self.pub_file.read_text().splitlines()[1].strip()
-        r = run("registry", "init", self.dir, "--key", self.key, "--name", "test")
-        assert r.code == 0, r
-
-    def publish_archive(self, archive):
-        r = run("publish", archive, "--registry", self.dir, "--key", self.key)
-        assert r.code == 0, r
-        return archive
-
-    def publish(self, name, version, dependencies=None, requires=None,
-                files=None):
-        d = data_package(self.src, name, version, dependencies, files)
-        if requires:
-            m = json.loads((d / "ireeplugin.json").read_text())
-            m["requires"] = requires
-            (d / "ireeplugin.json").write_text(json.dumps(m, indent=2) + "\n")
-        return self.publish_archive(pack(d, self.dist))
-
-    def yank(self, spec):
-        r = run("yank", spec, "--registry", self.dir, "--key", self.key)
-        assert r.code == 0, r
-
-    def index(self, name):
-        return json.loads((self.dir / "index" / f"{name}.json").read_text())
-
-
-@pytest.fixture
-def reg(tmp_path):
-    r = Registry(tmp_path)
-    r.publish("base-kernels", "0.9.0")
-    r.publish("base-kernels", "1.0.0")
-    r.publish("base-kernels", "1.1.0")
-    r.publish("fft-kit", "1.0.0", {"base-kernels": "^1.0"})
-    r.publish("old-fft", "2.0.0", {"base-kernels": "<1.0.0"})
-    return r
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """A download cache of the test's own, so offline tests are honest."""
-    d = tmp_path / "cache"
-    monkeypatch.setenv("IREEPKG_CACHE_DIR", str(d))
-    return d
-
-
-def project(tmp_path, reg, plugins, platforms=None, extra=None):
-    d = tmp_path / "proj"
-    d.mkdir(exist_ok=True)
-    p = {"schema_version": 1,
-         "registries": [{"name": "test", "url": os.path.relpath(reg.dir, d),
-                         "public_key": reg.pub}],
-         "plugins": plugins}
-    if platforms:
-        p["platforms"] = platforms
-    if extra:
-        p.update(extra)
-    (d / "plugins.json").write_text(json.dumps(p, indent=2) + "\n")
-    return d
-
-
-# What ends the stderr of an install or sync that changed something.
-SUMMARY = re.compile(r"(Downloaded \d+ packages? \(\d+(\.\d)? (B|KiB|MiB)\) in \S+\n)?"
-                     r"Installed \d+ packages? in \S+\n\Z")
-
-
-def without_summary(err):
-    """`err` without its summary lines, which must be there."""
-    m = SUMMARY.search(err)
-    assert m, err
-    return err[:m.start()]
-
-
-def installed(prefix):
-    st = json.loads((prefix / "state" / "installed.json").read_text())
-    return {p["name"]: p for p in st["packages"]}
 
 
 # --- install by name ---------------------------------------------------------
@@ -292,14 +209,6 @@ def test_lock_filters_by_iree_version(tmp_path, reg, cache):
         "--iree-version; --iree-version picks another)\n")
     assert run("lock", "--iree-version", "4.1.0", cwd=d).code == 0
     assert json.loads((d / "plugins.lock.json").read_text())["iree_version"] == "4.1.0"
-
-
-# The pinned IREE wheels of .venv: iree-base-compiler 3.13.0, whose
-# `iree-compile --version` says 3.13.0rc20261016.
-VENV_BIN = pathlib.Path(__import__("sys").executable).parent
-WITH_IREE = {"PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-WITHOUT_IREE = {"PATH": "/usr/bin:/bin", "VIRTUAL_ENV": ""}
-IREE_SOURCE = f"iree-base-compiler 3.13.0 ({VENV_BIN}/iree-compile)"
 
 
 def test_lock_with_the_iree_wheels(tmp_path, reg, cache):

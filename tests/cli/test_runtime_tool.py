@@ -166,7 +166,7 @@ def test_version():
 def test_write_flagfile_on_a_read_only_prefix(moved, monkeypatch):
     """The flagfile cannot be written: the error names the file it tried,
     and the prefix is left as it was."""
-    from test_relocation import read_only
+    from conftest import read_only
     original, there = moved
     flagfile = there / "state" / "runtime.flags"
     before = flagfile.read_text()

@@ -9,10 +9,11 @@ import shutil
 import time
 
 from conftest import EXAMPLES, pack, run
-from test_cli_global import reg  # noqa: F401
-from test_project_coherence import cache  # noqa: F401
-from test_registry_workflow import (IREE_SOURCE, WITH_IREE, Registry,
-                                    installed, project)
+from regfix import FFT_KIT, IREE_SOURCE, WITH_IREE, Registry, installed, project
+
+# The `reg` and `cache` fixtures' (conftest.py).
+REGISTRY = FFT_KIT
+NO_PREFIX_FROM_ENVIRONMENT = True
 
 
 def records(cache):

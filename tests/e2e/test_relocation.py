@@ -14,7 +14,8 @@ import sys
 
 import pytest
 
-from conftest import BUILD, EXAMPLES, compile_simple_mul, run, simple_mul_build
+from conftest import (BUILD, EXAMPLES, compile_simple_mul, read_only, run,
+                      simple_mul_build)
 
 VENV_BIN = pathlib.Path(sys.executable).parent
 ENV = {"PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}"}
@@ -155,27 +156,6 @@ def test_dry_run_on_a_moved_prefix_changes_nothing(tmp_path):
         "without --dry-run its state files are written again for where it is "
         "now\n"), r.err
     assert snapshot(moved) == before
-
-
-def read_only(prefix: pathlib.Path, *args):
-    """Runs ireepkg on `prefix` made read-only: a read-only bind mount for
-    root (who may write anything else), the write bits taken away for an
-    ordinary user."""
-    from conftest import ireepkg_path
-    cmd = [str(ireepkg_path()), *map(str, args)]
-    if os.geteuid() == 0:
-        script = ('mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" '
-                  '&& exec "$@"')
-        cmd = ["unshare", "-m", "sh", "-c", script, str(prefix), *cmd]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    modes = {p: p.stat().st_mode for p in [prefix, *prefix.rglob("*")]}
-    for p in modes:
-        p.chmod(modes[p] & ~0o222)
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    finally:
-        for p, mode in modes.items():
-            p.chmod(mode)
 
 
 def test_a_read_only_moved_prefix_still_works_and_says_what_is_stale(tmp_path, module):

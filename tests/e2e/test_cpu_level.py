@@ -14,21 +14,16 @@ import os
 import pathlib
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 from conftest import BUILD, EXAMPLES, REPO, pack, run
+from cpufix import RUNTIME_LIBS, V2, VENV_BIN, cpuinfo, expected_key
 
-VENV_BIN = pathlib.Path(sys.executable).parent
-RUNTIME_LIBS = next((VENV_BIN.parent / "lib").glob("python3*/site-packages/iree/_runtime_libs"))
 CPU_CHOICE = BUILD / "bin" / "ireepkg_cpu_choice"
 RUN_ARGS = ["--device=local-sync", "--function=simple_mul",
             "--input=8xf32=1,2,3,4,5,6,7,8", "--input=8xf32=3"]
 PRODUCT = "8xf32=3 6 9 12 15 18 21 24"
-V4 = ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")
-V3 = ("avx", "avx2", "fma", "f16c")
-V2 = ("sse3", "ssse3", "sse4.1", "sse4.2")
 
 # How each CPU is reached: qemu-user's CPU models, and this machine.
 CPUS = {"Nehalem": ["qemu-x86_64", "-cpu", "Nehalem"],
@@ -37,26 +32,6 @@ CPUS = {"Nehalem": ["qemu-x86_64", "-cpu", "Nehalem"],
 
 pytestmark = pytest.mark.skipif(
     os.uname().machine != "x86_64", reason="x86-64 CPU levels need an x86_64 host")
-
-
-def cpuinfo(runner):
-    """The features iree-cpuinfo reports on the CPU `runner` gives."""
-    out = subprocess.run([*runner, RUNTIME_LIBS / "iree-cpuinfo"], capture_output=True,
-                         text=True, check=True, timeout=120).stdout
-    have = set()
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1] == "1":
-            have.add(parts[0])
-    return have
-
-
-def expected_key(have):
-    if all(f in have for f in V4):
-        return "x86_64_v4"
-    if all(f in have for f in V3):
-        return "x86_64_v3"
-    return "x86_64"
 
 
 def build_level(out: pathlib.Path, level: int, *extra: str) -> pathlib.Path:
@@ -343,7 +318,7 @@ def test_sync_for_another_machines_cpu_level(prefix, tmp_path, monkeypatch):
     activation.json for that CPU level, kept in installed.json by later
     syncs (also when the prefix is already as the lock says); "host"
     clears it."""
-    from test_registry_workflow import Registry, project
+    from regfix import Registry, project
     monkeypatch.setenv("IREEPKG_CACHE_DIR", str(tmp_path / "cache"))
     reg = Registry(tmp_path)
     reg.publish_archive(next((prefix.parent / "dist").glob("*.ireepkg")))
