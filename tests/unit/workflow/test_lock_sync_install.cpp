@@ -1,6 +1,6 @@
 //===- test_lock_sync_install.cpp - Lock, sync and install by name --------===//
 //
-// lockProject, syncProject and installByName (ireepkg/registry/workflow.h)
+// lockProject, syncProject and installByName (ireepkg/workflow/workflow.h)
 // on a signed directory registry in a temporary directory (client_fixture.h:
 // alpha 1.0.0 depending on beta ^2.0, and beta 2.0.0, plus what each test
 // publishes): the lockfile a project gets and when it is written again; a
@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "client_fixture.h"
 #include "ireepkg/pkg/project/project.h"
-#include "ireepkg/pkg/support/hash.h"
-#include "ireepkg/registry/workflow.h"
+#include "ireepkg/base/hash.h"
+#include "ireepkg/workflow/workflow.h"
 
 #include <doctest/doctest.h>
 
