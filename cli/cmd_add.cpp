@@ -12,6 +12,7 @@
 #include "output.h"
 #include "project_change.h"
 #include "registry_args.h"
+#include "report.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/project/project.h"
@@ -22,9 +23,6 @@
 #include <set>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
-int printInterrupted(const Error &e, const std::string &prefix, bool json);
 
 namespace {
 

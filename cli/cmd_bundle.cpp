@@ -1,6 +1,7 @@
 //===- cmd_bundle.cpp - `ireepkg bundle create` ---------------------------===//
 #include "output.h"
 #include "registry_args.h"
+#include "report.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/suggest.h"
@@ -8,8 +9,6 @@
 #include <cstdio>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 int runBundleCreate(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);

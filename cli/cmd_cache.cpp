@@ -1,5 +1,6 @@
 //===- cmd_cache.cpp - `ireepkg cache dir|clean|prune` --------------------===//
 #include "output.h"
+#include "report.h"
 
 #include "ireepkg/pkg/cache/cache.h"
 #include "ireepkg/pkg/cache/cache_maintenance.h"
@@ -7,8 +8,6 @@
 #include <cstdio>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 static std::optional<PackageCache> openCache() {
   auto cache = PackageCache::openDefault();

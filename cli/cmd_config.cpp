@@ -13,8 +13,6 @@
 
 namespace ireepkg::cli {
 
-int printFailure(const Error &e, bool json);
-
 namespace {
 
 struct Effective {

@@ -29,6 +29,7 @@
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/text.h"
 #include "output.h"
+#include "report.h"
 
 #include "ireepkg/compiler_integration/compiler_doctor.h"
 #include "ireepkg/manifest_schema/platform.h"
@@ -61,7 +62,6 @@
 
 namespace ireepkg::cli {
 
-int printFailure(const Error &e, bool json);
 PackageTestTools packageTestTools(const std::string &prefix);
 
 namespace {

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "report.h"
 
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/manifest_schema/suggest.h"
@@ -23,8 +24,6 @@
 #include <unistd.h>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 namespace {
 

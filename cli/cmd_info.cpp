@@ -1,5 +1,6 @@
 //===- cmd_info.cpp - `ireepkg info` -------------------------------------===//
 #include "output.h"
+#include "report.h"
 
 #include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/manifest_schema/suggest.h"
@@ -11,8 +12,6 @@
 #include <sys/stat.h>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 int runInfo(const Command &, const ParsedArgs &args) {
   const std::string &what = args.positional[0];

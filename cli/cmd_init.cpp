@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "report.h"
 #include "ireepkg/pkg/project/project_file.h"
 #include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/manifest_schema/suggest.h"
@@ -20,8 +21,6 @@
 namespace fs = std::filesystem;
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 int runInit(const Command &, const ParsedArgs &args) {
   bool json = args.flag("json");

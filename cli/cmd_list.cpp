@@ -1,13 +1,12 @@
 //===- cmd_list.cpp - `ireepkg list` -------------------------------------===//
 #include "output.h"
+#include "report.h"
 
 #include "ireepkg/pkg/prefix/prefix.h"
 
 #include <cstdio>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 int runList(const Command &, const ParsedArgs &args) {
   bool json = args.flag("json");

@@ -2,6 +2,7 @@
 #include "output.h"
 #include "project_change.h"
 #include "registry_args.h"
+#include "report.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/support/file_util.h"
@@ -10,9 +11,6 @@
 #include <functional>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
-void printChangeReport(const InstallReport &report, bool json, bool quiet);
 
 namespace {
 

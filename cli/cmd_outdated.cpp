@@ -1,13 +1,12 @@
 //===- cmd_outdated.cpp - `ireepkg outdated` ------------------------------===//
 #include "output.h"
 #include "registry_args.h"
+#include "report.h"
 
 #include <algorithm>
 #include <cstdio>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 int runOutdated(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 #include "registry_args.h"
+#include "report.h"
 
 #include "ireepkg/pkg/package/signature.h"
 #include "ireepkg/registry/oci_registry.h"
@@ -22,7 +23,6 @@
 
 namespace ireepkg::cli {
 
-int printFailure(const Error &e, bool json);
 bool updateSiteAfterWrite(const ParsedArgs &args, const std::string &dir,
                           bool json);
 bool passwordOption(const ParsedArgs &args, std::optional<std::string> &out);

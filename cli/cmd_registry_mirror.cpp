@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 #include "registry_args.h"
+#include "report.h"
 
 #include "ireepkg/registry/registry.h"
 
@@ -13,8 +14,6 @@
 #include <string>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 int runRegistryMirror(const Command &, const ParsedArgs &args) {
   const bool json = args.flag("json");

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "report.h"
 #include "ireepkg/pkg/project/project_file.h"
 #include "ireepkg/manifest_schema/names.h"
 
@@ -15,8 +16,6 @@
 #include <cstdio>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 namespace {
 

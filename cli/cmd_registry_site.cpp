@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 #include "registry_args.h"
+#include "report.h"
 
 #include "ireepkg/registry/site.h"
 
@@ -14,8 +15,6 @@
 #include <string>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 namespace {
 

@@ -1,14 +1,11 @@
 //===- cmd_remove.cpp - `ireepkg remove` ---------------------------------===//
 #include "output.h"
+#include "report.h"
 
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/project/project_file.h"
 
 namespace ireepkg::cli {
-
-void printChangeReport(const InstallReport &report, bool json, bool quiet);
-int printFailure(const Error &e, bool json);
-int printDryRun(const InstallReport &plan, bool json, bool quiet);
 
 int runRemove(const Command &, const ParsedArgs &args) {
   auto prefix = choosePrefix(args);

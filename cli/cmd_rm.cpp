@@ -7,6 +7,7 @@
 #include "output.h"
 #include "project_change.h"
 #include "registry_args.h"
+#include "report.h"
 #include "ireepkg/pkg/project/project_file.h"
 #include "ireepkg/manifest_schema/names.h"
 
@@ -16,8 +17,6 @@
 #include <cstdio>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 int runRm(const Command &, const ParsedArgs &args) {
   bool json = args.flag("json");

@@ -2,6 +2,7 @@
 #include "output.h"
 #include "ireepkg/manifest_schema/environment.h"
 #include "registry_args.h"
+#include "report.h"
 
 #include "ireepkg/pkg/prefix/prefix.h"
 
@@ -10,8 +11,6 @@
 #include <filesystem>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 int runSearch(const Command &, const ParsedArgs &args) {
   auto env = environmentFrom(args);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "report.h"
 
 #include "ireepkg/pkg/package/signature.h"
 
@@ -16,8 +17,6 @@
 #include <string>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 namespace {
 

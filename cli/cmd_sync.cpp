@@ -5,16 +5,11 @@
 #include "prefix_args.h"
 #include "project_change.h"
 #include "registry_args.h"
+#include "report.h"
 
 #include <cstdio>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
-int printInterrupted(const Error &e, const std::string &prefix, bool json);
-void printChangeReport(const InstallReport &report, bool json, bool quiet);
-/// "option values and hook choices updated …" when they were (cmd_install).
-void printSettingsChanged(const InstallReport &report);
 
 int runSync(const Command &, const ParsedArgs &args) {
   auto ctx = projectContext(args);

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "output.h"
+#include "report.h"
 
 #include "ireepkg/pkg/checks/package_test.h"
 
@@ -20,8 +21,6 @@
 #include <cstdio>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 /// Prints the results and a summary line; returns how many failed.
 size_t printPackageTestResults(const std::vector<PackageTestResult> &results) {

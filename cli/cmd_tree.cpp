@@ -1,5 +1,6 @@
 //===- cmd_tree.cpp - `ireepkg tree` --------------------------------------===//
 #include "output.h"
+#include "report.h"
 
 #include "ireepkg/pkg/prefix/dependency_graph.h"
 #include "ireepkg/manifest_schema/suggest.h"
@@ -11,8 +12,6 @@
 #include <set>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 namespace {
 

@@ -1,13 +1,12 @@
 //===- cmd_verify.cpp - `ireepkg verify` ---------------------------------===//
 #include "output.h"
+#include "report.h"
 
 #include "ireepkg/pkg/prefix/prefix.h"
 
 #include <cstdio>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 int runVerify(const Command &, const ParsedArgs &args) {
   auto prefix = choosePrefix(args);

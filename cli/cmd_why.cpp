@@ -1,5 +1,6 @@
 //===- cmd_why.cpp - `ireepkg why` ----------------------------------------===//
 #include "output.h"
+#include "report.h"
 
 #include "ireepkg/pkg/prefix/dependency_graph.h"
 #include "ireepkg/manifest_schema/suggest.h"
@@ -9,8 +10,6 @@
 #include <cstdio>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
 
 int runWhy(const Command &, const ParsedArgs &args) {
   bool json = args.flag("json");

@@ -4,6 +4,7 @@
 #include "cli_config.h"
 #include "global_options.h"
 #include "messages.h"
+#include "report.h"
 #include "reporter.h"
 
 #include "ireepkg/manifest_schema/cpu_level.h"
@@ -148,7 +149,6 @@ void noteOtherPlatform(const std::string &prefix, const std::string &platform,
                prefix.c_str(), platform.c_str(), host.c_str(), what.c_str());
 }
 
-int printFailure(const Error &e, bool json);
 
 std::optional<PrefixState> readPrefixState(const ParsedArgs &args, bool json,
                                            int &exitCode) {

@@ -5,6 +5,7 @@
 #include "interrupt.h"
 #include "output.h"
 #include "registry_args.h"
+#include "report.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/support/file_util.h"
@@ -12,12 +13,6 @@
 #include <cstdio>
 
 namespace ireepkg::cli {
-
-int printFailure(const Error &e, bool json);
-int printInterrupted(const Error &e, const std::string &prefix, bool json);
-void printChangeReport(const InstallReport &report, bool json, bool quiet);
-/// "option values and hook choices updated …" when they were (cmd_install).
-void printSettingsChanged(const InstallReport &report);
 
 std::optional<FollowUp> followUpFrom(const ParsedArgs &args) {
   if (args.flag("no-sync") && args.flag("frozen")) {
