@@ -30,6 +30,7 @@
 #include "ireepkg/manifest_schema/text.h"
 #include "output.h"
 #include "report.h"
+#include "shared.h"
 
 #include "ireepkg/compiler_integration/compiler_doctor.h"
 #include "ireepkg/manifest_schema/platform.h"
@@ -61,8 +62,6 @@
 #include <unistd.h>
 
 namespace ireepkg::cli {
-
-PackageTestTools packageTestTools(const std::string &prefix);
 
 namespace {
 

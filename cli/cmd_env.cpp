@@ -10,6 +10,7 @@
 #include "ireepkg/manifest_schema/suggest.h"
 #include "output.h"
 #include "python_env.h"
+#include "shared.h"
 
 #include <cctype>
 #include <cstdio>

@@ -22,6 +22,7 @@
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "python_env.h"
+#include "shared.h"
 
 #include "ireepkg/pkg/support/child_process.h"
 #include "ireepkg/pkg/checks/iree_pipeline_check.h"
@@ -42,8 +43,6 @@
 #include <unistd.h>
 
 namespace ireepkg::cli {
-
-std::string shellQuote(const std::string &s);
 
 namespace {
 
@@ -224,10 +223,6 @@ bool givesPreprocessingPipeline(const CompilerConfig &config,
 }
 
 } // namespace
-
-Expected<CompilerConfig> prefixCompilerConfig(const PrefixLocation &prefix,
-                                              CompilerConfigRequest request,
-                                              Reporter &reporter);
 
 int runExec(const Command &, const ParsedArgs &args) {
   if (args.passthrough.empty()) {

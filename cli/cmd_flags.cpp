@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 #include "report.h"
+#include "shared.h"
 
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/manifest_schema/suggest.h"

@@ -1,5 +1,6 @@
 //===- cmd_pack.cpp - `ireepkg pack` -------------------------------------===//
 #include "output.h"
+#include "shared.h"
 
 #include "ireepkg/pkg/checks/package_test.h"
 
@@ -9,10 +10,6 @@
 #include <filesystem>
 
 namespace ireepkg::cli {
-
-size_t printPackageTestResults(const std::vector<PackageTestResult> &results);
-PackageTestTools packageTestTools(const std::string &prefix);
-std::string dependencyPrefix(const ParsedArgs &args, const Manifest &manifest);
 
 /// Runs the package's own tests on its directory (the package's runtime and
 /// MLIR plugins for this host; the package and its installed dependencies

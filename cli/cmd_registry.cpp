@@ -9,6 +9,7 @@
 #include "output.h"
 #include "registry_args.h"
 #include "report.h"
+#include "shared.h"
 
 #include "ireepkg/pkg/package/signature.h"
 #include "ireepkg/registry/oci_registry.h"
@@ -22,10 +23,6 @@
 #include <string>
 
 namespace ireepkg::cli {
-
-bool updateSiteAfterWrite(const ParsedArgs &args, const std::string &dir,
-                          bool json);
-bool passwordOption(const ParsedArgs &args, std::optional<std::string> &out);
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include "output.h"
 #include "registry_args.h"
 #include "report.h"
+#include "shared.h"
 
 #include "ireepkg/registry/site.h"
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 #include "report.h"
+#include "shared.h"
 
 #include "ireepkg/pkg/package/signature.h"
 

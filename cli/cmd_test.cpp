@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "output.h"
 #include "report.h"
+#include "shared.h"
 
 #include "ireepkg/pkg/checks/package_test.h"
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "python_env.h"
 #include "prefix_args.h"
+#include "shared.h"
 
 #include "ireepkg/manifest_schema/environment.h"
 
@@ -14,8 +15,6 @@
 #include <unistd.h>
 
 namespace ireepkg::cli {
-
-std::string shellQuote(const std::string &s);
 
 namespace {
 
