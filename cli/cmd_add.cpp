@@ -9,6 +9,7 @@
 #include "interrupt.h"
 #include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/pkg/project/project_file.h"
+#include "options.h"
 #include "output.h"
 #include "project_change.h"
 #include "registry_args.h"
@@ -289,6 +290,73 @@ int runAdd(const Command &, const ParsedArgs &args) {
   ProjectEdit edit{std::move(project), file->path,           file->text, text,
                    std::move(lines),    {{"plugins", report}}};
   return applyProjectEdit(args, edit, *followUp, env);
+}
+
+const Command &addCommand() {
+  static const Command command{
+      .name = "add",
+      .synopsis =
+          "<name>[@<constraint>]... | --path DIR [--option FLAG=VALUE]... "
+          "[--registry NAME] [--no-sync | --frozen] [--dry-run]",
+      .summary = "add plugins to the project (plugins.json), lock and sync",
+      .description =
+          "Edits the plugins.json of the current directory or the nearest "
+          "one above it. A plugin it does not list yet is appended to "
+          "\"plugins\" (the end of the activation order); a listed one keeps "
+          "its place and gets the new version constraint, registry and "
+          "options. Without @<constraint>, the caret constraint of the "
+          "newest version in the project's registries is written (^1.2.0).\n\n"
+          "What is added is checked first, and any problem is an error that "
+          "leaves every file as it was: a package no registry of plugins.json "
+          "has (with the closest name there is), a constraint no version "
+          "matches (with the versions there are), an option the package "
+          "does not declare or a value its option schema refuses (with the "
+          "options it declares).\n\n"
+          "Then, as `uv add` does, the project is locked (plugins.lock.json) "
+          "and its prefix synced, so that the plugins are ready to use: "
+          "--no-sync stops after the lock and leaves the prefix; --frozen "
+          "only edits plugins.json (the registries are then asked only for "
+          "the newest version of a plugin given without a constraint, and "
+          "the checks above are left to the next `lock`). The lock is "
+          "computed before anything is written. --dry-run prints what would "
+          "change (plugins.json, the lock, the prefix) and changes "
+          "nothing.\n\n"
+          "--option sets one value in the plugin's \"options\", replacing a "
+          "value of the same flag; VALUE is read as JSON when it is a "
+          "number, a boolean, a quoted string or an array, otherwise as "
+          "text.\n\n"
+          "--path DIR adds the local package in DIR (a package directory "
+          "with its ireeplugin.json, which names it) as {\"name\", \"path\"}, "
+          "the path written relative to plugins.json; `lock` and `sync` "
+          "take it from there, with no version and no registry.\n\n"
+          "Every other byte of plugins.json stays as it was (order, "
+          "indentation, line endings), and new entries copy the layout of "
+          "their neighbours.",
+      .options = {{"option", 0, "FLAG=VALUE",
+                   "set an option of the plugin (flag without dashes)", true},
+                  {"registry", 0, "NAME",
+                   "take the plugins from this registry of plugins.json"},
+                  {"path", 0, "DIR", "add the local package in DIR"},
+                  kNoSync,
+                  kFrozenEdit,
+                  kDryRun,
+                  kOptIreeVersion,
+                  kOptIgnoreIreeVersion,
+                  kOptOffline,
+                  kOptProject,
+                  kPrefix,
+                  kLockTimeout,
+                  kJson},
+      .examples = {"ireepkg add simple-mul@^1.2",
+                   "ireepkg add mul-pipeline --option "
+                   "iree-llvmcpu-distribution-size=64",
+                   "ireepkg add 'torch-input@>=2.0.0, <3.0.0' --registry local",
+                   "ireepkg add --path ./plugins/local-experiment",
+                   "ireepkg add simple-mul --dry-run",
+                   "ireepkg add simple-mul@^1.2 --no-sync"},
+      .run = runAdd,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

@@ -1,4 +1,5 @@
 //===- cmd_bundle.cpp - `ireepkg bundle create` ---------------------------===//
+#include "options.h"
 #include "output.h"
 #include "registry_args.h"
 #include "report.h"
@@ -70,6 +71,34 @@ int runBundleCreate(const Command &, const ParsedArgs &args) {
                 result->packages == 1 ? "" : "s",
                 formatBytes(result->size).c_str(), result->sha256.c_str());
   return kExitOk;
+}
+
+const Command &bundleCreateCommand() {
+  static const Command command{
+      .name = "bundle create",
+      .synopsis = "-o <file>.ireebundle [--lock FILE] [--platform OS-ARCH]...",
+      .summary = "write the locked packages into one offline bundle file",
+      .description =
+          "Writes one file holding, for each registry of the lockfile, its "
+          "signed snapshot, the index files and archives (with their "
+          "signatures) of exactly the locked packages. `ireepkg sync "
+          "--bundle` and `ireepkg install --bundle` install from it on a "
+          "machine with no network, verified exactly as from the registry "
+          "(signature, index hashes, archive hashes); only the snapshot's "
+          "expiry and the rollback check are not applied to a bundle. The "
+          "bundle is checked that way before it is written.",
+      .options = {{"output", 'o', "FILE", "the bundle to write"},
+                  {"lock", 0, "FILE", "the lockfile (default: the project's)"},
+                  {"platform", 0, "OS-ARCH",
+                   "check that the lock covers this platform", true},
+                  kOptProject,
+                  kQuiet,
+                  kJson},
+      .examples = {"ireepkg bundle create -o vendor.ireebundle"},
+      .maxPositional = 0,
+      .run = runBundleCreate,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

@@ -438,4 +438,32 @@ int runCompletion(const Command &, const ParsedArgs &args) {
   return kExitOk;
 }
 
+const Command &completionCommand() {
+  static const Command command{
+      .name = "completion",
+      .synopsis = "bash|zsh|fish|powershell",
+      .summary = "print a shell completion script",
+      .description =
+          "Prints a script that completes ireepkg's commands, options, the "
+          "values of options that take a fixed set (--color, --format, "
+          "--kind, --shell, ...), files and directories where an option "
+          "takes one, and installed package names where a command takes "
+          "them (through `ireepkg list --names`). It is generated from the "
+          "same table as `--help`. Load it with `source <(ireepkg completion "
+          "bash)` (or save it as "
+          "/usr/share/bash-completion/completions/ireepkg), `ireepkg "
+          "completion zsh > \"${fpath[1]}/_ireepkg\"` (the zsh script "
+          "uses zsh's bashcompinit), `ireepkg completion fish > "
+          "~/.config/fish/completions/ireepkg.fish`, or `ireepkg "
+          "completion powershell | Out-String | Invoke-Expression`.",
+      .examples =
+          {"source <(ireepkg completion bash)",
+           "ireepkg completion fish > ~/.config/fish/completions/ireepkg.fish"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runCompletion,
+  };
+  return command;
+}
+
 } // namespace ireepkg::cli

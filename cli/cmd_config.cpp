@@ -1,5 +1,6 @@
 //===- cmd_config.cpp - `ireepkg config list|get|set|unset` --------------===//
 #include "cli_config.h"
+#include "options.h"
 #include "output.h"
 
 #include "ireepkg/manifest_schema/environment.h"
@@ -215,6 +216,104 @@ int runConfigUnset(const Command &, const ParsedArgs &args) {
     return kExitFailure;
   }
   return kExitOk;
+}
+
+const Command &configListCommand() {
+  static const Command command{
+      .name = "config list",
+      .synopsis = "[--json]",
+      .summary = "show every configuration value and where it comes from",
+      .description =
+          "Prints each key of config.toml with the value this run uses and "
+          "where that comes from: a flag (--color, --offline), an "
+          "environment variable, a file (file:line:column), or the default. "
+          "The files are read in this order, each overriding the one "
+          "before: /etc/ireepkg/config.toml, then $XDG_CONFIG_HOME/ireepkg/"
+          "config.toml (default ~/.config/ireepkg/config.toml) or, instead, "
+          "the file $IREEPKG_CONFIG_FILE names. Environment variables and "
+          "flags override every file.\n\n"
+          "Keys (all at the top of the file): registry and registry-key "
+          "(the registry for install and search when neither --registry, "
+          "IREEPKG_REGISTRY nor a project names one), cache-dir "
+          "(IREEPKG_CACHE_DIR), prefix (the prefix outside projects, below "
+          "--prefix and IREEPKG_PREFIX), parallel-downloads "
+          "(IREEPKG_PARALLEL_DOWNLOADS, 1 to 256), color (auto, always, "
+          "never), offline (true or false; IREEPKG_OFFLINE) and load-checks "
+          "(true or false; IREEPKG_LOAD_CHECKS, --no-load-checks). A relative "
+          "path in a file is relative to the file's directory. A file that "
+          "is not TOML, an unknown key or a value of the wrong type stops "
+          "every command (but help and version) with file:line:column.",
+      .options = {kJson},
+      .examples = {"ireepkg config list", "ireepkg config list --json"},
+      .maxPositional = 0,
+      .run = runConfigList,
+  };
+  return command;
+}
+
+const Command &configGetCommand() {
+  static const Command command{
+      .name = "config get",
+      .synopsis = "<key> [--show-origin] [--json]",
+      .summary = "print one configuration value",
+      .description =
+          "Prints the value this run uses for <key> (see `ireepkg config "
+          "list`). Exit status 1, printing nothing, when the key is not set "
+          "anywhere and has no default (registry, registry-key), as `git "
+          "config` does.",
+      .options = {{"show-origin", 0, "",
+                   "also print where the value comes from, "
+                   "on stderr"},
+                  kJson},
+      .examples = {"ireepkg config get cache-dir"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runConfigGet,
+  };
+  return command;
+}
+
+const Command &configSetCommand() {
+  static const Command command{
+      .name = "config set",
+      .synopsis = "<key> <value> [--system]",
+      .summary = "set a value in the user's (or the system's) config.toml",
+      .description =
+          "Writes `<key> = <value>` into the user's config.toml "
+          "($IREEPKG_CONFIG_FILE, else $XDG_CONFIG_HOME/ireepkg/config.toml, "
+          "else ~/.config/ireepkg/config.toml), or /etc/ireepkg/config.toml "
+          "with --system, creating the file and its directory if needed. The "
+          "line that sets the key is replaced; every other line, comments "
+          "included, stays as it was. The value is checked first: a path or "
+          "text, true or false for offline, a number from 1 to 256 for "
+          "parallel-downloads, auto, always or never for color.",
+      .options = {{"system", 0, "", "write /etc/ireepkg/config.toml"}},
+      .examples =
+          {"ireepkg config set offline true",
+           "ireepkg config set registry https://plugins.example.org/iree",
+           "ireepkg config set --system parallel-downloads 8"},
+      .minPositional = 2,
+      .maxPositional = 2,
+      .run = runConfigSet,
+  };
+  return command;
+}
+
+const Command &configUnsetCommand() {
+  static const Command command{
+      .name = "config unset",
+      .synopsis = "<key> [--system]",
+      .summary = "remove a value from the user's (or the system's) config.toml",
+      .description =
+          "Removes the line that sets <key>; every other line stays as it "
+          "was. Nothing changes when no line sets it.",
+      .options = {{"system", 0, "", "change /etc/ireepkg/config.toml"}},
+      .examples = {"ireepkg config unset offline"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runConfigUnset,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

@@ -28,6 +28,7 @@
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/text.h"
+#include "options.h"
 #include "output.h"
 #include "report.h"
 #include "shared.h"
@@ -496,6 +497,41 @@ int runDoctor(const Command &, const ParsedArgs &args) {
   text += testsText;
   std::fputs(text.c_str(), stdout);
   return ok ? kExitOk : kExitFailure;
+}
+
+const Command &doctorCommand() {
+  static const Command command{
+      .name = "doctor",
+      .synopsis = "[--prefix DIR] [--json]",
+      .summary =
+          "check the IREE tools and load every runtime plugin in isolation",
+      .description =
+          "Finds the IREE tools (PATH, the active virtual environment) and "
+          "reports their versions; then loads every installed runtime plugin "
+          "for the host in a separate process through IREE's executable "
+          "plugin ABI (query, version check, load with a host allocator, "
+          "resolve every declared import, unload) and reports crashes, "
+          "version or sanitizer mismatches, and any difference between the "
+          "manifest's imports and what the library really resolves. A "
+          "crashing plugin cannot crash doctor. Then checks every compiler "
+          "plugin: MLIR pass and dialect plugins loaded into mlir-opt-22 "
+          "(which only warns about a plugin it cannot load) and into the "
+          "other MLIR tools they name (\"tools\"; one not on PATH is a "
+          "warning), iree-static ids "
+          "against `iree-compile --iree-list-plugins`, iree-dynamic libraries "
+          "loaded by iree-compile. Exit status 1 if any plugin has a "
+          "problem.\n\n"
+          "--run-tests also runs the installed packages' tests, as `ireepkg "
+          "test` does; a failing test makes the exit status 1.",
+      .options = {kPrefix,
+                  kJson,
+                  {"run-tests", 0, "",
+                   "also run the installed packages' tests"}},
+      .examples = {"ireepkg doctor", "ireepkg doctor --json"},
+      .maxPositional = 0,
+      .run = runDoctor,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

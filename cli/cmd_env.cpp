@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/manifest_schema/suggest.h"
+#include "options.h"
 #include "output.h"
 #include "python_env.h"
 #include "shared.h"
@@ -118,6 +119,38 @@ int runEnv(const Command &, const ParsedArgs &args) {
                  "ireepkg: note: no runtime plugins are active in %s\n",
                  prefix->path.c_str());
   return kExitOk;
+}
+
+const Command &envCommand() {
+  static const Command command{
+      .name = "env",
+      .synopsis = "[sh|bash|zsh|fish|pwsh] [--shell SHELL] [--json]",
+      .summary = "print shell commands that point IREE at the prefix's plugins",
+      .description =
+          "Prints exports for the current prefix, for Python's iree.runtime "
+          "and iree.compiler: IREEPKG_PREFIX; IREE_PY_RUNTIME_FLAGS holding "
+          "the runtime flags, which iree.runtime parses when it is imported; "
+          "and IREE_TOOL_PATH naming ireepkg's iree-compile wrapper, which "
+          "iree.compiler runs instead of its own iree-compile so that "
+          "compile_file and compile_str get the prefix's compiler plugins, "
+          "options and hooks (through `ireepkg exec`), with "
+          "IREEPKG_IREE_TOOL_PATH (the previous IREE_TOOL_PATH) and "
+          "IREEPKG_EXECUTABLE. Apply them with `eval \"$(ireepkg env)\"` "
+          "(sh, bash, zsh), `ireepkg env fish | source`, or `ireepkg env pwsh "
+          "| Invoke-Expression`; --json (or `env json`) prints them as a JSON "
+          "object instead. The runtime flags are the prefix's platform's, "
+          "with a note on stderr when that is not the host's.",
+      .options =
+          {{"shell", 0, "SHELL",
+            "sh (default), bash, zsh, dash, ksh, fish, pwsh or powershell"},
+           kJson,
+           kPrefix},
+      .examples = {"eval \"$(ireepkg env)\"", "ireepkg env fish | source",
+                   "ireepkg env --json"},
+      .maxPositional = 1,
+      .run = runEnv,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

@@ -18,9 +18,10 @@
 // with 1 when IREE reported such an error although it exited with 0.
 //
 //===----------------------------------------------------------------------===//
-#include "output.h"
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "options.h"
+#include "output.h"
 #include "python_env.h"
 #include "shared.h"
 
@@ -393,6 +394,52 @@ int runExec(const Command &, const ParsedArgs &args) {
   ::execv(resolved.c_str(), cargv.data());
   printError("cannot run '" + resolved + "': " + std::strerror(errno));
   return kExitFailure;
+}
+
+const Command &execCommand() {
+  static const Command command{
+      .name = "exec",
+      .synopsis = "[--prefix DIR] [--tool-kind KIND] -- <tool> [<args>...]",
+      .summary = "run an IREE tool with the prefix's plugins activated",
+      .description =
+          "Runs <tool> with the prefix's configuration inserted before your "
+          "arguments, so that your own flags still win: "
+          "--flagfile=<prefix>/state/runtime.flags for IREE's runtime tools "
+          "(iree-run-module, iree-benchmark-module, ...); the response file "
+          "@<prefix>/state/compiler.flags for iree-compile and iree-opt, "
+          "after checking the configuration (option values, hook conflicts, "
+          "what this compiler can load) so that nothing invalid reaches the "
+          "compiler; the flags themselves (--load-pass-plugin=, "
+          "--load-dialect-plugin=, --pass-pipeline=) for MLIR tools such as "
+          "mlir-opt-22 or standalone-opt. Python (an interpreter, or a "
+          "script Python runs such as pytest) gets nothing in its arguments "
+          "but the variables of `ireepkg env` in its environment: "
+          "IREE_PY_RUNTIME_FLAGS for iree.runtime, IREEPKG_PREFIX, and "
+          "IREE_TOOL_PATH naming ireepkg's iree-compile wrapper, so that "
+          "iree.compiler's compile_file and compile_str run the iree-compile "
+          "beside the interpreter through `exec` (see docs/python.md). The "
+          "kind of tool is read from its --help (once per binary, cached), "
+          "else a script's #! line, not from its name; --tool-kind says it "
+          "instead. "
+          "When your arguments to an MLIR tool choose the passes "
+          "(--pass-pipeline, -p or a pass flag such as --cse), the packages' "
+          "--pass-pipeline is left out, with a note on stderr. The tool is "
+          "found on PATH, then in the active Python virtual environment. A "
+          "prefix for another platform (install --platform) is refused: its "
+          "plugins are for the machine it is deployed to.",
+      .options =
+          {kPrefix,
+           {"tool-kind", 0, "KIND",
+            "what the tool is: runtime, compiler, mlir or python (default: "
+            "read from the tool's --help)"}},
+      .examples = {"ireepkg exec -- iree-run-module --device=local-sync "
+                   "--module=m.vmfb --function=main --input=4xf32=1",
+                   "ireepkg exec -- python train.py", "ireepkg exec -- pytest"},
+      .maxPositional = 0,
+      .acceptsPassthrough = true,
+      .run = runExec,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

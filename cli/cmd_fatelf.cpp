@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "command.h"
 #include "messages.h"
+#include "options.h"
 
 #include "ireepkg/pkg/package/fatelf.h"
 #include "ireepkg/manifest_schema/suggest.h"
@@ -367,6 +368,86 @@ int runFatelfDump(const Command &, const ParsedArgs &args) {
                 static_cast<unsigned long long>(r.size));
   }
   return kExitOk;
+}
+
+const Command &fatelfJoinCommand() {
+  static const Command command{
+      .name = "fatelf join",
+      .synopsis = "<elf>... [-o <out.sos>]",
+      .summary = "join per-architecture ELF files into one FatELF .sos",
+      .description =
+          "Writes IREE's FatELF v1 layout: header, one record per input, "
+          "then the images, page-aligned. IREE's runtime loads the record "
+          "that matches the host. Without -o (or with -o -) the file goes "
+          "to standard output, when that is not a terminal.",
+      .options = {{"output", 'o', "FILE",
+                   "the .sos file to write (- for standard "
+                   "output)"}},
+      .examples = {"ireepkg fatelf join -o plugin.sos plugin.x86_64.so "
+                   "plugin.aarch64.so",
+                   "ireepkg fatelf join plugin.x86_64.so plugin.aarch64.so > "
+                   "plugin.sos"},
+      .minPositional = 1,
+      .run = runFatelfJoin,
+  };
+  return command;
+}
+
+const Command &fatelfSplitCommand() {
+  static const Command command{
+      .name = "fatelf split",
+      .synopsis = "<file.sos> [-o DIR]",
+      .summary = "write each image of a FatELF file to its own file",
+      .description =
+          "Writes <stem>.<arch>.so for every record, byte-identical to the "
+          "files that were joined.",
+      .options = {{"output", 'o', "DIR", "where to write (default: .)"}},
+      .examples = {"ireepkg fatelf split plugin.sos -o out/"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runFatelfSplit,
+  };
+  return command;
+}
+
+const Command &fatelfSelectCommand() {
+  static const Command command{
+      .name = "fatelf select",
+      .synopsis = "<file.sos> [--arch ARCH] [-o <out>]",
+      .summary = "extract the image IREE would load on an architecture",
+      .description =
+          "Applies the runtime's selection rule (machine, OS ABI, word size, "
+          "byte order) for the host, or for --arch. Without -o (or with -o "
+          "-) the image goes to standard output, when that is not a "
+          "terminal.",
+      .options = {{"arch", 0, "ARCH",
+                   "select for this architecture (default: host)"},
+                  {"output", 'o', "FILE",
+                   "the ELF file to write (- for standard "
+                   "output)"}},
+      .examples = {"ireepkg fatelf select plugin.sos -o plugin.so"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runFatelfSelect,
+  };
+  return command;
+}
+
+const Command &fatelfDumpCommand() {
+  static const Command command{
+      .name = "fatelf dump",
+      .synopsis = "<file.sos> [--json]",
+      .summary = "print a FatELF file's header and records",
+      .description =
+          "Prints the version and, for each record, the architecture, ELF "
+          "machine, OS ABI, word size, byte order, offset and size.",
+      .options = {kJson},
+      .examples = {"ireepkg fatelf dump plugin.sos"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runFatelfDump,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

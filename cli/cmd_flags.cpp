@@ -8,6 +8,7 @@
 // compiler configuration from the installed manifests and plugins.json.
 //
 //===----------------------------------------------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "report.h"
 #include "shared.h"
@@ -277,6 +278,67 @@ int runFlags(const Command &, const ParsedArgs &args) {
   for (const CompilerFlag &f : config->flags)
     std::printf("%s\n", f.text().c_str());
   return kExitOk;
+}
+
+const Command &flagsCommand() {
+  static const Command command{
+      .name = "flags",
+      .synopsis =
+          "runtime|compiler [--format args|flagfile|json | --json] [--platform "
+          "OS-ARCH] [--cpu-level LEVEL] [--target TARGET]",
+      .summary = "print the IREE flags that activate the prefix's plugins",
+      .description =
+          "`flags runtime` prints one --executable_plugin= per runtime plugin "
+          "of the prefix, in activation order (IREE checks the last one "
+          "first, so later packages override earlier ones), for the "
+          "prefix's platform (with a note on stderr when that is not the "
+          "host's) or for --platform; plugins not activated for the target "
+          "(no build for it, or one IREE's runtime cannot call there, such "
+          "as embedded ELF on Windows) are named "
+          "on stderr, one line each with the reason (with --format json, in "
+          "\"skipped\"). `flags compiler` prints the compiler flags of the "
+          "active compiler plugins and hooks; --target chooses the packages' "
+          "tuning specs, linked into one file in activation order (the "
+          "first package wins where two specs match the same operation). "
+          "Read-only and fast: it reads "
+          "the prefix's precomputed activation index, and only for skipped "
+          "plugins their manifest.",
+      .options =
+          {{"format", 0, "FORMAT",
+            "args (one flag per line, the default), flagfile (with a "
+            "comment header, for --flagfile=) or json"},
+           {"platform", 0, "OS-ARCH",
+            "the target (default: the prefix's platform); runtime only"},
+           {"cpu-level", 0, "LEVEL",
+            "runtime only: choose builds for this CPU instead of the host's "
+            "(x86_64_v1 to x86_64_v4, or ARCH+FEATURE..., e.g. "
+            "x86_64+avx512f); without it the host's CPU is read, and other "
+            "platforms get their baseline builds"},
+           {"tool", 0, "TOOL",
+            "compiler only: iree-compile (default), iree-opt or mlir-opt"},
+           {"set", 0, "FLAG=VALUE",
+            "compiler only: set a plugin option (checked against its "
+            "schema)",
+            true},
+           {"target", 0, "TARGET",
+            "compiler only: what the compile is for, choosing tuning specs: "
+            "a ROCm architecture (gfx942), llvm-cpu or a CPU name; "
+            "repeatable",
+            true},
+           {"check-files", 0, "",
+            "runtime only: fail if a listed file is "
+            "missing"},
+           {"json", 0, "", "the same as --format json"},
+           kPrefix},
+      .examples = {"ireepkg flags runtime",
+                   "ireepkg flags runtime --format json",
+                   "ireepkg flags runtime --platform linux-aarch64",
+                   "ireepkg flags runtime --cpu-level x86_64_v3"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runFlags,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

@@ -1,5 +1,6 @@
 //===- cmd_help.cpp - `ireepkg help` and `ireepkg version` ---------------===//
 #include "global_options.h"
+#include "options.h"
 #include "output.h"
 
 #include "ireepkg/manifest_schema/formats.h"
@@ -316,6 +317,43 @@ int runVersion(const Command &, const ParsedArgs &args) {
   std::printf("formats: schema_version %d, lock_version %d\n", kSchemaVersion,
               kSchemaVersion);
   return kExitOk;
+}
+
+const Command &helpCommand() {
+  static const Command command{
+      .name = "help",
+      .synopsis = "[<command>]",
+      .summary = "show help for ireepkg or for one command",
+      .description =
+          "Without an argument, lists every command. With a command name "
+          "(for example `ireepkg help manifest check`), shows that command's "
+          "help, the same as `ireepkg <command> --help`.",
+      .options =
+          {{"markdown", 0, "",
+            "print the reference of every command as Markdown (this is "
+            "docs/cli.md)"},
+           {"man", 0, "",
+            "print the manual page ireepkg(1) (this is docs/man/ireepkg.1, "
+            "installed into share/man/man1)"}},
+      .examples = {"ireepkg help", "ireepkg help manifest check"},
+      .run = runHelp,
+  };
+  return command;
+}
+
+const Command &versionCommand() {
+  static const Command command{
+      .name = "version",
+      .summary = "print ireepkg's version and the format versions it reads",
+      .description =
+          "Prints the version of ireepkg, and the newest schema_version of "
+          "each file format that this build reads and writes.",
+      .options = {kJson},
+      .examples = {"ireepkg version", "ireepkg --version"},
+      .maxPositional = 0,
+      .run = runVersion,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

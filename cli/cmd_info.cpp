@@ -1,4 +1,5 @@
 //===- cmd_info.cpp - `ireepkg info` -------------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "report.h"
 
@@ -144,6 +145,29 @@ int runInfo(const Command &, const ParsedArgs &args) {
                 platform.str().c_str(), activationText.c_str());
   std::fputs(buildsText.c_str(), stdout);
   return kExitOk;
+}
+
+const Command &infoCommand() {
+  static const Command command{
+      .name = "info",
+      .synopsis = "<name|archive> [--prefix DIR] [--json]",
+      .summary = "show everything about an installed package or an archive",
+      .description =
+          "Shows version, platforms, compiler plugins with their options and "
+          "defaults, hooks, runtime plugins with formats and imports, "
+          "dependencies, installed size and location, and whether it was "
+          "installed explicitly or pulled in as a dependency. For an "
+          "installed package, also which of its runtime plugins are "
+          "activated on the prefix's platform, and why any is not (with a "
+          "note on stderr when that platform is not the host's).",
+      .options = {kPrefix, kJson},
+      .examples = {"ireepkg info simple-mul",
+                   "ireepkg info simple-mul-1.2.0.ireepkg"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runInfo,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

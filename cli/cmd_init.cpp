@@ -5,11 +5,12 @@
 // empty plugin list.
 //
 //===----------------------------------------------------------------------===//
-#include "output.h"
-#include "report.h"
-#include "ireepkg/pkg/project/project_file.h"
 #include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "ireepkg/pkg/project/project_file.h"
+#include "options.h"
+#include "output.h"
+#include "report.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/project/project.h"
@@ -117,6 +118,41 @@ int runInit(const Command &, const ParsedArgs &args) {
   }
   printSummary("wrote %s:\n%s", path.c_str(), text.c_str());
   return kExitOk;
+}
+
+const Command &initCommand() {
+  static const Command command{
+      .name = "init",
+      .synopsis =
+          "[--registry NAME=URL] [--registry-key KEY] [--platform OS-ARCH]... "
+          "[--force]",
+      .summary = "write a starter plugins.json in the current directory",
+      .description =
+          "Writes plugins.json (see docs/guide-users.md) with schema_version, "
+          "the registry given with --registry (or an empty list), the "
+          "platforms to lock for (default: the host's) and an empty plugin "
+          "list, and prints it. An existing plugins.json is kept unless "
+          "--force.",
+      .options =
+          {{"registry", 0, "NAME=URL",
+            "list this registry: an https:// or file:// URL, or a directory "
+            "relative to plugins.json"},
+           {"registry-key", 0, "KEY",
+            "the registry's minisign public key (its base64 line or .pub "
+            "file)"},
+           {"platform", 0, "OS-ARCH",
+            "a platform to lock for (default: the host's)", true},
+           {"force", 0, "", "replace an existing plugins.json"},
+           kJson},
+      .examples =
+          {"ireepkg init",
+           "ireepkg init --registry default=https://plugins.example.org/iree "
+           "--registry-key RWQ... --platform linux-x86_64 --platform "
+           "linux-aarch64"},
+      .maxPositional = 0,
+      .run = runInit,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

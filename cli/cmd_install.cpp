@@ -1,8 +1,9 @@
 //===- cmd_install.cpp - `ireepkg install` -------------------------------===//
 #include "interrupt.h"
-#include "output.h"
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "options.h"
+#include "output.h"
 #include "project_change.h"
 #include "registry_args.h"
 #include "report.h"
@@ -163,6 +164,84 @@ int runInstall(const Command &, const ParsedArgs &args) {
     return kExitInterrupted;
   }
   return kExitOk;
+}
+
+const Command &installCommand() {
+  static const Command command{
+      .name = "install",
+      .synopsis = "<archive>... | <name>[@<constraint>]... [--registry URL] "
+                  "[--prefix DIR] [--dry-run]",
+      .summary = "install packages, from archive files or a registry, in one "
+                 "transaction",
+      .description =
+          "With archive files: verifies each archive (member rules, RECORD "
+          "hashes and sizes, the manifest), checks that the package supports "
+          "the target platform, resolves dependencies among the given "
+          "archives and what is already installed, and checks the incoming "
+          "hook pass pipelines with MLIR's own parser and the MLIR pass "
+          "plugins of the prefix as it will be.\n\n"
+          "With package names (`simple-mul`, `simple-mul@^1.2`): resolves "
+          "them and their dependencies against the registry (--registry, "
+          "else $IREEPKG_REGISTRY, else the project's registries), keeping "
+          "the installed versions where they fit, for the IREE version in "
+          "the environment (or --iree-version) and the prefix's platform. "
+          "Every snapshot signature, index hash and archive hash is "
+          "verified; archives are downloaded in parallel into the download "
+          "cache. With --bundle, packages come from an offline bundle "
+          "instead, verified the same way. Into a project's own prefix "
+          "(no --prefix, inside the project) only packages plugins.json "
+          "lists are installed by name: the next `sync` would remove any "
+          "other, so `ireepkg add` it instead.\n\n"
+          "The IREE in use is the version of the iree-base-compiler / "
+          "iree-base-runtime distribution that installed iree-compile (else "
+          "iree-run-module) found on PATH or in $VIRTUAL_ENV/bin, else what "
+          "the tool's --version prints; --iree-version overrides it. An "
+          "archive whose \"requires.iree\" excludes it is refused, and a "
+          "version by name is never chosen, unless --ignore-iree-version "
+          "(then each such package is installed with a warning); when no "
+          "IREE is found, a warning says the requirements were not "
+          "checked. When two packages' runtime plugins "
+          "declare the same import, the report says which one IREE uses (the "
+          "one activated last) and which is shadowed.\n\n"
+          "Everything is installed in one transaction: it completes, or the "
+          "prefix is left exactly as it was. The prefix's activation index "
+          "and IREE flagfiles are rewritten in the same transaction. "
+          "Progress, the summary and Ctrl-C (exit status 130) are as for "
+          "`ireepkg sync`.\n\n"
+          "--dry-run resolves and checks as the install would and prints "
+          "what would change, without fetching an archive by name or "
+          "changing the prefix.",
+      .options =
+          {kPrefix,
+           {"platform", 0, "OS-ARCH",
+            "install for this platform instead of the host's"},
+           {"cpu-level", 0, "LEVEL",
+            "write state/runtime.flags with the builds for this CPU level "
+            "(x86_64_v1 to x86_64_v4, or ARCH+FEATURE...) instead of this "
+            "machine's CPU, for a prefix prepared for another machine; kept "
+            "by later commands (installed.json's cpu_level); \"host\" "
+            "clears it"},
+           kOptRegistry,
+           kOptRegistryKey,
+           {"bundle", 0, "FILE", "install from this offline bundle"},
+           kOptOffline,
+           kOptIreeVersion,
+           kOptIgnoreIreeVersion,
+           kLockTimeout,
+           {"no-cache", 0, "", "do not use or fill the package cache"},
+           kDryRun,
+           kQuiet,
+           kJson},
+      .examples = {"ireepkg install simple-mul-1.2.0.ireepkg",
+                   "ireepkg install --prefix /opt/iree-plugins *.ireepkg",
+                   "ireepkg install simple-mul@^1.2 --registry "
+                   "https://plugins.example.org/iree --registry-key RWQ...",
+                   "ireepkg install --bundle vendor.ireebundle --registry-key "
+                   "RWQ... simple-mul"},
+      .minPositional = 1,
+      .run = runInstall,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

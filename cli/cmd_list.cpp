@@ -1,4 +1,5 @@
 //===- cmd_list.cpp - `ireepkg list` -------------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "report.h"
 
@@ -81,6 +82,26 @@ int runList(const Command &, const ParsedArgs &args) {
               state->platform.c_str(), text.c_str());
   std::fputs(shadowedImportsText(shadowed).c_str(), stdout);
   return kExitOk;
+}
+
+const Command &listCommand() {
+  static const Command command{
+      .name = "list",
+      .synopsis = "[--prefix DIR] [--json]",
+      .summary = "list the installed packages in activation order",
+      .description =
+          "Lists every installed package with its version, whether it was "
+          "installed explicitly or as a dependency, and what it provides. "
+          "--names prints only the names, one a line (shell completion uses "
+          "it).",
+      .options = {kPrefix,
+                  {"names", 0, "", "print only the package names, one a line"},
+                  kJson},
+      .examples = {"ireepkg list", "ireepkg list --json"},
+      .maxPositional = 0,
+      .run = runList,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

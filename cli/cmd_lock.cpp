@@ -1,4 +1,5 @@
 //===- cmd_lock.cpp - `ireepkg lock` and `ireepkg update` -----------------===//
+#include "options.h"
 #include "output.h"
 #include "project_change.h"
 #include "registry_args.h"
@@ -157,6 +158,67 @@ int runUpdate(const Command &, const ParsedArgs &args) {
     printChangeReport(synced->install, false, quiet);
   }
   return kExitOk;
+}
+
+const Command &lockCommand() {
+  static const Command command{
+      .name = "lock",
+      .synopsis =
+          "[--upgrade] [--upgrade-package NAME]... [--check [--exit-code]]",
+      .summary = "resolve plugins.json into plugins.lock.json",
+      .description =
+          "Resolves the project's plugins and their dependencies for every "
+          "platform plugins.json lists (a lock for linux-aarch64 can be made "
+          "on any machine) and the IREE in use (see `ireepkg help install`; "
+          "or --iree-version), keeping the locked version of every package "
+          "that still fits; the lockfile records that IREE version. Option "
+          "values in plugins.json are checked against each plugin's option "
+          "schema. The lockfile is written only when "
+          "its bytes change; it is deterministic (sorted, no timestamps).\n\n"
+          "When no solution exists, the error explains why, as a chain of "
+          "reasons.",
+      .options =
+          {{"upgrade", 0, "", "ignore every locked version"},
+           {"upgrade-package", 0, "NAME", "ignore the locked version of NAME",
+            true},
+           {"check", 0, "",
+            "write nothing; exit with status 1 if the lockfile is missing or "
+            "would change, 0 if it is up to date"},
+           {"exit-code", 0, "",
+            "with --check: the same (--check always exits 1 when there is "
+            "something to lock, as `git diff --exit-code`); accepted for "
+            "symmetry with `outdated --exit-code`"},
+           kOptIreeVersion,
+           kOptOffline,
+           kOptProject,
+           kQuiet,
+           kJson},
+      .examples = {"ireepkg lock", "ireepkg lock --upgrade-package simple-mul",
+                   "ireepkg lock --check"},
+      .maxPositional = 0,
+      .run = runLock,
+  };
+  return command;
+}
+
+const Command &updateCommand() {
+  static const Command command{
+      .name = "update",
+      .synopsis = "[<name>...] [--dry-run]",
+      .summary =
+          "move locked packages to the newest versions allowed, and sync",
+      .description =
+          "Re-resolves the project ignoring the locked versions of the "
+          "named packages (of every package when none is named), writes "
+          "plugins.lock.json, and syncs the project's prefix to it. "
+          "--dry-run prints what would change and changes nothing.",
+      .options = {kOptIreeVersion, kOptOffline, kOptProject, kPrefix,
+                  kLockTimeout, kDryRun, kQuiet, kJson},
+      .examples = {"ireepkg update", "ireepkg update simple-mul",
+                   "ireepkg update --dry-run"},
+      .run = runUpdate,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "command.h"
+#include "options.h"
 
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/manifest_schema/suggest.h"
@@ -187,6 +188,46 @@ int runManifestCheck(const Command &, const ParsedArgs &args) {
                    files.c_str(), badFiles, errors, warnings);
   }
   return errors ? kExitFailure : kExitOk;
+}
+
+const Command &manifestCheckCommand() {
+  static const Command command{
+      .name = "manifest check",
+      .synopsis = "<file|dir>... [--kind KIND] [--json]",
+      .summary =
+          "validate manifests, project files, lockfiles and registry files",
+      .description =
+          "Checks each file against every rule of its format: the published "
+          "JSON Schema (manifest_schema/) and the rules a schema cannot "
+          "express. Every problem is reported, each with file, line:column "
+          "and JSON pointer.\n\n"
+          "The kind of a file is told by its name: ireeplugin.json, "
+          "plugins.json, plugins.lock.json, config.json, snapshot.json, "
+          "index/<name>.json. Use --kind for files named otherwise. A "
+          "directory stands for the ireepkg files in it (a package, a "
+          "project, or a registry). A package archive (<name>-<version>"
+          ".ireepkg) gets the checks install makes of its first members "
+          "(member rules, RECORD, size limits), then its ireeplugin.json is "
+          "checked like any manifest.\n\n"
+          "Unknown fields are errors here (strict mode). Exit status: 0 when "
+          "every file is valid, 1 when any is not, 2 on usage errors.",
+      .options =
+          {{"kind", 0, "KIND",
+            "read every file as KIND: manifest, project, lock, "
+            "registry-config, snapshot or index"},
+           {"lenient", 0, "",
+            "report unknown fields as warnings, as when reading installed "
+            "files"},
+           kJson},
+      .examples =
+          {"ireepkg manifest check ireeplugin.json",
+           "ireepkg manifest check examples/simple-mul examples/project",
+           "ireepkg manifest check dist/simple-mul-1.2.0.ireepkg",
+           "ireepkg manifest check --kind manifest my-manifest.json --json"},
+      .minPositional = 1,
+      .run = runManifestCheck,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

@@ -1,4 +1,5 @@
 //===- cmd_outdated.cpp - `ireepkg outdated` ------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "registry_args.h"
 #include "report.h"
@@ -73,6 +74,33 @@ int runOutdated(const Command &, const ParsedArgs &args) {
                 wanted.c_str(), latest.c_str(), e.registry.c_str());
   }
   return done;
+}
+
+const Command &outdatedCommand() {
+  static const Command command{
+      .name = "outdated",
+      .synopsis = "[--all] [--exit-code] [--json]",
+      .summary = "list locked packages with newer versions",
+      .description =
+          "For each package of the project: the locked version, the newest "
+          "version plugins.json allows (what `ireepkg update` would choose) "
+          "and the newest published version. Lists only packages where "
+          "these differ, unless --all.",
+      .options =
+          {{"all", 0, "", "list every package"},
+           {"exit-code", 0, "",
+            "exit with status 1 when a package is out of date (0 when none "
+            "is), as `git diff --exit-code`"},
+           kOptIreeVersion,
+           kOptOffline,
+           kOptProject,
+           kJson},
+      .examples = {"ireepkg outdated", "ireepkg outdated --json",
+                   "ireepkg outdated --exit-code || echo 'updates available'"},
+      .maxPositional = 0,
+      .run = runOutdated,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

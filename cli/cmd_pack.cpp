@@ -1,4 +1,5 @@
 //===- cmd_pack.cpp - `ireepkg pack` -------------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "shared.h"
 
@@ -114,6 +115,54 @@ int runPack(const Command &, const ParsedArgs &args) {
                result->archivePath.c_str(), formatBytes(result->size).c_str(),
                result->record.files.size(), result->sha256.c_str());
   return kExitOk;
+}
+
+const Command &packCommand() {
+  static const Command command{
+      .name = "pack",
+      .synopsis = "<dir> [-o DIR] [--fatelf] [--json]",
+      .summary = "check a package directory and write its .ireepkg archive",
+      .description =
+          "Validates <dir>/ireeplugin.json, checks that every file it names "
+          "exists, and inspects every native library: the file is an ELF, "
+          "Mach-O or COFF of the declared architecture and OS; an "
+          "embedded-elf runtime plugin is freestanding (no DT_NEEDED, no "
+          "interpreter) and exports iree_hal_executable_plugin_query, as "
+          "does a system-library one; a compiler plugin library exports its "
+          "entry point. Hook pass pipelines are checked with MLIR's own "
+          "parser (ireepkg-mlir-check) wherever MLIR knows the passes, with "
+          "the package's own MLIR pass plugin loaded: unknown options, bad "
+          "option values and wrong nesting are errors; passes MLIR does not "
+          "know (IREE's) are left to the syntax check. --json reports what "
+          "was checked (\"pipeline_check\").\n\n"
+          "Then writes <name>-<version>.ireepkg: a zstd-compressed tar whose "
+          "first member is ireeplugin.json, with .ireepkg/RECORD.json "
+          "listing every other file's SHA-256 and size. The archive is "
+          "reproducible: the same inputs give the same bytes.\n\n"
+          "--fatelf also joins an embedded-elf plugin's per-architecture "
+          "files into one FatELF .sos inside the package (library key "
+          "\"fat\").\n\n"
+          "When the manifest has \"tests\", they run last, on the package "
+          "directory (its own runtime plugins, or its MLIR plugins, for this "
+          "host), with the IREE and MLIR tools found as `ireepkg test` finds "
+          "them; a test whose tool is missing fails. If a test fails, its "
+          "output is shown and no archive is left. --no-test skips them, "
+          "says so, and records it in the archive's RECORD.json "
+          "(\"tests_skipped\": true).",
+      .options =
+          {{"output", 'o', "DIR", "where to write the archive (default: .)"},
+           {"fatelf", 0, "",
+            "join each embedded-elf plugin's per-architecture files into a "
+            "FatELF .sos in the package"},
+           {"no-test", 0, "",
+            "do not run the package's tests (the archive records it)"},
+           kJson},
+      .examples = {"ireepkg pack examples/simple-mul -o dist/"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runPack,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

@@ -6,6 +6,7 @@
 // client does and reports what it checked.
 //
 //===----------------------------------------------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "registry_args.h"
 #include "report.h"
@@ -23,6 +24,26 @@
 #include <string>
 
 namespace ireepkg::cli {
+
+static const OptionSpec kSigningKey{"key", 'k', "FILE",
+                                    "the registry's minisign secret key"};
+static const OptionSpec kPasswordFile{"password-file", 0, "FILE",
+                                      "read the secret key's password from "
+                                      "FILE (its first line)"};
+static const OptionSpec kExpiresDays{
+    "expires-days", 0, "N",
+    "the new snapshot expires N days from now (default: 30); clients refuse "
+    "an expired snapshot"};
+static const OptionSpec kRegistryDir{"registry", 0, "DIR",
+                                     "the registry directory to write"};
+static const OptionSpec kSite{
+    "site", 0, "DIR",
+    "then write the registry's web site to DIR, as `ireepkg registry site` "
+    "does"};
+static const OptionSpec kSiteUrl{
+    "site-url", 0, "URL",
+    "the URL users reach the registry at, for the site's install snippets "
+    "(default: the directory as a file:// URL)"};
 
 namespace {
 
@@ -488,6 +509,191 @@ int runRegistryAddExisting(const Command &self, const ParsedArgs &args) {
                  shortSha(r->sha256).c_str(),
                  static_cast<long long>(r->snapshotVersion));
   return kExitOk;
+}
+
+const Command &registryInitCommand() {
+  static const Command command{
+      .name = "registry init",
+      .synopsis = "<dir> --key FILE [--password-file FILE] [--name NAME] "
+                  "[--mirror URL]... [--json]",
+      .summary = "create a signed registry in a new or empty directory",
+      .description =
+          "Writes a registry's layout into <dir>: config.json (its name, the "
+          "public half of --key as its signing key, and its mirrors), index/, "
+          "archives/, and snapshot.json version 1 with its signature "
+          "snapshot.json.minisig. Serve the directory with any web server, or "
+          "use it as it is (a path or file:// URL).\n\n"
+          "A key is required: clients only use signed registries. Make one "
+          "with `ireepkg key generate`. Clients do not trust config.json's "
+          "key by themselves: give them the public key (printed here) "
+          "through a channel they trust.",
+      .options = {kSigningKey,
+                  kPasswordFile,
+                  {"name", 0, "NAME",
+                   "the registry's name (default: the directory's name)"},
+                  {"mirror", 0, "URL", "another URL serving the same registry",
+                   true},
+                  {"description", 0, "TEXT", "what the registry holds"},
+                  kExpiresDays,
+                  kJson},
+      .examples =
+          {"ireepkg key generate -o registry-signing",
+           "ireepkg registry init ./registry --key registry-signing.key"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runRegistryInit,
+  };
+  return command;
+}
+
+const Command &publishCommand() {
+  static const Command command{
+      .name = "publish",
+      .synopsis =
+          "<archive>... --registry DIR --key FILE [--password-file FILE] "
+          "[--expires-days N] [--json]",
+      .summary = "add package archives to a registry directory and re-sign it",
+      .description =
+          "Checks each archive as `install` does (manifest, RECORD, every "
+          "member rule), copies it to archives/<name>/<name>-<version>.ireepkg "
+          "with its signature, adds the version to index/<name>.json (its "
+          "dependencies, IREE requirement, platforms, size and SHA-256), and "
+          "writes a new snapshot.json, version one higher, signed with "
+          "--key, which must be one of config.json's keys.\n\n"
+          "A published version never changes: publishing a name and version "
+          "that is there with other contents is refused; with the same "
+          "contents nothing changes.\n\n"
+          "Several archives are published in one transaction: each is "
+          "checked first (two of the same name and version must have the "
+          "same contents), and if any is refused none is published; "
+          "otherwise they all go in with one new snapshot, and --site "
+          "writes the site once. Every file is replaced atomically, under "
+          "a lock, in an order that lets clients read the registry while it "
+          "is being updated.",
+      .options = {kRegistryDir, kSigningKey, kPasswordFile, kExpiresDays, kSite,
+                  kSiteUrl, kJson},
+      .examples = {"ireepkg publish dist/simple-mul-1.2.0.ireepkg --registry "
+                   "./registry --key registry-signing.key",
+                   "ireepkg publish dist/*.ireepkg --registry ./registry --key "
+                   "registry-signing.key --site ./registry/site --site-url "
+                   "https://plugins.example.org/iree"},
+      .minPositional = 1,
+      .run = runPublish,
+  };
+  return command;
+}
+
+const Command &yankCommand() {
+  static const Command command{
+      .name = "yank",
+      .synopsis =
+          "<name>@<version> --registry DIR --key FILE [--undo] [--json]",
+      .summary = "withdraw a published version (or restore it with --undo)",
+      .description =
+          "Marks the version as yanked in index/<name>.json and re-signs the "
+          "snapshot. A yanked version stays downloadable for lockfiles that "
+          "already pin it, but resolution never chooses it otherwise. "
+          "--undo clears the mark.",
+      .options = {kRegistryDir,
+                  kSigningKey,
+                  kPasswordFile,
+                  {"undo", 0, "", "restore the version instead"},
+                  kExpiresDays,
+                  kSite,
+                  kSiteUrl,
+                  kJson},
+      .examples = {"ireepkg yank simple-mul@1.2.0 --registry ./registry --key "
+                   "registry-signing.key"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runYank,
+  };
+  return command;
+}
+
+const Command &registryAddExistingCommand() {
+  static const Command command{
+      .name = "registry add-existing",
+      .synopsis = "<name>@<version> --registry oci://HOST/NAMESPACE --key FILE "
+                  "[--json]",
+      .summary =
+          "add a version another OCI client pushed to the signed metadata",
+      .description =
+          "For a registry kept in an OCI registry: the artifact "
+          "NAMESPACE/<name>:<version> was pushed by another tool (oras, a "
+          "CI's own pusher) with the archive as its layer of media type "
+          "application/vnd.ireepkg.archive.v1. Downloads that layer "
+          "(verified against its digest), checks it as `publish` checks an "
+          "archive (it must be that name and version), and adds it to the "
+          "index and a new signed snapshot. The artifact is left as it was.",
+      .options = {kRegistryDir, kSigningKey, kPasswordFile, kExpiresDays,
+                  kJson},
+      .examples =
+          {"ireepkg registry add-existing simple-mul@1.2.0 --registry "
+           "oci://ghcr.io/acme/iree-plugins --key registry-signing.key"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runRegistryAddExisting,
+  };
+  return command;
+}
+
+const Command &registryResignCommand() {
+  static const Command command{
+      .name = "registry resign",
+      .synopsis = "<dir> --key FILE [--password-file FILE] [--expires-days N] "
+                  "[--json]",
+      .summary = "re-sign a registry's snapshot with a new version and expiry",
+      .description =
+          "Checks that every index file still has the hash the current "
+          "snapshot pins, then writes the same snapshot with its version "
+          "raised by one and a new expiry, signed with --key. Run it "
+          "regularly (before the snapshot expires: clients refuse an expired "
+          "one), or after adding a new key to config.json to move to it.",
+      .options = {kSigningKey, kPasswordFile, kExpiresDays, kSite, kSiteUrl,
+                  kJson},
+      .examples =
+          {"ireepkg registry resign ./registry --key registry-signing.key "
+           "--expires-days 90"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runRegistryResign,
+  };
+  return command;
+}
+
+const Command &registryVerifyCommand() {
+  static const Command command{
+      .name = "registry verify",
+      .synopsis = "<dir|url> [--registry-key KEY]... [--archives] [--json]",
+      .summary = "check a registry as a client does and list what it holds",
+      .description =
+          "Reads the registry the way every ireepkg client does: the "
+          "snapshot's signature against the trusted keys, its version "
+          "against the highest this machine has seen (rollback) and its "
+          "expiry (freeze), and every index file's hash against the "
+          "snapshot. With --archives, also downloads every archive into the "
+          "cache and checks its size and SHA-256. Any failure is reported "
+          "with what it means and exit status 1.",
+      .options =
+          {{"registry-key", 0, "KEY",
+            "trust this minisign public key (the RW... line, or a .pub "
+            "file)",
+            true},
+           {"mirror", 0, "URL", "another URL of the same registry", true},
+           {"archives", 0, "", "also fetch and check every archive"},
+           {"offline", 0, "",
+            "open no network connection (a remote registry's archives must "
+            "be in the cache)"},
+           kJson},
+      .examples = {"ireepkg registry verify ./registry --registry-key RWQ...",
+                   "ireepkg registry verify https://plugins.example.org/iree "
+                   "--registry-key registry-signing.pub --archives"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runRegistryVerify,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

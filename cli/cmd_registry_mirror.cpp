@@ -4,6 +4,7 @@
 // registry (the work is registry::mirrorRegistry, mirror.cpp).
 //
 //===----------------------------------------------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "registry_args.h"
 #include "report.h"
@@ -56,6 +57,43 @@ int runRegistryMirror(const Command &, const ParsedArgs &args) {
                  r->archivesCopied == 1 ? "" : "s",
                  formatBytes(r->bytesCopied).c_str());
   return kExitOk;
+}
+
+const Command &registryMirrorCommand() {
+  static const Command command{
+      .name = "registry mirror",
+      .synopsis =
+          "<url> <dir> [--registry-key KEY]... [--mirror URL]... [--json]",
+      .summary = "copy a registry into a directory, verified (a static mirror)",
+      .description =
+          "Reads the registry at <url> (oci://, https:// or a directory) the "
+          "way every client does, and writes it into <dir> as a directory "
+          "registry: config.json, snapshot.json and its signature and the "
+          "index files byte for byte, every archive (yanked ones too) and "
+          "each archive's signature. The copy verifies with the same key: "
+          "serve it with any web server, list it as a mirror in "
+          "plugins.json, or carry it to a machine without network. Nothing "
+          "is written before it is checked (the snapshot's signature, "
+          "version and expiry, every index's hash, every archive's size "
+          "and SHA-256), and files move into <dir> in the order a publisher "
+          "writes them, so a copy being served stays consistent.\n\n"
+          "<dir> must be new, empty, or an earlier copy: run the command "
+          "again to bring it up to date (only archives it lacks are "
+          "fetched). A copy newer than <url> is not overwritten.",
+      .options = {{"registry-key", 0, "KEY",
+                   "trust this minisign public key (the RW... line, or a .pub "
+                   "file)",
+                   true},
+                  {"mirror", 0, "URL", "another URL of the same registry",
+                   true},
+                  kJson},
+      .examples = {"ireepkg registry mirror oci://ghcr.io/acme/iree-plugins "
+                   "./static-copy --registry-key registry-signing.pub"},
+      .minPositional = 2,
+      .maxPositional = 2,
+      .run = runRegistryMirror,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

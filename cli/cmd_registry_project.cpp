@@ -4,10 +4,12 @@
 // edited in place like `add` and `rm` edit its plugins.
 //
 //===----------------------------------------------------------------------===//
-#include "output.h"
-#include "report.h"
-#include "ireepkg/pkg/project/project_file.h"
 #include "ireepkg/manifest_schema/names.h"
+#include "ireepkg/pkg/project/project_file.h"
+#include "options.h"
+#include "output.h"
+#include "registry_args.h"
+#include "report.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/project/project.h"
@@ -159,6 +161,74 @@ int runRegistryList(const Command &, const ParsedArgs &args) {
       std::printf("  mirror %s\n", m.c_str());
   }
   return kExitOk;
+}
+
+const Command &registryAddCommand() {
+  static const Command command{
+      .name = "registry add",
+      .synopsis =
+          "<name> <url|dir> [--registry-key KEY] [--mirror URL]... [--json]",
+      .summary = "add a registry to the project's plugins.json",
+      .description =
+          "Appends {\"name\", \"url\", \"public_key\"} (and \"mirrors\") to "
+          "\"registries\" of the plugins.json of the current directory or "
+          "the nearest one above it (or --project). Every other byte of the "
+          "file stays as it was, the plugins included. <url|dir> is an "
+          "https:// or file:// URL, or a directory relative to plugins.json. "
+          "A name that is there already is refused. Without --registry-key "
+          "the registry has no trusted key, and ireepkg refuses to use it "
+          "until one is written.",
+      .options =
+          {{"registry-key", 0, "KEY",
+            "the registry's minisign public key (its base64 line or .pub "
+            "file)"},
+           {"mirror", 0, "URL", "another URL serving the same registry", true},
+           kOptProject,
+           kJson},
+      .examples =
+          {"ireepkg registry add default https://plugins.example.org/iree "
+           "--registry-key RWQ...",
+           "ireepkg registry add local ./registry --registry-key "
+           "registry-signing.pub"},
+      .minPositional = 2,
+      .maxPositional = 2,
+      .run = runRegistryAdd,
+  };
+  return command;
+}
+
+const Command &registryRemoveCommand() {
+  static const Command command{
+      .name = "registry remove",
+      .synopsis = "<name>... [--json]",
+      .summary = "remove registries from the project's plugins.json",
+      .description =
+          "Removes each named registry from \"registries\"; every other "
+          "byte of the file stays as it was. A registry that a plugin names "
+          "in its \"registry\" is not removed (the error names the plugin). "
+          "If any name is not there, nothing changes.",
+      .options = {kOptProject, kJson},
+      .examples = {"ireepkg registry remove staging"},
+      .minPositional = 1,
+      .run = runRegistryRemove,
+  };
+  return command;
+}
+
+const Command &registryListCommand() {
+  static const Command command{
+      .name = "registry list",
+      .synopsis = "[--json]",
+      .summary = "list the registries of the project's plugins.json",
+      .description =
+          "Prints each registry of the project with its URL, its mirrors "
+          "and whether it has a trusted public key.",
+      .options = {kOptProject, kJson},
+      .examples = {"ireepkg registry list", "ireepkg registry list --json"},
+      .maxPositional = 0,
+      .run = runRegistryList,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

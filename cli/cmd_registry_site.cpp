@@ -5,6 +5,7 @@
 // updateSiteAfterWrite for their --site DIR.
 //
 //===----------------------------------------------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "registry_args.h"
 #include "report.h"
@@ -108,6 +109,60 @@ int runRegistrySite(const Command &, const ParsedArgs &args) {
   }
   printSite(*r);
   return kExitOk;
+}
+
+const Command &registrySiteCommand() {
+  static const Command command{
+      .name = "registry site",
+      .synopsis = "[<dir|url>] -o DIR [--registry-key KEY]... [--url URL] "
+                  "[--index-only] [--json]",
+      .summary =
+          "write a registry's static web site (search, one page per package)",
+      .description =
+          "Reads the registry the way every client does (the snapshot's "
+          "signature, expiry and version, every index file's hash) and "
+          "writes a self-contained static web site into DIR: index.html with "
+          "search and filters (platform, kind, IREE version) over a prebuilt "
+          "index, all.html, and packages/<name>.html with every version "
+          "(yanked ones marked), dependencies and dependents, requires.iree, "
+          "each compiler plugin's options, hooks, runtime plugins and their "
+          "imports, size, SHA-256, the signing key, install snippets and the "
+          "package's README. No server-side code and nothing loaded from "
+          "elsewhere: it works from file:// and from any web server.\n\n"
+          "The details only a manifest holds come from the newest version's "
+          "archive, checked against the size and SHA-256 of its index entry "
+          "(a remote registry's archives are downloaded into the cache). "
+          "Text from packages is escaped; a README is rendered from Markdown "
+          "without raw HTML. <dir|url> defaults to the current directory; a "
+          "directory given without --registry-key is checked with the keys "
+          "of its own config.json, as publish does. DIR must be new, empty, "
+          "or a site written before: it is updated in place (files that "
+          "differ are replaced, each atomically; other files removed).",
+      .options =
+          {{"output", 'o', "DIR", "the directory to write the site to"},
+           {"registry-key", 0, "KEY",
+            "trust this minisign public key (the RW... line, or a .pub "
+            "file)",
+            true},
+           {"mirror", 0, "URL", "another URL of the same registry", true},
+           {"url", 0, "URL",
+            "the URL users reach the registry at, for install snippets and "
+            "archive links (default: the registry as given; a directory as "
+            "a file:// URL)"},
+           {"index-only", 0, "",
+            "read no archive: show only what the index files hold"},
+           {"offline", 0, "",
+            "open no network connection (a remote registry's archives must "
+            "be in the cache)"},
+           kJson},
+      .examples = {"ireepkg registry site ./registry -o ./registry/site --url "
+                   "https://plugins.example.org/iree",
+                   "ireepkg registry site https://plugins.example.org/iree "
+                   "--registry-key RWQ... -o site"},
+      .maxPositional = 1,
+      .run = runRegistrySite,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

@@ -1,4 +1,5 @@
 //===- cmd_remove.cpp - `ireepkg remove` ---------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "report.h"
 
@@ -40,6 +41,38 @@ int runRemove(const Command &, const ParsedArgs &args) {
     return printDryRun(*report, json, quiet);
   printChangeReport(*report, json, quiet);
   return kExitOk;
+}
+
+const Command &removeCommand() {
+  static const Command command{
+      .name = "remove",
+      .synopsis = "<name>... [--cascade] [--prefix DIR] [--dry-run]",
+      .summary = "remove installed packages, in one transaction",
+      .description =
+          "Removes the named packages from the prefix. A package that another "
+          "installed package depends on is not removed (the error names the "
+          "dependent) unless --cascade, which also removes the dependents.\n\n"
+          "`remove` changes a prefix and leaves plugins.json alone; in a "
+          "project, `ireepkg rm` removes a plugin from plugins.json instead "
+          "(and then locks and syncs, which removes it from the project's "
+          "prefix). Removing from a project's prefix a package plugins.json "
+          "asks for warns that the next `sync` installs it again. "
+          "`ireepkg uninstall` is another name for `remove`. --dry-run "
+          "prints what would be removed and changes nothing.",
+      .options = {{"cascade", 0, "",
+                   "also remove the packages that depend on them"},
+                  kPrefix,
+                  kLockTimeout,
+                  kDryRun,
+                  kQuiet,
+                  kJson},
+      .examples = {"ireepkg remove simple-mul",
+                   "ireepkg remove --cascade simple-mul",
+                   "ireepkg remove --dry-run --cascade simple-mul"},
+      .minPositional = 1,
+      .run = runRemove,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

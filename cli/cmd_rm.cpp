@@ -4,12 +4,13 @@
 // project_change.h says (the prefix loses what nothing else needs).
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/manifest_schema/names.h"
+#include "ireepkg/pkg/project/project_file.h"
+#include "options.h"
 #include "output.h"
 #include "project_change.h"
 #include "registry_args.h"
 #include "report.h"
-#include "ireepkg/pkg/project/project_file.h"
-#include "ireepkg/manifest_schema/names.h"
 
 #include "ireepkg/pkg/project/project.h"
 
@@ -60,6 +61,34 @@ int runRm(const Command &, const ParsedArgs &args) {
   ProjectEdit edit{std::move(project), file->path,          file->text, text,
                    std::move(lines),    {{"removed", names}}};
   return applyProjectEdit(args, edit, *followUp, env);
+}
+
+const Command &rmCommand() {
+  static const Command command{
+      .name = "rm",
+      .synopsis = "<name>... [--no-sync | --frozen] [--dry-run] [--json]",
+      .summary =
+          "remove plugins from the project (plugins.json), lock and sync",
+      .description =
+          "Removes each named plugin, with its options, from the plugins.json "
+          "of the current directory or the nearest one above it. Every other "
+          "byte of the file stays as it was. If a name is not listed, "
+          "nothing changes. Then, as `uv remove` does, the project is "
+          "locked and its prefix synced: what no other plugin needs is "
+          "uninstalled. --no-sync stops after the lock and leaves the "
+          "prefix; --frozen only edits plugins.json. --dry-run prints what "
+          "would change and changes nothing.\n\n"
+          "`ireepkg remove` (or `uninstall`) is the other way: it removes "
+          "installed packages from a prefix directly and leaves plugins.json "
+          "alone.",
+      .options = {kNoSync, kFrozenEdit, kDryRun, kOptIreeVersion,
+                  kOptIgnoreIreeVersion, kOptOffline, kOptProject, kPrefix,
+                  kLockTimeout, kJson},
+      .examples = {"ireepkg rm simple-mul", "ireepkg rm simple-mul --no-sync"},
+      .minPositional = 1,
+      .run = runRm,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

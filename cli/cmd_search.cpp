@@ -1,6 +1,7 @@
 //===- cmd_search.cpp - `ireepkg search` ----------------------------------===//
-#include "output.h"
 #include "ireepkg/manifest_schema/environment.h"
+#include "options.h"
+#include "output.h"
 #include "registry_args.h"
 #include "report.h"
 
@@ -73,6 +74,26 @@ int runSearch(const Command &, const ParsedArgs &args) {
                 h.latest.c_str(), h.yanked ? "(yanked) " : "",
                 h.summary.c_str());
   return kExitOk;
+}
+
+const Command &searchCommand() {
+  static const Command command{
+      .name = "search",
+      .synopsis = "<text> [--registry URL] [--json]",
+      .summary = "find packages by name in registries",
+      .description =
+          "Lists the packages whose name contains <text> (ignoring case), "
+          "exact and prefix matches first, with the newest version and its "
+          "summary. Searches --registry (else $IREEPKG_REGISTRY, else the "
+          "project's registries); snapshots are verified as for install.",
+      .options = {kOptRegistry, kOptRegistryKey, kOptOffline, kOptProject,
+                  kJson},
+      .examples = {"ireepkg search mul", "ireepkg search fft --json"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runSearch,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

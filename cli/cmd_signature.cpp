@@ -6,6 +6,7 @@
 // ireepkg/signature.h; this file reads options and reports.
 //
 //===----------------------------------------------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "report.h"
 #include "shared.h"
@@ -188,6 +189,72 @@ int runSignatureVerify(const Command &self, const ParsedArgs &args) {
                verified->prehashed ? "" : ", legacy format");
   printSummary("trusted comment: %s\n", verified->trustedComment.c_str());
   return kExitOk;
+}
+
+const Command &keyGenerateCommand() {
+  static const Command command{
+      .name = "key generate",
+      .synopsis = "-o <base> [--password-file FILE] [--comment TEXT]",
+      .summary = "make a minisign-compatible Ed25519 key pair for signing",
+      .description =
+          "Writes <base>.pub (the public key, for registry configs and "
+          "project files) and <base>.key (the secret key, encrypted with a "
+          "password as minisign does, or unencrypted when no password file "
+          "is given). The files are interchangeable with minisign's.",
+      .options =
+          {{"output", 'o', "BASE", "write BASE.pub and BASE.key"},
+           {"password-file", 0, "FILE",
+            "read the secret key's password from FILE (default: no password)"},
+           {"comment", 0, "TEXT", "the untrusted comment of the key files"},
+           {"force", 0, "", "overwrite existing key files"}},
+      .examples = {"ireepkg key generate -o registry-signing"},
+      .maxPositional = 0,
+      .run = runKeyGenerate,
+  };
+  return command;
+}
+
+const Command &signCommand() {
+  static const Command command{
+      .name = "sign",
+      .synopsis = "<file>... --key <secret key> [--password-file FILE]",
+      .summary = "sign files, writing <file>.minisig beside each",
+      .description =
+          "Signs each file with a minisign secret key (prehashed Ed25519, "
+          "minisign's default), writing <file>.minisig that `minisign -V` "
+          "accepts.",
+      .options = {{"key", 'k', "FILE", "the minisign secret key file"},
+                  {"password-file", 0, "FILE",
+                   "read the key's password from FILE"},
+                  {"trusted-comment", 't', "TEXT",
+                   "the signed trusted comment (default: file name and time)"}},
+      .examples = {"ireepkg sign snapshot.json --key registry-signing.key"},
+      .minPositional = 1,
+      .run = runSign,
+  };
+  return command;
+}
+
+const Command &signatureVerifyCommand() {
+  static const Command command{
+      .name = "signature verify",
+      .synopsis = "<file> --public-key <key|file> [--signature FILE] [--json]",
+      .summary = "check a file's minisign signature",
+      .description =
+          "Checks <file>.minisig (or --signature) against a public key given "
+          "as its base64 text or as a .pub file: the signature, the key id, "
+          "and the signature over the trusted comment. Works with "
+          "signatures made by minisign -S.",
+      .options = {{"public-key", 'p', "KEY", "the public key, or a .pub file"},
+                  {"signature", 0, "FILE",
+                   "the signature (default: <file>.minisig)"},
+                  kJson},
+      .examples = {"ireepkg signature verify snapshot.json -p RWQ..."},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runSignatureVerify,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

@@ -1,6 +1,7 @@
 //===- cmd_sync.cpp - `ireepkg sync` --------------------------------------===//
 #include "interrupt.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "options.h"
 #include "output.h"
 #include "prefix_args.h"
 #include "project_change.h"
@@ -106,6 +107,65 @@ int runSync(const Command &, const ParsedArgs &args) {
     printChangeReport(result->install, false, false);
   reporter.printSummary(result->install);
   return done();
+}
+
+const Command &syncCommand() {
+  static const Command command{
+      .name = "sync",
+      .synopsis =
+          "[--locked | --frozen] [--offline] [--bundle FILE] [--dry-run]",
+      .summary = "make the project's prefix exactly the lockfile",
+      .description =
+          "Installs, upgrades and removes packages so that the project's "
+          "prefix (<project>/.iree-plugins, or --prefix) holds exactly the "
+          "packages of plugins.lock.json, in the lock's activation order, in "
+          "one transaction. When plugins.json changed since the lock was "
+          "written, the lock is brought up to date first.\n\n"
+          "--locked fails instead when the lock is out of date (for CI); "
+          "--frozen uses the lock as it is without checking it. --offline "
+          "opens no connection and says which packages are missing from the "
+          "download cache. --bundle installs from an offline bundle, "
+          "verified exactly as from the registry.\n\n"
+          "Every package's \"requires.iree\" is checked against the IREE in "
+          "use (see `ireepkg help install`), whatever IREE the lock was "
+          "resolved for; a package that excludes it is refused unless "
+          "--ignore-iree-version.\n\n"
+          "On a terminal, progress is shown while it runs (a line per "
+          "download, one for all of them with speed and time left, one for "
+          "the package being installed); at the end, and when piped only "
+          "then, a summary (`Installed 2 packages in 12ms`). Ctrl-C stops it "
+          "before anything is changed: it says so and exits with status "
+          "130.\n\n"
+          "--dry-run prints what would change (the lock, when plugins.json "
+          "changed since it was written, and each package to install, change "
+          "or remove) and changes nothing.",
+      .options =
+          {{"locked", 0, "", "fail if plugins.lock.json is out of date"},
+           {"frozen", 0, "", "install the lockfile as it is, unchecked"},
+           {"bundle", 0, "FILE", "take the packages from this offline bundle"},
+           kOptOffline,
+           kOptIreeVersion,
+           kOptIgnoreIreeVersion,
+           {"platform", 0, "OS-ARCH",
+            "sync a prefix for this platform (default: the prefix's, else "
+            "the host's)"},
+           {"cpu-level", 0, "LEVEL",
+            "write state/runtime.flags with the builds for this CPU level, "
+            "as `install --cpu-level` does; kept by later commands, "
+            "\"host\" clears it"},
+           kOptProject,
+           kPrefix,
+           kLockTimeout,
+           kDryRun,
+           kQuiet,
+           kJson},
+      .examples = {"ireepkg sync", "ireepkg sync --locked",
+                   "ireepkg sync --dry-run", "ireepkg sync --offline",
+                   "ireepkg sync --bundle vendor.ireebundle"},
+      .maxPositional = 0,
+      .run = runSync,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

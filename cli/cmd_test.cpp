@@ -5,6 +5,7 @@
 // installed dependencies activated; see ireepkg/pkg/checks/package_test.h.
 //
 //===----------------------------------------------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "report.h"
 #include "shared.h"
@@ -147,6 +148,42 @@ int runTest(const Command &, const ParsedArgs &args) {
     printPackageTestResults(*results);
   }
   return failed == 0 ? kExitOk : kExitFailure;
+}
+
+const Command &testCommand() {
+  static const Command command{
+      .name = "test",
+      .synopsis = "[<package>|<dir>...] [--prefix DIR] [--json]",
+      .summary = "run the tests packages ship",
+      .description =
+          "Runs the smoke tests of the installed packages (all, or those "
+          "named), as their manifests' \"tests\" describe them, against the "
+          "IREE and MLIR tools in use: iree-compile and iree-run-module found "
+          "on PATH, then in the active virtual environment, and mlir-opt, "
+          "then mlir-opt-22, on PATH. An iree-run-module test compiles its "
+          "program for the local CPU with the package and its installed "
+          "dependencies activated (their compiler flags, as `exec` gives "
+          "them, before the test's compile_flags) and runs the function with "
+          "the inputs through the prefix's runtime plugins "
+          "(state/runtime.flags); an mlir-opt test runs the pipeline on its "
+          "program with the package's MLIR plugins loaded, and a test may run "
+          "another MLIR tool its plugins name (\"tools\"). Each tool runs in a "
+          "child process with the "
+          "test's time limit (timeout_seconds, default 120). A test passes "
+          "when its tools succeed and the expected lines appear, in order, "
+          "in what the tool prints; a failure shows the command, the "
+          "expected lines and the tool's output. A test whose tool is not "
+          "found fails. Exit status 1 if any test fails.\n\n"
+          "An argument with a '/' (./my-package, build/package) is a package "
+          "directory instead: its tests run with its own runtime plugins for "
+          "this host, as `pack` runs them, and its dependencies from the "
+          "prefix.",
+      .options = {kPrefix, kJson},
+      .examples = {"ireepkg test", "ireepkg test my-plugin --json",
+                   "ireepkg test ./build/package"},
+      .run = runTest,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

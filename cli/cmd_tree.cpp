@@ -1,4 +1,5 @@
 //===- cmd_tree.cpp - `ireepkg tree` --------------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "report.h"
 
@@ -166,6 +167,35 @@ int runTree(const Command &, const ParsedArgs &args) {
   }
   std::fputs(printer.text.c_str(), stdout);
   return kExitOk;
+}
+
+const Command &treeCommand() {
+  static const Command command{
+      .name = "tree",
+      .synopsis = "[--depth N] [--invert NAME] [--prefix DIR] [--json]",
+      .summary = "show the installed packages as a dependency tree",
+      .description =
+          "Prints each explicitly installed package with the packages it "
+          "depends on below it, each with its version and what it "
+          "contributes (runtime plugins with their format, compiler plugins "
+          "with their kind, hooks). A package shown before is marked (*) and "
+          "not expanded again. A dependency that nothing installed "
+          "explicitly needs any more is shown as a root of its own.\n\n"
+          "--invert NAME turns the tree over: NAME at the top, and below it "
+          "the packages that depend on it, up to those installed "
+          "explicitly.",
+      .options = {{"depth", 0, "N",
+                   "show N levels below each root (0: roots only)"},
+                  {"invert", 'i', "NAME",
+                   "show what depends on NAME instead of what NAME depends on"},
+                  kPrefix,
+                  kJson},
+      .examples = {"ireepkg tree", "ireepkg tree --depth 1",
+                   "ireepkg tree -i simple-mul"},
+      .maxPositional = 0,
+      .run = runTree,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

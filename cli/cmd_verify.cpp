@@ -1,4 +1,5 @@
 //===- cmd_verify.cpp - `ireepkg verify` ---------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "report.h"
 
@@ -52,6 +53,24 @@ int runVerify(const Command &, const ParsedArgs &args) {
                            .c_str());
   }
   return report->problems.empty() ? kExitOk : kExitFailure;
+}
+
+const Command &verifyCommand() {
+  static const Command command{
+      .name = "verify",
+      .synopsis = "[<name>...] [--prefix DIR] [--json]",
+      .summary = "re-hash installed files and check the prefix's state",
+      .description =
+          "Re-hashes every installed file against its package's RECORD and "
+          "checks the prefix's state files; reports every modified, missing "
+          "or extra file. Exit status 1 if anything is off. A state file an "
+          "older ireepkg wrote differently is listed as outdated, which is "
+          "not a failure: the next change to the prefix rewrites it.",
+      .options = {kPrefix, kJson},
+      .examples = {"ireepkg verify", "ireepkg verify simple-mul --json"},
+      .run = runVerify,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

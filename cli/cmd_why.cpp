@@ -1,4 +1,5 @@
 //===- cmd_why.cpp - `ireepkg why` ----------------------------------------===//
+#include "options.h"
 #include "output.h"
 #include "report.h"
 
@@ -70,6 +71,24 @@ int runWhy(const Command &, const ParsedArgs &args) {
                 "explicitly needs it any more\n",
                 label(name).c_str());
   return kExitOk;
+}
+
+const Command &whyCommand() {
+  static const Command command{
+      .name = "why",
+      .synopsis = "<name> [--prefix DIR] [--json]",
+      .summary = "show why a package is installed",
+      .description =
+          "Prints every path from an explicitly installed package to <name>, "
+          "one per line (`app 1.0.0 -> lib 2.0.0 -> <name> 1.2.0`). Exit "
+          "status 1 if <name> is not installed.",
+      .options = {kPrefix, kJson},
+      .examples = {"ireepkg why simple-mul"},
+      .minPositional = 1,
+      .maxPositional = 1,
+      .run = runWhy,
+  };
+  return command;
 }
 
 } // namespace ireepkg::cli

@@ -1,9 +1,9 @@
 //===- command.h - The ireepkg command table -------------------*- C++ -*-===//
 //
-// Every CLI command is one entry in one table (commands.cpp); the entry's
-// metadata drives argument parsing, `--help`, `ireepkg help` and "did you
-// mean" suggestions. Each command's implementation lives in its own
-// cmd_<name>.cpp file.
+// Every CLI command is one Command, defined with its implementation in its
+// own cmd_<name>.cpp file; one table (commands.cpp) lists them in order. A
+// Command's metadata drives argument parsing, `--help`, `ireepkg help`, the
+// completion scripts and "did you mean" suggestions.
 //
 //===----------------------------------------------------------------------===//
 #ifndef IREEPKG_CLI_COMMAND_H
@@ -87,59 +87,60 @@ void printError(const std::string &message, const std::string &hint = {});
 /// Prints `ireepkg: warning: ...` to stderr.
 void printWarning(const std::string &message);
 
-// Implementations, one per cmd_<name>.cpp.
-int runHelp(const Command &, const ParsedArgs &);
-int runVersion(const Command &, const ParsedArgs &);
-int runManifestCheck(const Command &, const ParsedArgs &);
-int runPack(const Command &, const ParsedArgs &);
-int runInstall(const Command &, const ParsedArgs &);
-int runRemove(const Command &, const ParsedArgs &);
-int runList(const Command &, const ParsedArgs &);
-int runInfo(const Command &, const ParsedArgs &);
-int runVerify(const Command &, const ParsedArgs &);
-int runFatelfJoin(const Command &, const ParsedArgs &);
-int runFatelfSplit(const Command &, const ParsedArgs &);
-int runFatelfSelect(const Command &, const ParsedArgs &);
-int runFatelfDump(const Command &, const ParsedArgs &);
-int runKeyGenerate(const Command &, const ParsedArgs &);
-int runFlags(const Command &, const ParsedArgs &);
-int runEnv(const Command &, const ParsedArgs &);
-int runExec(const Command &, const ParsedArgs &);
-int runDoctor(const Command &, const ParsedArgs &);
-int runTest(const Command &, const ParsedArgs &);
-int runNew(const Command &, const ParsedArgs &);
-int runSign(const Command &, const ParsedArgs &);
-int runSignatureVerify(const Command &, const ParsedArgs &);
-int runLock(const Command &, const ParsedArgs &);
-int runSync(const Command &, const ParsedArgs &);
-int runUpdate(const Command &, const ParsedArgs &);
-int runOutdated(const Command &, const ParsedArgs &);
-int runSearch(const Command &, const ParsedArgs &);
-int runBundleCreate(const Command &, const ParsedArgs &);
-int runRegistryInit(const Command &, const ParsedArgs &);
-int runRegistryResign(const Command &, const ParsedArgs &);
-int runRegistryAddExisting(const Command &, const ParsedArgs &);
-int runRegistryVerify(const Command &, const ParsedArgs &);
-int runRegistryMirror(const Command &, const ParsedArgs &);
-int runRegistrySite(const Command &, const ParsedArgs &);
-int runPublish(const Command &, const ParsedArgs &);
-int runYank(const Command &, const ParsedArgs &);
-int runInit(const Command &, const ParsedArgs &);
-int runAdd(const Command &, const ParsedArgs &);
-int runRm(const Command &, const ParsedArgs &);
-int runTree(const Command &, const ParsedArgs &);
-int runWhy(const Command &, const ParsedArgs &);
-int runCacheDir(const Command &, const ParsedArgs &);
-int runCacheClean(const Command &, const ParsedArgs &);
-int runCachePrune(const Command &, const ParsedArgs &);
-int runConfigList(const Command &, const ParsedArgs &);
-int runCompletion(const Command &, const ParsedArgs &);
-int runRegistryAdd(const Command &, const ParsedArgs &);
-int runRegistryRemove(const Command &, const ParsedArgs &);
-int runRegistryList(const Command &, const ParsedArgs &);
-int runConfigGet(const Command &, const ParsedArgs &);
-int runConfigSet(const Command &, const ParsedArgs &);
-int runConfigUnset(const Command &, const ParsedArgs &);
+// Each command, defined with its metadata in its own file (cmd_<name>.cpp);
+// commandTable() lists them in order.
+const Command &helpCommand();
+const Command &versionCommand();
+const Command &manifestCheckCommand();
+const Command &packCommand();
+const Command &initCommand();
+const Command &addCommand();
+const Command &rmCommand();
+const Command &installCommand();
+const Command &lockCommand();
+const Command &syncCommand();
+const Command &updateCommand();
+const Command &outdatedCommand();
+const Command &searchCommand();
+const Command &bundleCreateCommand();
+const Command &removeCommand();
+const Command &listCommand();
+const Command &treeCommand();
+const Command &whyCommand();
+const Command &infoCommand();
+const Command &verifyCommand();
+const Command &fatelfJoinCommand();
+const Command &fatelfSplitCommand();
+const Command &fatelfSelectCommand();
+const Command &fatelfDumpCommand();
+const Command &flagsCommand();
+const Command &envCommand();
+const Command &execCommand();
+const Command &newCommand();
+const Command &testCommand();
+const Command &doctorCommand();
+const Command &keyGenerateCommand();
+const Command &signCommand();
+const Command &signatureVerifyCommand();
+const Command &registryInitCommand();
+const Command &publishCommand();
+const Command &yankCommand();
+const Command &registryAddExistingCommand();
+const Command &registryResignCommand();
+const Command &registryVerifyCommand();
+const Command &registryMirrorCommand();
+const Command &registrySiteCommand();
+const Command &registryAddCommand();
+const Command &registryRemoveCommand();
+const Command &registryListCommand();
+const Command &cacheDirCommand();
+const Command &cacheCleanCommand();
+const Command &cachePruneCommand();
+const Command &configListCommand();
+const Command &configGetCommand();
+const Command &configSetCommand();
+const Command &configUnsetCommand();
+const Command &completionCommand();
 
 } // namespace ireepkg::cli
 
