@@ -4,11 +4,11 @@
 // metadata, and runs it. Usage errors exit with status 2.
 //
 //===----------------------------------------------------------------------===//
-#include "cli_config.h"
-#include "command.h"
-#include "global_options.h"
-#include "memory.h"
-#include "output.h"
+#include "args/cli_config.h"
+#include "commands/command.h"
+#include "args/global_options.h"
+#include "host/memory.h"
+#include "output/output.h"
 
 #include "ireepkg/compiler_integration/compiler_state.h"
 #include "ireepkg/manifest_schema/environment.h"
