@@ -277,6 +277,7 @@ int applyGlobals(const Command &cmd, ParsedArgs &parsed,
 int parseAndRun(const Command &cmd, std::vector<std::string> args,
                 std::vector<GlobalItem> globals) {
   ParsedArgs parsed;
+  setRunningCommand(&cmd);
   const std::string helpHint = "see `ireepkg " + cmd.name + " --help`";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "commands/command.h"
 #include "commands/options.h"
+#include "output/hints.h"
 
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/manifest_schema/suggest.h"
@@ -165,7 +166,7 @@ int runManifestCheck(const Command &, const ParsedArgs &args) {
     for (const Diagnostic &d : diags.items()) {
       std::fprintf(stderr, "%s\n", d.format().c_str());
       if (!d.hint.empty())
-        std::fprintf(stderr, "  hint: %s\n", d.hint.c_str());
+        std::fprintf(stderr, "  hint: %s\n", fitHint(d.hint).c_str());
     }
   }
   if (args.flag("json")) {

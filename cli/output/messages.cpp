@@ -1,8 +1,9 @@
 //===- messages.cpp - Errors, warnings and verbose lines on stderr --------===//
 #include "output/messages.h"
 
-#include "output/color.h"
 #include "args/global_options.h"
+#include "output/color.h"
+#include "output/hints.h"
 
 #include <cstdarg>
 #include <cstdio>
@@ -37,7 +38,7 @@ std::string hintLabel() {
 void printError(const std::string &message, const std::string &hint) {
   std::fprintf(stderr, "%s %s\n", errorLabel().c_str(), message.c_str());
   if (!hint.empty())
-    std::fprintf(stderr, "%s %s\n", hintLabel().c_str(), hint.c_str());
+    std::fprintf(stderr, "%s %s\n", hintLabel().c_str(), fitHint(hint).c_str());
 }
 
 void printWarning(const std::string &message) {
@@ -66,7 +67,8 @@ void printError(const Error &error) {
       rest = nl == std::string::npos ? "" : rest.substr(nl + 1);
     }
     if (!error.hint.empty())
-      std::fprintf(stderr, "%s %s\n", hintLabel().c_str(), error.hint.c_str());
+      std::fprintf(stderr, "%s %s\n", hintLabel().c_str(),
+                   fitHint(error.hint).c_str());
     return;
   }
   for (const Diagnostic &d : error.diagnostics) {
@@ -75,10 +77,12 @@ void printError(const Error &error) {
     else
       std::fprintf(stderr, "ireepkg: %s\n", d.format().c_str());
     if (!d.hint.empty())
-      std::fprintf(stderr, "%s %s\n", hintLabel().c_str(), d.hint.c_str());
+      std::fprintf(stderr, "%s %s\n", hintLabel().c_str(),
+                   fitHint(d.hint).c_str());
   }
   if (!error.hint.empty())
-    std::fprintf(stderr, "%s %s\n", hintLabel().c_str(), error.hint.c_str());
+    std::fprintf(stderr, "%s %s\n", hintLabel().c_str(),
+                 fitHint(error.hint).c_str());
 }
 
 nlohmann::json diagnosticToJson(const Diagnostic &d) {
@@ -98,7 +102,7 @@ nlohmann::json diagnosticToJson(const Diagnostic &d) {
   if (!d.where.member.empty())
     j["member"] = d.where.member;
   if (!d.hint.empty())
-    j["hint"] = d.hint;
+    j["hint"] = fitHint(d.hint);
   return j;
 }
 
@@ -112,7 +116,7 @@ nlohmann::json errorToJson(const Error &e) {
     diags.push_back(diagnosticToJson(d));
   j["diagnostics"] = diags;
   if (!e.hint.empty())
-    j["hint"] = e.hint;
+    j["hint"] = fitHint(e.hint);
   return j;
 }
 

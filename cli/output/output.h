@@ -4,6 +4,7 @@
 // side of reporting, which lives in one file per concern:
 //   color.h        the --color choice and the styles
 //   messages.h     errors, warnings, verbose lines (and errors as JSON)
+//   hints.h        hints fitted to the flags of the running command
 //   reporter.h     CliReporter, the Reporter handed to the libraries
 //   prefix_args.h  the prefix a command acts on, --lock-timeout
 //   find_tool.h    executables on PATH or in the virtualenv
@@ -13,13 +14,14 @@
 #ifndef IREEPKG_CLI_OUTPUT_H
 #define IREEPKG_CLI_OUTPUT_H
 
-#include "output/color.h"
-#include "commands/command.h"
-#include "output/describe.h"
-#include "host/find_tool.h"
 #include "args/global_options.h"
-#include "output/messages.h"
 #include "args/prefix_args.h"
+#include "commands/command.h"
+#include "host/find_tool.h"
+#include "output/color.h"
+#include "output/describe.h"
+#include "output/hints.h"
+#include "output/messages.h"
 #include "output/progress.h"
 #include "output/reporter.h"
 

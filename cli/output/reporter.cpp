@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 #include "output/reporter.h"
 
-#include "output/color.h"
 #include "args/global_options.h"
+#include "output/color.h"
+#include "output/hints.h"
 #include "output/messages.h"
 
 #include <cstdio>
@@ -56,7 +57,8 @@ void CliReporter::warning(const Diagnostic &d) {
                paint(Style::Warning, "warning:", OutStream::Err).c_str(),
                text.c_str());
   if (!d.hint.empty())
-    std::fprintf(stderr, "%s %s\n", hintLabel().c_str(), d.hint.c_str());
+    std::fprintf(stderr, "%s %s\n", hintLabel().c_str(),
+                 fitHint(d.hint).c_str());
 }
 
 } // namespace ireepkg::cli
