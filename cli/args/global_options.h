@@ -1,8 +1,8 @@
 //===- global_options.h - Options every command accepts --------*- C++ -*-===//
 //
 // -q/--quiet, -v/--verbose, --color, -C/--directory, --project, --offline,
-// --no-load-checks and --json may stand before or after the command. Their table is in
-// commands.cpp, beside the commands'; main.cpp parses them with the
+// --no-load-checks and --json may stand before or after the command. Their
+// table is here (global_options.cpp); main.cpp parses them with the
 // command's own options and fills in GlobalOptions before the command runs.
 //
 //===----------------------------------------------------------------------===//
@@ -33,7 +33,7 @@ struct GlobalOptions {
 /// The process's global options (filled in by main before the command runs).
 GlobalOptions &globalOptions();
 
-/// The table of global options (commands.cpp).
+/// The table of global options.
 const std::vector<OptionSpec> &globalOptionTable();
 
 /// The values --color takes.
