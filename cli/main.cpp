@@ -1,4 +1,4 @@
-//===- main.cpp - The ireepkg command-line tool --------------------------===//
+//===- cli/main.cpp - The ireepkg command-line tool -----------------------===//
 //
 // Finds the command in the table, parses its arguments from the table's
 // metadata, and runs it. Usage errors exit with status 2.

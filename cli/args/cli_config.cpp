@@ -1,4 +1,4 @@
-//===- cli_config.cpp - config.toml in the CLI ---------------------------===//
+//===- cli/args/cli_config.cpp - config.toml in the CLI -------------------===//
 #include "args/cli_config.h"
 
 #include "commands/command.h"

@@ -1,4 +1,4 @@
-//===- cli_config.h - config.toml in the CLI -------------------*- C++ -*-===//
+//===- cli/args/cli_config.h - config.toml in the CLI -----------*- C++ -*-===//
 //
 // Reads the configuration files once (before the command runs) and answers
 // the commands' questions about them. Precedence, highest first: a flag,

@@ -1,4 +1,4 @@
-//===- global_options.cpp - The process's global options -----------------===//
+//===- cli/args/global_options.cpp - The process's global options ---------===//
 #include "args/global_options.h"
 
 namespace ireepkg::cli {

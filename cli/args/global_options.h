@@ -1,4 +1,4 @@
-//===- global_options.h - Options every command accepts --------*- C++ -*-===//
+//===- cli/args/global_options.h - Options every command takes --*- C++ -*-===//
 //
 // -q/--quiet, -v/--verbose, --color, -C/--directory, --project, --offline,
 // --no-load-checks and --json may stand before or after the command. Their

@@ -1,4 +1,4 @@
-//===- prefix_args.cpp - The prefix a command acts on, from its arguments -===//
+//===- cli/args/prefix_args.cpp - The prefix a command acts on ------------===//
 #include "args/prefix_args.h"
 
 #include "args/cli_config.h"

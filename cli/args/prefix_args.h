@@ -1,4 +1,4 @@
-//===- prefix_args.h - The prefix a command acts on ------------*- C++ -*-===//
+//===- cli/args/prefix_args.h - The prefix a command acts on ----*- C++ -*-===//
 //
 // The prefix choice shared by every command that takes --prefix (with
 // config.toml's "prefix" below it), its installed state for the read-only

@@ -1,4 +1,4 @@
-//===- registry_args.cpp - Registry, project and network options ---------===//
+//===- cli/args/registry_args.cpp - Registry, project and network options -===//
 #include "args/registry_args.h"
 #include "host/interrupt.h"
 

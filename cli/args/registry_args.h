@@ -1,4 +1,4 @@
-//===- registry_args.h - Registry, project and network options -*- C++ -*-===//
+//===- cli/args/registry_args.h - Registry and network options --*- C++ -*-===//
 //
 // What the commands that read registries share: --registry/--registry-key
 // (and IREEPKG_REGISTRY / IREEPKG_REGISTRY_KEY), --offline

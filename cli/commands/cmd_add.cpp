@@ -1,4 +1,4 @@
-//===- cmd_add.cpp - `ireepkg add` ----------------------------------------===//
+//===- cli/commands/cmd_add.cpp - `ireepkg add` ---------------------------===//
 //
 // Adds plugins to the nearest plugins.json, or changes the version,
 // registry or options of plugins it lists, after checking them against the

@@ -1,4 +1,4 @@
-//===- cmd_bundle.cpp - `ireepkg bundle create` ---------------------------===//
+//===- cli/commands/cmd_bundle.cpp - `ireepkg bundle create` --------------===//
 #include "commands/options.h"
 #include "output/output.h"
 #include "args/registry_args.h"

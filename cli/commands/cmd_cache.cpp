@@ -1,4 +1,4 @@
-//===- cmd_cache.cpp - `ireepkg cache dir|clean|prune` --------------------===//
+//===- cli/commands/cmd_cache.cpp - `ireepkg cache dir|clean|prune` -------===//
 #include "commands/options.h"
 #include "output/output.h"
 #include "output/report.h"

@@ -1,4 +1,4 @@
-//===- cmd_completion.cpp - `ireepkg completion` -------------------------===//
+//===- cli/commands/cmd_completion.cpp - `ireepkg completion` -------------===//
 //
 // Shell completion scripts generated from the command table: the commands
 // and sub-commands, each command's options and the global ones, the values

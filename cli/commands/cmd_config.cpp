@@ -1,4 +1,4 @@
-//===- cmd_config.cpp - `ireepkg config list|get|set|unset` --------------===//
+//===- cli/commands/cmd_config.cpp - `ireepkg config list|get|set|unset` --===//
 #include "args/cli_config.h"
 #include "commands/options.h"
 #include "output/output.h"

@@ -1,4 +1,4 @@
-//===- cmd_doctor.cpp - `ireepkg doctor` ----------------------------------===//
+//===- cli/commands/cmd_doctor.cpp - `ireepkg doctor` ---------------------===//
 //
 // Checks what a user of the prefix will run into:
 //

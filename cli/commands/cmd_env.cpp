@@ -1,4 +1,4 @@
-//===- cmd_env.cpp - `ireepkg env` ---------------------------------------===//
+//===- cli/commands/cmd_env.cpp - `ireepkg env` ---------------------------===//
 //
 // Shell exports (or JSON) for the current prefix: the variables of
 // python_env.h, for iree.runtime and iree.compiler. IREE_PY_RUNTIME_FLAGS is

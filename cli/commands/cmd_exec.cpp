@@ -1,4 +1,4 @@
-//===- cmd_exec.cpp - `ireepkg exec` -------------------------------------===//
+//===- cli/commands/cmd_exec.cpp - `ireepkg exec` -------------------------===//
 //
 // Replaces itself with the tool, with the prefix's configuration given the
 // way the tool's kind takes it (see ireepkg/tool_kind.h), before the user's

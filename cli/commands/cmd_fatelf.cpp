@@ -1,4 +1,4 @@
-//===- cmd_fatelf.cpp - `ireepkg fatelf join|split|select|dump` -----------===//
+//===- cli/commands/cmd_fatelf.cpp - `ireepkg fatelf ...` -----------------===//
 //
 // The FatELF commands: join per-architecture ELF files into one `.sos`,
 // split one back into byte-identical files, extract the image IREE's runtime

@@ -1,4 +1,4 @@
-//===- cmd_flags.cpp - `ireepkg flags runtime|compiler` ------------------===//
+//===- cli/commands/cmd_flags.cpp - `ireepkg flags runtime|compiler` ------===//
 //
 // `flags runtime` goes through libireepkg_runtime, the discovery library
 // applications use (one mapped index, nothing parsed or scanned), so what

@@ -1,4 +1,4 @@
-//===- cmd_help.cpp - `ireepkg help` and `ireepkg version` ---------------===//
+//===- cli/commands/cmd_help.cpp - `ireepkg help` and `ireepkg version` ---===//
 #include "args/global_options.h"
 #include "commands/options.h"
 #include "output/output.h"

@@ -1,4 +1,4 @@
-//===- cmd_info.cpp - `ireepkg info` -------------------------------------===//
+//===- cli/commands/cmd_info.cpp - `ireepkg info` -------------------------===//
 #include "commands/options.h"
 #include "output/output.h"
 #include "output/report.h"

@@ -1,4 +1,4 @@
-//===- cmd_init.cpp - `ireepkg init` --------------------------------------===//
+//===- cli/commands/cmd_init.cpp - `ireepkg init` -------------------------===//
 //
 // Writes a starter plugins.json in the current directory: schema_version,
 // the registry given with --registry (if any), the target platforms and an

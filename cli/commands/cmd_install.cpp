@@ -1,4 +1,4 @@
-//===- cmd_install.cpp - `ireepkg install` -------------------------------===//
+//===- cli/commands/cmd_install.cpp - `ireepkg install` -------------------===//
 #include "host/interrupt.h"
 #include "ireepkg/manifest_schema/environment.h"
 #include "ireepkg/manifest_schema/suggest.h"

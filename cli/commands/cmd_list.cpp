@@ -1,4 +1,4 @@
-//===- cmd_list.cpp - `ireepkg list` -------------------------------------===//
+//===- cli/commands/cmd_list.cpp - `ireepkg list` -------------------------===//
 #include "commands/options.h"
 #include "output/output.h"
 #include "output/report.h"

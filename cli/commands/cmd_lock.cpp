@@ -1,4 +1,4 @@
-//===- cmd_lock.cpp - `ireepkg lock` and `ireepkg update` -----------------===//
+//===- cli/commands/cmd_lock.cpp - `ireepkg lock` and `ireepkg update` ----===//
 #include "commands/options.h"
 #include "output/output.h"
 #include "commands/project_change.h"

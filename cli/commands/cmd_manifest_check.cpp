@@ -1,4 +1,4 @@
-//===- cmd_manifest_check.cpp - `ireepkg manifest check` -----------------===//
+//===- cli/commands/cmd_manifest_check.cpp - `ireepkg manifest check` -----===//
 //
 // Validates ireepkg files and prints every diagnostic: text on stderr, or a
 // JSON report on stdout with --json.

@@ -1,4 +1,4 @@
-//===- cmd_new.cpp - `ireepkg new` ---------------------------------------===//
+//===- cli/commands/cmd_new.cpp - `ireepkg new` ---------------------------===//
 //
 // Writes a new package project from the templates compiled into ireepkg
 // (pkg/src/scaffold.h).

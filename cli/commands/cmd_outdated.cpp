@@ -1,4 +1,4 @@
-//===- cmd_outdated.cpp - `ireepkg outdated` ------------------------------===//
+//===- cli/commands/cmd_outdated.cpp - `ireepkg outdated` -----------------===//
 #include "commands/options.h"
 #include "output/output.h"
 #include "args/registry_args.h"

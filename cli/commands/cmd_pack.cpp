@@ -1,4 +1,4 @@
-//===- cmd_pack.cpp - `ireepkg pack` -------------------------------------===//
+//===- cli/commands/cmd_pack.cpp - `ireepkg pack` -------------------------===//
 #include "commands/options.h"
 #include "output/output.h"
 #include "commands/shared.h"

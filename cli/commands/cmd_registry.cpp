@@ -1,4 +1,4 @@
-//===- cmd_registry.cpp - registry init/resign/verify, publish, yank ------===//
+//===- cli/commands/cmd_registry.cpp - registry init/resign, publish... ---===//
 //
 // The registry commands. `registry init`, `publish`, `yank` and `registry
 // resign` write a registry directory with a signing key (the work is in

@@ -1,4 +1,4 @@
-//===- cmd_registry_mirror.cpp - registry mirror --------------------------===//
+//===- cli/commands/cmd_registry_mirror.cpp - registry mirror -------------===//
 //
 // `ireepkg registry mirror <url> <dir>`: a verified static copy of a
 // registry (the work is registry::mirrorRegistry, mirror.cpp).

@@ -1,4 +1,4 @@
-//===- cmd_registry_project.cpp - `ireepkg registry add|remove|list` -----===//
+//===- cli/commands/cmd_registry_project.cpp - `registry add|remove|list` -===//
 //
 // The registries of a project: entries of plugins.json's "registries",
 // edited in place like `add` and `rm` edit its plugins.

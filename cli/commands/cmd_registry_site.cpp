@@ -1,4 +1,4 @@
-//===- cmd_registry_site.cpp - registry site ------------------------------===//
+//===- cli/commands/cmd_registry_site.cpp - registry site -----------------===//
 //
 // `ireepkg registry site`: writes a registry's static web site (the work is
 // in ireepkg/registry/site.h). publish, yank and registry resign call

@@ -1,4 +1,4 @@
-//===- cmd_remove.cpp - `ireepkg remove` ---------------------------------===//
+//===- cli/commands/cmd_remove.cpp - `ireepkg remove` ---------------------===//
 #include "commands/options.h"
 #include "output/output.h"
 #include "output/report.h"

@@ -1,4 +1,4 @@
-//===- cmd_rm.cpp - `ireepkg rm` ------------------------------------------===//
+//===- cli/commands/cmd_rm.cpp - `ireepkg rm` -----------------------------===//
 //
 // Removes plugins from the nearest plugins.json; then locks and syncs as
 // project_change.h says (the prefix loses what nothing else needs).

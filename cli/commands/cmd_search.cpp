@@ -1,4 +1,4 @@
-//===- cmd_search.cpp - `ireepkg search` ----------------------------------===//
+//===- cli/commands/cmd_search.cpp - `ireepkg search` ---------------------===//
 #include "ireepkg/manifest_schema/environment.h"
 #include "commands/options.h"
 #include "output/output.h"

@@ -1,4 +1,4 @@
-//===- cmd_signature.cpp - key generate, sign, signature verify -----------===//
+//===- cli/commands/cmd_signature.cpp - key generate, sign, verify --------===//
 //
 // The minisign-compatible signing commands: `ireepkg key generate` writes a
 // key pair, `ireepkg sign` writes <file>.minisig beside each file, and

@@ -1,4 +1,4 @@
-//===- cmd_sync.cpp - `ireepkg sync` --------------------------------------===//
+//===- cli/commands/cmd_sync.cpp - `ireepkg sync` -------------------------===//
 #include "host/interrupt.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "commands/options.h"

@@ -1,4 +1,4 @@
-//===- cmd_test.cpp - `ireepkg test` -------------------------------------===//
+//===- cli/commands/cmd_test.cpp - `ireepkg test` -------------------------===//
 //
 // Runs the smoke tests that installed packages ship (the manifest's
 // "tests") against the IREE and MLIR tools in use, with the package and its

@@ -1,4 +1,4 @@
-//===- cmd_tree.cpp - `ireepkg tree` --------------------------------------===//
+//===- cli/commands/cmd_tree.cpp - `ireepkg tree` -------------------------===//
 #include "commands/options.h"
 #include "output/output.h"
 #include "output/report.h"

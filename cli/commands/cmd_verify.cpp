@@ -1,4 +1,4 @@
-//===- cmd_verify.cpp - `ireepkg verify` ---------------------------------===//
+//===- cli/commands/cmd_verify.cpp - `ireepkg verify` ---------------------===//
 #include "commands/options.h"
 #include "output/output.h"
 #include "output/report.h"

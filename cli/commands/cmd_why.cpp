@@ -1,4 +1,4 @@
-//===- cmd_why.cpp - `ireepkg why` ----------------------------------------===//
+//===- cli/commands/cmd_why.cpp - `ireepkg why` ---------------------------===//
 #include "commands/options.h"
 #include "output/output.h"
 #include "output/report.h"

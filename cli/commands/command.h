@@ -1,4 +1,4 @@
-//===- command.h - The ireepkg command table -------------------*- C++ -*-===//
+//===- cli/commands/command.h - The ireepkg command table -------*- C++ -*-===//
 //
 // Every CLI command is one Command, defined with its implementation in its
 // own cmd_<name>.cpp file; one table (commands.cpp) lists them in order. A

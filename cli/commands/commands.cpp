@@ -1,4 +1,4 @@
-//===- commands.cpp - The ireepkg command table --------------------------===//
+//===- cli/commands/commands.cpp - The ireepkg command table --------------===//
 //
 // The order of the commands (as `ireepkg help` lists them), aliases, and the
 // values options take for shell completion. Each

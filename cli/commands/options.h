@@ -1,4 +1,4 @@
-//===- options.h - Options several commands take ---------------*- C++ -*-===//
+//===- cli/commands/options.h - Options several commands take ---*- C++ -*-===//
 //
 // The options that several commands share, spelled once; each command's
 // file lists its options in its Command (registry_args.h has those of the

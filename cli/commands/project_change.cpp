@@ -1,4 +1,4 @@
-//===- project_change.cpp - add/rm: edit, lock, sync; dry runs -----------===//
+//===- cli/commands/project_change.cpp - add/rm: edit, lock, sync ---------===//
 #include "commands/project_change.h"
 
 #include "args/global_options.h"

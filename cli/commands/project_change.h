@@ -1,4 +1,4 @@
-//===- project_change.h - add/rm: edit, lock, sync; dry runs ---*- C++ -*-===//
+//===- cli/commands/project_change.h - What add and rm share ----*- C++ -*-===//
 //
 // `ireepkg add` and `ireepkg rm` change plugins.json and then, as `uv add`
 // does, lock and sync: by default the lockfile and the project's prefix

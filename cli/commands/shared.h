@@ -1,4 +1,4 @@
-//===- shared.h - What one command's file lends the others ------*- C++ -*-===//
+//===- cli/commands/shared.h - What commands lend others --------*- C++ -*-===//
 //
 // Functions defined in one cmd_<name>.cpp that other commands use too; each
 // says where it lives.

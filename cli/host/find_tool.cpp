@@ -1,4 +1,4 @@
-//===- find_tool.cpp - Executables on PATH or in the virtualenv ----------===//
+//===- cli/host/find_tool.cpp - Executables on PATH or in the virtualenv --===//
 #include "host/find_tool.h"
 
 #include "ireepkg/pkg/iree/iree_version.h"

@@ -1,4 +1,4 @@
-//===- find_tool.h - Executables on PATH or in the virtualenv --*- C++ -*-===//
+//===- cli/host/find_tool.h - Executables on PATH ---------------*- C++ -*-===//
 #ifndef IREEPKG_CLI_FIND_TOOL_H
 #define IREEPKG_CLI_FIND_TOOL_H
 

@@ -1,4 +1,4 @@
-//===- interrupt.cpp - Ctrl-C during a command that changes a prefix -----===//
+//===- cli/host/interrupt.cpp - Ctrl-C during a command -------------------===//
 #include "host/interrupt.h"
 
 #include <csignal>

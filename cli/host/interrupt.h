@@ -1,4 +1,4 @@
-//===- interrupt.h - Ctrl-C during a command that changes a prefix -*- C++ -*-===//
+//===- cli/host/interrupt.h - Ctrl-C during a command -----------*- C++ -*-===//
 //
 // `sync`, `install`, `add` and `rm` catch SIGINT: the first one sets a
 // flag that the libraries ask about between steps (Reporter::interrupted)

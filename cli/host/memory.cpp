@@ -1,4 +1,4 @@
-//===- memory.cpp - How the tool's heap is backed -------------------------===//
+//===- cli/host/memory.cpp - How the tool's heap is backed ----------------===//
 #include "host/memory.h"
 
 #include <malloc.h>

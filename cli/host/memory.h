@@ -1,4 +1,4 @@
-//===- memory.h - How the tool's heap is backed ----------------*- C++ -*-===//
+//===- cli/host/memory.h - How the tool's heap is backed --------*- C++ -*-===//
 #ifndef IREEPKG_CLI_MEMORY_H
 #define IREEPKG_CLI_MEMORY_H
 

@@ -1,4 +1,4 @@
-//===- python_env.cpp - What Python is given by `env` and `exec` ---------===//
+//===- cli/host/python_env.cpp - What Python is given by `env` and `exec` -===//
 //
 // See python_env.h.
 //

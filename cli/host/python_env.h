@@ -1,4 +1,4 @@
-//===- python_env.h - What Python is given by `env` and `exec` -*- C++ -*-===//
+//===- cli/host/python_env.h - What Python is given -------------*- C++ -*-===//
 //
 // The environment variables that make a prefix's plugins active in Python's
 // iree.runtime and iree.compiler (docs/python.md):

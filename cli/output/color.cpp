@@ -1,4 +1,4 @@
-//===- color.cpp - Whether and how the CLI paints its output -------------===//
+//===- cli/output/color.cpp - Whether and how the CLI paints its output ---===//
 #include "output/color.h"
 
 #include "args/global_options.h"

@@ -1,4 +1,4 @@
-//===- color.h - Whether and how the CLI paints its output -----*- C++ -*-===//
+//===- cli/output/color.h - How the CLI paints output -----------*- C++ -*-===//
 //
 // The --color choice (flag, environment, config file) and the escape
 // sequences of each style.

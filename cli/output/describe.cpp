@@ -1,4 +1,4 @@
-//===- describe.cpp - Manifests, shadowed imports and sizes, shown --------===//
+//===- cli/output/describe.cpp - Manifests and imports, shown -------------===//
 #include "output/describe.h"
 
 #include <cstdio>

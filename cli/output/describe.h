@@ -1,4 +1,4 @@
-//===- describe.h - Manifests, shadowed imports and sizes, shown *- C++ -*-===//
+//===- cli/output/describe.h - Manifests and imports, shown -----*- C++ -*-===//
 //
 // The text and the --json forms in which info, list, install and doctor
 // show a manifest and the imports several packages provide, and byte

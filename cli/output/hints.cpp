@@ -1,4 +1,4 @@
-//===- hints.cpp - Hints naming only the running command's flags ---------===//
+//===- cli/output/hints.cpp - Hints fitted to a command -------------------===//
 #include "output/hints.h"
 
 #include "args/global_options.h"

@@ -1,4 +1,4 @@
-//===- hints.h - Hints naming only the running command's flags -*- C++ -*-===//
+//===- cli/output/hints.h - Hints fitted to a command -----------*- C++ -*-===//
 //
 // The libraries' hints name the flags that fix a problem (--registry-key,
 // --prefix, --lock-timeout, ...), but the same error reaches commands that

@@ -1,4 +1,4 @@
-//===- messages.cpp - Errors, warnings and verbose lines on stderr --------===//
+//===- cli/output/messages.cpp - Errors, warnings, verbose lines ----------===//
 #include "output/messages.h"
 
 #include "args/global_options.h"

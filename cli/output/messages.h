@@ -1,4 +1,4 @@
-//===- messages.h - Errors, warnings and verbose lines on stderr *- C++ -*-===//
+//===- cli/output/messages.h - Errors, warnings, verbose lines --*- C++ -*-===//
 //
 // How the CLI prints an Error (and the same as JSON for --json), and the
 // labels its messages start with. printError(message, hint) and

@@ -1,4 +1,4 @@
-//===- output.h - What a command needs to print ----------------*- C++ -*-===//
+//===- cli/output/output.h - What a command needs to print ------*- C++ -*-===//
 //
 // Only includes: the command files include this one header for the CLI's
 // side of reporting, which lives in one file per concern:

@@ -1,4 +1,4 @@
-//===- progress.cpp - Progress lines on a terminal ------------------------===//
+//===- cli/output/progress.cpp - Progress lines on a terminal -------------===//
 #include "output/progress.h"
 
 #include "host/interrupt.h"

@@ -1,4 +1,4 @@
-//===- progress.h - Progress lines on a terminal ----------------*- C++ -*-===//
+//===- cli/output/progress.h - Progress lines on a terminal -----*- C++ -*-===//
 //
 // What CliReporter shows while downloads and installs are under way: on a
 // terminal, one line per download in flight, one for all downloads together

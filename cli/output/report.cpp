@@ -1,4 +1,4 @@
-//===- report.cpp - How commands end: what changed, or what failed -------===//
+//===- cli/output/report.cpp - How commands end ---------------------------===//
 #include "output/report.h"
 
 #include "host/interrupt.h"

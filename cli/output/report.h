@@ -1,4 +1,4 @@
-//===- report.h - How commands end: the changes, or the failure -*- C++ -*-===//
+//===- cli/output/report.h - How commands end -------------------*- C++ -*-===//
 //
 // The reports every command that changes a prefix prints at its end (as text
 // or, with --json, as one JSON object on stdout), and how any command reports

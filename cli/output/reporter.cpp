@@ -1,4 +1,4 @@
-//===- reporter.cpp - CliReporter: what the libraries report -------------===//
+//===- cli/output/reporter.cpp - CliReporter: what the libraries report ---===//
 //
 // Its messages; its progress lines and summary are in progress.cpp.
 //

@@ -1,4 +1,4 @@
-//===- reporter.h - CliReporter: what the libraries report -----*- C++ -*-===//
+//===- cli/output/reporter.h - What the libraries report --------*- C++ -*-===//
 //
 // The Reporter the commands hand to the libraries: warnings, notes and
 // verbose details on stderr as they happen, progress lines on a terminal
