@@ -1,14 +1,14 @@
-//===- main.cpp - The ireepkg command-line tool --------------------------===//
+//===- cli/main.cpp - The ireepkg command-line tool -----------------------===//
 //
 // Finds the command in the table, parses its arguments from the table's
 // metadata, and runs it. Usage errors exit with status 2.
 //
 //===----------------------------------------------------------------------===//
-#include "cli_config.h"
-#include "command.h"
-#include "global_options.h"
-#include "memory.h"
-#include "output.h"
+#include "args/cli_config.h"
+#include "commands/command.h"
+#include "args/global_options.h"
+#include "host/memory.h"
+#include "output/output.h"
 
 #include "ireepkg/compiler_integration/compiler_state.h"
 #include "ireepkg/base/environment.h"
@@ -277,6 +277,7 @@ int applyGlobals(const Command &cmd, ParsedArgs &parsed,
 int parseAndRun(const Command &cmd, std::vector<std::string> args,
                 std::vector<GlobalItem> globals) {
   ParsedArgs parsed;
+  setRunningCommand(&cmd);
   const std::string helpHint = "see `ireepkg " + cmd.name + " --help`";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];

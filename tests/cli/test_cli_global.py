@@ -395,9 +395,15 @@ def test_missing_key_hint_fits_every_command(tmp_path, reg, cache):
     assert r.code == 1, r
     hint = r.err[r.err.index("hint:"):]
     assert f"with \"public_key\": \"{reg.pub}\" in the registry's entry in plugins.json" in hint
-    # --registry-key is offered only for the commands that take it.
-    assert ("where the registry is named by its URL on the command line (install, "
-            "search, registry verify)") in hint
+    # --registry-key is offered only by the commands that take it; lock does
+    # not.
+    assert "--registry-key" not in hint
+    assert "named by its URL on the command line" not in hint
+    r = run("search", "fft", "--registry", reg.dir)
+    assert r.code == 1, r
+    assert ("or, where the registry is named by its URL on the command line "
+            "(install, search, registry verify), with `--registry-key "
+            f"{reg.pub}`") in r.err
     for name in ("install", "search", "registry verify"):
         assert "--registry-key" in run(*name.split(), "--help").out, name
     for name in ("lock", "add", "sync", "outdated"):

@@ -192,6 +192,122 @@ def test_lock_explains_conflicts(tmp_path, reg, cache):
     assert not (d / "plugins.lock.json").exists()
 
 
+def _other_key(tmp_path):
+    other = tmp_path / "keys" / "other"
+    other.parent.mkdir(parents=True, exist_ok=True)
+    assert run("key", "generate", "-o", other).code == 0
+    return pathlib.Path(str(other) + ".pub").read_text().splitlines()[1]
+
+
+def test_lock_hints_name_only_flags_lock_takes(tmp_path, reg, cache):
+    # A project's registry signed by a key the project does not trust: lock
+    # has no --registry-key, so its hint names only plugins.json.
+    d = project(tmp_path, reg, [{"name": "fft-kit"}])
+    p = json.loads((d / "plugins.json").read_text())
+    p["registries"][0]["public_key"] = _other_key(tmp_path)
+    (d / "plugins.json").write_text(json.dumps(p, indent=2) + "\n")
+    r = run("lock", cwd=d)
+    assert r.code == 1, r
+    assert "which is not a key you trust for this registry" in r.err
+    assert ("  hint: if the registry moved to a new key, confirm the new key "
+            "with its maintainer through a channel you trust and add it "
+            "(\"public_key\" in plugins.json); otherwise someone other than "
+            "the registry signed this snapshot: do not use it\n") in r.err
+    assert "--registry-key" not in r.err
+    # No key at all: the hint shows the "public_key" entry to add.
+    del p["registries"][0]["public_key"]
+    (d / "plugins.json").write_text(json.dumps(p, indent=2) + "\n")
+    r = run("lock", cwd=d)
+    assert r.code == 1, r
+    assert "no trusted key is configured for" in r.err
+    assert (f'with "public_key": "{reg.pub}" in the registry\'s entry in '
+            "plugins.json (for a project's registries)\n") in r.err
+    assert "--registry-key" not in r.err
+    # install takes --registry-key, and its hint still names it.
+    r = run("install", "fft-kit", "--registry", reg.dir, "--registry-key",
+            _other_key(tmp_path / "k2"), "--prefix", tmp_path / "prefix")
+    assert r.code == 1, r
+    assert "(--registry-key, or \"public_key\" in plugins.json)" in r.err
+
+
+def _accepted_flags(command):
+    """The flags `ireepkg <command>` takes: its own and the global ones."""
+    text = run(*command.split(), "--help").out + run("--help").out
+    return set(re.findall(r"^\s+(?:-\w, )?--([a-z][a-z0-9-]*)", text, re.M))
+
+
+COMMANDS = None
+
+
+def _commands():
+    global COMMANDS
+    if COMMANDS is None:
+        out = run("help").out
+        body = out.split("Commands:\n")[1].split("\n\n")[0]
+        COMMANDS = [m.group(1) for m in re.finditer(
+            r"^  ([a-z][a-z-]*(?: [a-z][a-z-]*)?)(?:  |\n|$)", body, re.M)]
+    return COMMANDS
+
+
+def hint_flag_problems(command, err):
+    """Flags a hint in `err` names that the command showing it does not take.
+    A flag inside a quoted `ireepkg <other> ...` belongs to that command;
+    other programs' flags (`iree-opt --help`, --iree-*, what follows ` -- `)
+    are not ireepkg's."""
+    problems = []
+    for hint in re.findall(r"^  hint: (.*)$", err, re.M):
+        hint = re.sub(r" -- [^;`]*", "", hint)
+        spans = [(command, re.sub(r"`(?!-)[^`]*`", "", hint))]
+        for quoted in re.findall(r"`([^`]*)`", hint):
+            if not quoted.startswith("ireepkg "):
+                continue
+            words = quoted.split()[1:]
+            other = next((c for c in sorted(_commands(), key=len, reverse=True)
+                          if words[:len(c.split())] == c.split()), None)
+            if other:
+                spans.append((other, quoted))
+        for cmd, text in spans:
+            takes = _accepted_flags(cmd)
+            for flag in re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", text):
+                if flag not in takes and not flag.startswith("iree-"):
+                    problems.append(f"{command}: --{flag} in: {hint}")
+    return problems
+
+
+def test_hints_name_only_flags_of_the_command(tmp_path, reg, cache,
+                                              monkeypatch):
+    # Every command, run where it fails early (no project, no prefix) and in
+    # projects whose registry is signed by a key they do not trust or whose
+    # registry has no key: each flag a hint names is one the command takes.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "home" / "data"))
+    for v in ("IREEPKG_PREFIX", "IREEPKG_REGISTRY", "IREEPKG_REGISTRY_KEY"):
+        monkeypatch.delenv(v, raising=False)
+    wrong = _other_key(tmp_path)
+    problems, hints = [], 0
+    for command in _commands():
+        here = tmp_path / command.replace(" ", "-")
+        empty = here / "empty"
+        empty.mkdir(parents=True)
+        d = project(here, reg, [{"name": "fft-kit"}])
+        p = json.loads((d / "plugins.json").read_text())
+        p["registries"][0]["public_key"] = wrong
+        (d / "plugins.json").write_text(json.dumps(p, indent=2) + "\n")
+        (here / "keyless").mkdir()
+        keyless = project(here / "keyless", reg, [{"name": "fft-kit"}])
+        p = json.loads((keyless / "plugins.json").read_text())
+        p["registries"][0].pop("public_key")
+        (keyless / "plugins.json").write_text(json.dumps(p, indent=2) + "\n")
+        for cwd, extra in ((empty, []), (empty, ["fft-kit"]), (d, []),
+                           (d, ["fft-kit"]), (keyless, [])):
+            r = run(*command.split(), *extra, cwd=cwd, timeout=60)
+            hints += r.err.count("  hint: ")
+            problems += hint_flag_problems(command, r.err)
+    assert hints > 20
+    assert not problems, "\n".join(problems)
+
+
 def test_lock_filters_by_iree_version(tmp_path, reg, cache):
     reg.publish("new-only", "1.0.0", requires={"iree": ">=4.0.0"})
     d = project(tmp_path, reg, [{"name": "new-only"}])

@@ -18,7 +18,8 @@ under include/ireepkg/<module>/. Each may include:
 and its CMake file may not put another module's directory on an include
 path. A module divided by concern (FOLDERS) keeps its sources in
 <module>/src/<folder>/ and its public headers in
-include/ireepkg/<module>/<folder>/, the same folders on both sides; a file
+include/ireepkg/<module>/<folder>/, the same folders on both sides (cli,
+which has no src/, in cli/<folder>/, with only TOP_FILES beside them); a file
 outside them, or in a folder not listed, is reported. Tests, benchmarks, fuzz targets and examples may include any public
 header, but no private one.
 
@@ -54,7 +55,11 @@ FOLDERS = {
     "pkg": {"package", "prefix", "cache", "project", "resolve", "checks",
             "iree"},
     "registry": {"client", "transport", "publish", "site"},
+    "cli": {"commands", "output", "args", "host"},
 }
+# A module with no src/ keeps its folders at its top (cli/CMakeLists.txt says
+# what each holds), and beside them only these files.
+TOP_FILES = {"cli": {"main.cpp"}}
 # Code that is not a module: may use public headers only.
 OUTSIDE = ["tests", "bench", "fuzz", "examples", "templates", "python"]
 # Public headers with no module: the plugin ABI, and the runtime library's
@@ -85,13 +90,24 @@ def folder_problem(mod, rel):
         folder = parts[3] if len(parts) > 4 else None
     elif len(parts) > 1 and parts[1] == "src":
         folder = parts[2] if len(parts) > 3 else None
+    elif mod in TOP_FILES:
+        if len(parts) == 2 and parts[1] in TOP_FILES[mod]:
+            return None
+        folder = parts[1] if len(parts) > 2 else None
     else:
         return None  # Not a library source (pkg/inspect, pkg/probe).
     if folder in FOLDERS[mod]:
         return None
     where = "in no folder" if folder is None else f"in {folder}/"
+    folders = ", ".join(sorted(FOLDERS[mod]))
+    if mod in TOP_FILES:
+        return (f"{rel}:1: {where}: {mod}'s sources are in the folders of "
+                f"their concerns ({folders}; beside them only "
+                f"{', '.join(sorted(TOP_FILES[mod]))}): move it into the "
+                f"folder it belongs to ({mod}/CMakeLists.txt says what each "
+                "holds)")
     return (f"{rel}:1: {where}: {mod}'s sources and public headers are in the "
-            f"folders of their concerns ({', '.join(sorted(FOLDERS[mod]))}):"
+            f"folders of their concerns ({folders}):"
             " move it into the folder it belongs to, the same on both sides")
 
 
@@ -210,7 +226,9 @@ def self_test():
         "compiler_integration/src/e.cpp":
             '#include "ireepkg/runtime_integration/runtime_state.h"\n',
         "include/ireepkg/pkg/prefix/f.h": '#include "ireepkg/cli/command.h"\n',
-        "cli/g.cpp": '#include "ireepkg/loose.h"\n',
+        "cli/commands/g.cpp": '#include "ireepkg/loose.h"\n',
+        "cli/loose.cpp": "\n",
+        "cli/misc/h.h": "\n",
         "registry/CMakeLists.txt":
             "target_include_directories(r PRIVATE "
             "${PROJECT_SOURCE_DIR}/pkg/src)\n",
@@ -223,8 +241,10 @@ def self_test():
         "registry/http/ok.cpp": '#include "../src/private_http.h"\n',
         "pkg/inspect/ok.cpp": '#include "ireepkg/pkg/package/fatelf.h"\n',
         "pkg/src/checks/ok.cpp": '#include "prefix/transaction.h"\n',
-        "cli/ok.cpp": '#include "ireepkg/registry/client/client.h"\n'
-                      '#include "output.h"\n#include <sys/stat.h>\n',
+        "cli/output/ok.cpp": '#include "ireepkg/registry/client/client.h"\n'
+                             '#include "output/output.h"\n'
+                             '#include <sys/stat.h>\n',
+        "cli/main.cpp": '#include "commands/command.h"\n',
         "runtime_integration/src/ok.c":
             '#include "ireepkg/runtime.h"\n'
             '#include "ireepkg/manifest_schema/runtime_index_format.h"\n',
@@ -239,7 +259,8 @@ def self_test():
     expect = ["pkg/src/prefix/a.cpp:1:", "registry/src/client/b.cpp:1:",
               "tests/unit/c.cpp:1:", "manifest_schema/src/d.cpp:1:",
               "compiler_integration/src/e.cpp:1:",
-              "include/ireepkg/pkg/prefix/f.h:1:", "cli/g.cpp:1:",
+              "include/ireepkg/pkg/prefix/f.h:1:", "cli/commands/g.cpp:1:",
+              "cli/loose.cpp:1:", "cli/misc/h.h:1:",
               "registry/CMakeLists.txt:1:", "pkg/src/resolve/long.cpp:1:",
               "pkg/src/loose.cpp:1:", "include/ireepkg/pkg/misc/g.h:1:"]
     missing = [e for e in expect if not any(p.startswith(e) for p in found)]
