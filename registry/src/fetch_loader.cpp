@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "http_module.h"
 #include "ireepkg/base/environment.h"
+#include "ireepkg/base/text.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -22,18 +23,10 @@ namespace ireepkg::net {
 HttpClient::~HttpClient() = default;
 
 bool isHttpUrl(const std::string &url) {
-  auto startsWithNoCase = [&](const char *prefix) {
-    size_t n = std::char_traits<char>::length(prefix);
-    if (url.size() <= n)
-      return false;
-    for (size_t i = 0; i < n; ++i) {
-      char c = url[i];
-      if (c >= 'A' && c <= 'Z')
-        c = static_cast<char>(c - 'A' + 'a');
-      if (c != prefix[i])
-        return false;
-    }
-    return true;
+  // The scheme and at least one more character.
+  auto startsWithNoCase = [&](std::string_view prefix) {
+    return url.size() > prefix.size() &&
+           lower(std::string_view(url).substr(0, prefix.size())) == prefix;
   };
   return startsWithNoCase("http://") || startsWithNoCase("https://");
 }

@@ -18,6 +18,7 @@
 #include "oci.h"
 
 #include "ireepkg/base/hash.h"
+#include "ireepkg/base/text.h"
 #include "registry_cache.h"
 
 #include <algorithm>
@@ -27,12 +28,6 @@
 namespace ireepkg::registry::oci {
 
 namespace {
-
-std::string lower(std::string s) {
-  for (char &c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string percentEncode(const std::string &s) {
   static const char *hex = "0123456789ABCDEF";
