@@ -32,6 +32,7 @@
 #include "../src/http_module.h"
 #include "http_request.h"
 
+#include "ireepkg/base/environment.h"
 #include "ireepkg/base/fault_point.h"
 #include "ireepkg/base/hash.h"
 #include "ireepkg/base/partial_files.h"
@@ -1173,7 +1174,8 @@ ireepkg_http_create_client(const HttpModuleAbi *abi,
     std::string caFile = options->caFile;
     std::string caSource = "the CA file";
     if (caFile.empty())
-      if (const char *env = ::secure_getenv("IREEPKG_CA_FILE"); env && *env) {
+      if (const char *env = environmentOverride("IREEPKG_CA_FILE");
+          env && *env) {
         caFile = env;
         caSource = "IREEPKG_CA_FILE";
       }

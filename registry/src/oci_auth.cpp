@@ -26,6 +26,7 @@
 
 #include "ireepkg/base/base64.h"
 #include "ireepkg/base/child_process.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/base/text.h"
 
@@ -48,7 +49,7 @@ std::optional<std::string> unbase64(const std::string &in) {
 }
 
 std::string env(const char *name) {
-  const char *v = ::secure_getenv(name);
+  const char *v = environmentOverride(name);
   return v ? v : "";
 }
 

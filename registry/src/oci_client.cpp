@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "oci.h"
 
+#include "ireepkg/base/environment.h"
 #include "ireepkg/base/hash.h"
 #include "ireepkg/base/text.h"
 #include "registry_cache.h"
@@ -649,7 +650,7 @@ Status Client::pushBlob(const std::string &repo, const std::string &digest,
   // PATCHes of that size (at least the registry's OCI-Chunk-Min-Length),
   // each to the Location the previous one returned, then an empty PUT.
   uint64_t chunk = 0;
-  if (const char *e = ::secure_getenv("IREEPKG_OCI_CHUNK_SIZE"); e && *e)
+  if (const char *e = environmentOverride("IREEPKG_OCI_CHUNK_SIZE"); e && *e)
     chunk = std::strtoull(e, nullptr, 10);
   if (std::string min = r->header("oci-chunk-min-length"); !min.empty())
     chunk = std::max<uint64_t>(chunk, std::strtoull(min.c_str(), nullptr, 10));
