@@ -244,13 +244,7 @@ checkPipelinesWithIree(const std::vector<PipelineSource> &pipelines,
 std::optional<std::string> ireePipelineErrorLine(std::string_view text) {
   bool ireeSaysSo = false;
   std::optional<std::string> first;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos)
-      end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+  for (std::string_view line : splitLines(text)) {
     bool ireeLine = startsWith(line, "ERROR: ") &&
                     line.find("pass pipeline") != std::string_view::npos;
     bool mlirLine = line.find(kParser) != std::string_view::npos ||
