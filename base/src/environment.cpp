@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <pwd.h>
+#include <string_view>
 #include <sys/auxv.h>
 #include <unistd.h>
 
@@ -53,6 +54,14 @@ const char *environmentOverride(const char *name) {
   if (runningPrivileged())
     return nullptr;
   return std::getenv(name);
+}
+
+const char *terminalDescription(const char *name) {
+  static constexpr std::string_view kTerminal[] = {"TERM", "COLUMNS", "LINES"};
+  for (std::string_view t : kTerminal)
+    if (name == t)
+      return std::getenv(name);
+  return environmentOverride(name);
 }
 
 std::optional<std::string> homeDirectory() {

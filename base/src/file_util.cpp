@@ -3,6 +3,7 @@
 #include "ireepkg/base/environment.h"
 #include "ireepkg/base/fault_point.h"
 #include "ireepkg/base/hash.h"
+#include "ireepkg/base/os.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -15,7 +16,6 @@
 #include <optional>
 #include <pwd.h>
 #include <set>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
@@ -365,15 +365,10 @@ Expected<MappedFile> mapOwnCacheFile(const std::string &path, size_t maxBytes) {
   const size_t size = static_cast<size_t>(st.st_size);
   if (size == 0)
     return MappedFile();
-  void *at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
-                    fd->get(), 0);
-  if (at == MAP_FAILED)
+  std::shared_ptr<const char> map = os::mapReadOnly(fd->get(), size);
+  if (!map)
     return Unexpected(ioError("cannot map", path, errno));
-  return MappedFile(
-      std::shared_ptr<const char>(
-          static_cast<const char *>(at),
-          [size](const char *p) { ::munmap(const_cast<char *>(p), size); }),
-      size);
+  return MappedFile(std::move(map), size);
 }
 
 Expected<std::string> readFile(const std::string &path, size_t maxBytes) {

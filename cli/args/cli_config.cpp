@@ -32,14 +32,14 @@ bool loadCliConfig() {
   }
   // The cache is opened in many places, all through IREEPKG_CACHE_DIR.
   if (const config::Setting *s = configSetting("cache-dir")) {
-    const char *env = std::getenv("IREEPKG_CACHE_DIR");
+    const char *env = environmentOverride("IREEPKG_CACHE_DIR");
     if (!(env && *env))
       ::setenv("IREEPKG_CACHE_DIR", s->value.c_str(), 1);
   }
   // So are the load checks, through IREEPKG_LOAD_CHECKS (which
   // --no-load-checks has set already when given).
   if (const config::Setting *s = configSetting("load-checks")) {
-    const char *env = std::getenv("IREEPKG_LOAD_CHECKS");
+    const char *env = environmentOverride("IREEPKG_LOAD_CHECKS");
     if (!(env && *env))
       ::setenv("IREEPKG_LOAD_CHECKS", s->value == "false" ? "0" : "1", 1);
   }

@@ -55,7 +55,7 @@ bool colorEnabled(OutStream stream) {
   }
   if (::isatty(stream == OutStream::Out ? STDOUT_FILENO : STDERR_FILENO) != 1)
     return false;
-  const char *term = std::getenv("TERM");
+  const char *term = terminalDescription("TERM");
   return !(term && std::string(term) == "dumb");
 }
 

@@ -4,6 +4,8 @@
 #include "host/interrupt.h"
 #include "output/output.h"
 
+#include "ireepkg/base/environment.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -15,7 +17,7 @@ namespace ireepkg::cli {
 namespace {
 
 int fromEnv(const char *name, int fallback) {
-  const char *v = std::getenv(name);
+  const char *v = terminalDescription(name);
   if (!v || !*v)
     return fallback;
   char *end = nullptr;

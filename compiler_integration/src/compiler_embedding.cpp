@@ -10,6 +10,7 @@
 #include "ireepkg/base/environment.h"
 
 #include "ireepkg/base/child_process.h"
+#include "ireepkg/base/os.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -17,7 +18,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -267,34 +267,32 @@ CompilerLibrary::open(const std::string &path) {
       "iree-base-compiler wheel";
 
   // Already in the process? (Then someone else may own its global setup.)
-  if (void *h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+  if (void *h = os::openLibrary(path, {.onlyIfLoaded = true})) {
     lib->loadedBefore_ = true;
-    ::dlclose(h);
+    os::closeLibrary(h);
   }
-  ::dlerror();
   // Never unloaded: IREE requires a final shutdown before unloading, and
   // after it the compiler cannot be used again in this process.
-  lib->handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  std::string why;
+  lib->handle_ = os::openLibrary(path, {.keepLoaded = true}, &why);
   if (!lib->handle_) {
-    const char *why = ::dlerror();
     struct stat st;
     bool exists = ::stat(path.c_str(), &st) == 0;
     return makeError(exists ? ErrorCode::Invalid : ErrorCode::NotFound,
                      "cannot load the IREE compiler library " + path + ": " +
-                         (why ? why : "unknown dlopen error"),
+                         (why.empty() ? "unknown dlopen error" : why),
                      {}, hint);
   }
 
   auto api = std::make_unique<Api>();
   auto bind = [&](auto &fn, const char *name) -> Status {
-    ::dlerror();
-    void *sym = ::dlsym(lib->handle_, name);
+    std::string why;
+    void *sym = os::librarySymbol(lib->handle_, name, &why);
     if (!sym) {
-      const char *why = ::dlerror();
       return makeError(ErrorCode::Invalid,
                        "the IREE compiler library " + path +
                            " does not export " + name +
-                           (why ? std::string(" (") + why + ")" : ""),
+                           (why.empty() ? "" : " (" + why + ")"),
                        {}, hint);
     }
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(sym);
@@ -303,8 +301,7 @@ CompilerLibrary::open(const std::string &path) {
 
   // The version first: a library too old for ireepkg may lack newer entry
   // points, and saying so is clearer than naming one of them.
-  ::dlerror();
-  if (void *sym = ::dlsym(lib->handle_, "ireeCompilerGetAPIVersion"))
+  if (void *sym = os::librarySymbol(lib->handle_, "ireeCompilerGetAPIVersion"))
     api->getAPIVersion = reinterpret_cast<GetAPIVersionFn>(sym);
   else
     return makeError(ErrorCode::Invalid,
@@ -373,7 +370,7 @@ CompilerLibrary::~CompilerLibrary() {
   // Deliberately no ireeCompilerGlobalShutdown and no dlclose (see open()):
   // the library stays initialized for the rest of the process.
   if (handle_)
-    ::dlclose(handle_); // RTLD_NODELETE: drops the reference only
+    os::closeLibrary(handle_); // keepLoaded: drops the reference only
 }
 
 void CompilerLibrary::initializeLocked() {

@@ -111,6 +111,8 @@
 #include <unistd.h>
 
 using ireepkg::signalName;
+using ireepkg::splitLines;
+using ireepkg::startsWith;
 using ireepkg::trimmed;
 
 namespace {
@@ -177,18 +179,6 @@ std::string readRange(int fd, off_t start, off_t end) {
   }
   out.resize(got);
   return out;
-}
-
-bool startsWith(const std::string &s, const std::string &prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-std::vector<std::string> splitLines(const std::string &text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(line);
-  return lines;
 }
 
 std::string joinNames(const std::vector<std::string> &names) {
@@ -380,11 +370,11 @@ std::vector<std::string> registeredNames() {
   std::string listing =
       capture(STDOUT_FILENO, [] { mlir::printRegisteredPasses(); });
   std::vector<std::string> names;
-  for (const std::string &line : splitLines(listing)) {
+  for (std::string_view line : splitLines(listing)) {
     // Entries are indented by two spaces, their options by four.
     if (!startsWith(line, "  --") || startsWith(line, "   "))
       continue;
-    std::string rest = line.substr(4);
+    std::string rest(line.substr(4));
     names.push_back(rest.substr(0, rest.find_first_of(" =")));
   }
   std::sort(names.begin(), names.end());
@@ -405,7 +395,7 @@ std::vector<OptionInfo> optionsOf(const mlir::PassRegistryEntry &entry) {
   });
   std::vector<OptionInfo> out;
   bool first = true;
-  for (const std::string &line : splitLines(help)) {
+  for (std::string_view line : splitLines(help)) {
     std::string t = trimmed(line);
     if (startsWith(t, "--")) {
       if (first) { // the entry itself
@@ -451,7 +441,7 @@ std::vector<Problem> readProblems(const std::string &printed,
   const std::string kParser = "MLIR Textual PassPipeline Parser:";
   // A located error is followed by the line it is about and a caret line.
   bool echo = false;
-  for (const std::string &line : splitLines(printed)) {
+  for (std::string_view line : splitLines(printed)) {
     std::string t = trimmed(line);
     if (t.empty() || t == trimmed(text) ||
         t.find_first_not_of("^ ~") == std::string::npos)

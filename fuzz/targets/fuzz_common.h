@@ -12,6 +12,8 @@
 #ifndef IREEPKG_FUZZ_COMMON_H
 #define IREEPKG_FUZZ_COMMON_H
 
+#include "ireepkg/base/environment.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,7 +32,7 @@ inline std::string_view bytes(const uint8_t *data, size_t size) {
 /// This process's scratch directory (removed at exit).
 inline const std::string &scratchDir() {
   static const std::string dir = [] {
-    const char *tmp = std::getenv("TMPDIR");
+    const char *tmp = ireepkg::environmentOverride("TMPDIR");
     std::error_code ec;
     std::string base = tmp && *tmp ? tmp
                        : std::filesystem::is_directory("/dev/shm", ec) &&

@@ -23,6 +23,11 @@
 // The probe is built without sanitizers, like the released IREE tools, and
 // without full status support: it refuses what such a runtime refuses.
 //
+// It calls dlopen, dlsym and dlclose itself rather than through
+// ireepkg/base/os.h: it links nothing of ireepkg but the environment policy
+// (it is built without the sanitizers the libraries may carry), and what it
+// reports is what each of those calls did, stage by stage.
+//
 // With --compiler-plugin LAYOUT it reads a dynamic IREE compiler plugin
 // instead: dlopen(RTLD_NOW|RTLD_LOCAL) as IREE's loader does, then
 // iree_get_compiler_plugin_info(), whose struct it reads in LAYOUT (see

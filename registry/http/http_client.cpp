@@ -31,13 +31,14 @@
 #include "http_request.h"
 #include "metadata_cache.h"
 
+#include "ireepkg/base/environment.h"
 #include "ireepkg/base/fault_point.h"
+#include "ireepkg/base/os.h"
 #include "ireepkg/base/hash.h"
 #include "ireepkg/base/partial_files.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -1000,10 +1001,9 @@ std::once_flag gCurlInit;
 CURLcode gCurlInitResult = CURLE_OK;
 
 std::string modulePath() {
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void *>(&modulePath), &info) && info.dli_fname)
-    return info.dli_fname;
-  return "libireepkg_http.so";
+  std::string path =
+      os::libraryContaining(reinterpret_cast<const void *>(&modulePath));
+  return path.empty() ? "libireepkg_http.so" : path;
 }
 
 int fail(int *errorCode, char *message, size_t messageSize, ErrorCode code,
@@ -1039,7 +1039,8 @@ ireepkg_http_create_client(const HttpModuleAbi *abi,
     std::string caFile = options->caFile;
     std::string caSource = "the CA file";
     if (caFile.empty())
-      if (const char *env = ::secure_getenv("IREEPKG_CA_FILE"); env && *env) {
+      if (const char *env = environmentOverride("IREEPKG_CA_FILE");
+          env && *env) {
         caFile = env;
         caSource = "IREEPKG_CA_FILE";
       }

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "http_request.h"
 
+#include "ireepkg/base/text.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 
 #include <curl/curl.h>
@@ -28,19 +29,8 @@
 namespace ireepkg::net {
 namespace {
 
-std::string lower(std::string s) {
-  for (char &c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string trim(const std::string &s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos)
-    return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
+/// Header names and values lose spaces, tabs and line ends at either end.
+std::string trimHeader(std::string_view s) { return trimmed(s, " \t\r\n"); }
 
 struct Exchange {
   const HttpRequest *request = nullptr;
@@ -64,8 +54,8 @@ size_t onHeader(char *data, size_t size, size_t count, void *user) noexcept {
     }
     size_t colon = line.find(':');
     if (colon != std::string::npos)
-      x.response.headers.emplace_back(lower(trim(line.substr(0, colon))),
-                                      trim(line.substr(colon + 1)));
+      x.response.headers.emplace_back(lower(trimHeader(line.substr(0, colon))),
+                                      trimHeader(line.substr(colon + 1)));
   } catch (...) {
     return 0;
   }

@@ -818,7 +818,10 @@ static const char *lookup_name(const char *const *names, size_t count,
  *===----------------------------------------------------------------------===*/
 
 /* A malloc'ed copy of an environment variable, or NULL; the environment
- * is ignored in privileged processes (as the Vulkan loader does). */
+ * is ignored in privileged processes (as the Vulkan loader does). This is
+ * the C++ libraries' environment policy (ireepkg/base/environment.h,
+ * environmentOverride) written again: this library is C, stands alone and
+ * links none of them. */
 static char *trusted_getenv(const char *name) {
   if (os_privileged())
     return NULL;

@@ -11,6 +11,7 @@
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/pkg/cache/cache.h"
 #include "ireepkg/base/hash.h"
+#include "ireepkg/base/text.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/project/project.h"
@@ -195,11 +196,6 @@ search(const std::vector<RegistrySpec> &registries, const std::string &text,
   Sources src(registries, env, reporter);
   if (Status s = src.useBundle(); !s)
     return Unexpected(s.error());
-  auto lower = [](std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    return s;
-  };
   std::string needle = lower(text);
   std::vector<SearchHit> hits;
   std::set<std::string> seen;

@@ -44,7 +44,17 @@ std::string privilegedRunReport(const char *tool);
 
 /// The value of environment variable `name`, or nullptr when it is unset,
 /// or when the process runs privileged (then every override is ignored).
+/// Every variable is an override (IREEPKG_*, HOME, PATH, TMPDIR, the
+/// container tools' REGISTRY_AUTH_FILE, ...) unless it is one of the few
+/// that terminalDescription reads.
 const char *environmentOverride(const char *name);
+
+/// The value of a variable that only describes the terminal the output goes
+/// to (TERM, COLUMNS, LINES), or nullptr when it is unset. Read even in a
+/// privileged run: it changes how output looks (colours, line width), never
+/// what ireepkg reads, loads, runs or writes. Any other name is read as
+/// environmentOverride reads it.
+const char *terminalDescription(const char *name);
 
 /// The invoking user's home directory: $HOME, or, when privileged or unset,
 /// the real user's entry in the password database.

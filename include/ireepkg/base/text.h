@@ -11,6 +11,7 @@
 #include <csignal>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ireepkg {
 
@@ -32,6 +33,43 @@ inline std::string_view trim(std::string_view text,
 inline std::string trimmed(std::string_view text,
                            std::string_view chars = kWhitespace) {
   return std::string(trim(text, chars));
+}
+
+/// Whether `text` begins with `prefix` (std::string_view::starts_with for
+/// the tools built as C++17).
+inline bool startsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+/// Whether `text` ends with `suffix`.
+inline bool endsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         text.substr(text.size() - suffix.size()) == suffix;
+}
+
+/// `text` with ASCII letters in lower case; other bytes as they are.
+inline std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char &c : out)
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+/// The lines of `text`, split at '\n' as std::getline reads them: a final
+/// '\n' ends the last line rather than starting an empty one, and '\r' is
+/// kept. The views point into `text`.
+inline std::vector<std::string_view> splitLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos)
+      nl = text.size();
+    lines.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return lines;
 }
 
 /// "SIGSEGV", or "signal 42" for one without a well-known name.

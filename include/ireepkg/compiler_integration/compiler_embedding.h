@@ -9,9 +9,9 @@
 //   auto applied = (*lib)->applyConfig(config);   // globals, then a session
 //   applied->session->compileFile("in.mlir", "out.vmfb", {"--iree-hal-..."});
 //
-// The library is opened with dlopen and every entry point is bound by name;
-// no IREE header is needed at build time and nothing links against the
-// compiler. Only this API's .cpp includes <dlfcn.h>.
+// The library is opened with dlopen (ireepkg/base/os.h) and every entry
+// point is bound by name; no IREE header is needed at build time and
+// nothing links against the compiler.
 //
 // Flags go where IREE's API lets them go:
 //  - a flag marked process-global (CompilerFlag::global, e.g.

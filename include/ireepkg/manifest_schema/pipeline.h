@@ -90,6 +90,14 @@ struct PassPipeline {
 };
 
 /// A syntax error in a pipeline text.
+///
+/// Not an ireepkg::Error, on purpose: it is a parse diagnostic about a
+/// string on its own (a column within the pipeline text; no file, line,
+/// JSON pointer, code or hint, which the parser cannot know). It becomes an
+/// error in one place, the manifest check (checkPipelineSyntax in
+/// manifest_schema/src/manifest.cpp), which reports str() at the JSON
+/// pointer of the hook's "pipeline" with the hint; the MLIR check client
+/// only skips pipelines that do not parse.
 struct PipelineError {
   size_t column = 0; ///< 1-based byte column in the text; length+1 at the end
   /// What is wrong, without the column, e.g. `expected ')' to close

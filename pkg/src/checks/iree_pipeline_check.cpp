@@ -11,6 +11,7 @@
 #include "ireepkg/base/environment.h"
 
 #include "ireepkg/base/child_process.h"
+#include "ireepkg/base/text.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 #include "ireepkg/pkg/checks/mlir_check.h"
 
@@ -24,23 +25,14 @@ namespace {
 constexpr std::string_view kUnknownAt = "<unknown>:0: error: ";
 constexpr std::string_view kParser = "MLIR Textual PassPipeline Parser:";
 
-bool startsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-std::string trimmed(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos)
-    return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(b, e - b + 1));
-}
+/// What lines lose at either end: spaces, tabs and carriage returns.
+constexpr std::string_view kBlanks = " \t\r";
 
 /// The pipeline as IREE takes it: preprocessing pipelines are nested in
 /// `builtin.module(...)` (iree-compile refuses others), executable ones
 /// must be written so (anything else is the name of a tool to run).
 std::optional<std::string> ireeForm(const PipelineSource &p) {
-  std::string text = trimmed(p.text);
+  std::string text = trimmed(p.text, kBlanks);
   bool wrapped = startsWith(text, "builtin.module(");
   if (p.point == HookPoint::Preprocessing)
     return wrapped ? text : "builtin.module(" + text + ")";
@@ -68,7 +60,7 @@ std::string ireeMessage(const std::string &err) {
       std::getline(in, echo);
       std::getline(in, caret);
     }
-    std::string t = trimmed(v);
+    std::string t = trimmed(v, kBlanks);
     if (t.empty() || t == "^")
       continue;
     out += (out.empty() ? "" : "; ") + t;
@@ -252,20 +244,14 @@ checkPipelinesWithIree(const std::vector<PipelineSource> &pipelines,
 std::optional<std::string> ireePipelineErrorLine(std::string_view text) {
   bool ireeSaysSo = false;
   std::optional<std::string> first;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos)
-      end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+  for (std::string_view line : splitLines(text)) {
     bool ireeLine = startsWith(line, "ERROR: ") &&
                     line.find("pass pipeline") != std::string_view::npos;
     bool mlirLine = line.find(kParser) != std::string_view::npos ||
                     startsWith(line, "<Pass-Options-Parser>:");
     ireeSaysSo |= ireeLine || line.find(kParser) != std::string_view::npos;
     if ((ireeLine || mlirLine) && !first)
-      first = trimmed(line);
+      first = trimmed(line, kBlanks);
   }
   if (!ireeSaysSo)
     return std::nullopt;

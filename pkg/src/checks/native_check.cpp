@@ -13,6 +13,7 @@
 #include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/pkg/package/fatelf.h"
 #include "ireepkg/base/file_util.h"
+#include "ireepkg/base/text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -203,13 +204,11 @@ bool isWindowsSystemDll(std::string_view name) {
       "wsock32.dll",
       "wtsapi32.dll",
   };
-  std::string lower(name);
-  for (char &c : lower)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower.starts_with("api-ms-win-") || lower.starts_with("ext-ms-"))
+  const std::string folded = lower(name);
+  if (folded.starts_with("api-ms-win-") || folded.starts_with("ext-ms-"))
     return true;
   for (const char *s : kSystem)
-    if (lower == s)
+    if (folded == s)
       return true;
   return false;
 }

@@ -3,6 +3,7 @@
 #include "ireepkg/base/text.h"
 
 #include "ireepkg/base/child_process.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/pkg/prefix/state.h"
 
 #include "ireepkg/pkg/checks/iree_pipeline_check.h"
@@ -180,7 +181,7 @@ void checkOutput(const std::string &out, const PackageTest &test,
 struct ScratchDir {
   std::string path;
   ScratchDir() {
-    const char *tmp = std::getenv("TMPDIR");
+    const char *tmp = environmentOverride("TMPDIR");
     std::string tmpl =
         std::string(tmp && *tmp ? tmp : "/tmp") + "/ireepkg-test-XXXXXX";
     if (char *p = mkdtemp(tmpl.data()))

@@ -7,6 +7,7 @@
 #include "ireepkg/base/environment.h"
 
 #include "ireepkg/base/child_process.h"
+#include "ireepkg/base/text.h"
 #include "iree_requirement.h"
 
 #include <algorithm>
@@ -38,17 +39,6 @@ std::string normalized(const fs::path &p) {
   std::error_code ec;
   fs::path abs = fs::absolute(p, ec);
   return (ec ? p : abs).lexically_normal().string();
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 /// The `Name:` and `Version:` of a METADATA file (its header part).

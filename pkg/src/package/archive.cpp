@@ -15,6 +15,7 @@
 
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/base/hash.h"
+#include "ireepkg/base/text.h"
 #include "ireepkg/manifest_schema/json_document.h"
 
 #include <archive.h>
@@ -237,12 +238,7 @@ std::string memberProblem(archive_entry *entry, const std::string &name,
   return {};
 }
 
-std::string foldCase(const std::string &s) {
-  std::string out = s;
-  for (char &c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+std::string foldCase(const std::string &s) { return lower(s); }
 
 /// Reads, checks and (optionally) writes the two metadata members.
 struct HeadReader {

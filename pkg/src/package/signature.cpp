@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/package/signature.h"
+#include "ireepkg/base/base64.h"
 #include "ireepkg/base/text.h"
 
 #include "ireepkg/base/file_util.h"
@@ -60,33 +61,6 @@ void initSodium() {
 }
 
 
-std::string base64Encode(const uint8_t *data, size_t size) {
-  initSodium();
-  std::string out(
-      sodium_base64_ENCODED_LEN(size, sodium_base64_VARIANT_ORIGINAL), '\0');
-  sodium_bin2base64(out.data(), out.size(), data, size,
-                    sodium_base64_VARIANT_ORIGINAL);
-  out.resize(std::strlen(out.c_str()));
-  return out;
-}
-
-/// Decodes padded standard base64; nullopt unless all of `text` is base64.
-std::optional<std::vector<uint8_t>> base64Decode(std::string_view text) {
-  initSodium();
-  if (text.empty())
-    return std::nullopt;
-  std::vector<uint8_t> out(text.size() / 4 * 3 + 3);
-  size_t length = 0;
-  const char *end = nullptr;
-  if (sodium_base642bin(out.data(), out.size(), text.data(), text.size(),
-                        nullptr, &length, &end,
-                        sodium_base64_VARIANT_ORIGINAL) != 0 ||
-      end != text.data() + text.size())
-    return std::nullopt;
-  out.resize(length);
-  return out;
-}
-
 uint64_t readLe64(const uint8_t *p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i)
@@ -101,20 +75,11 @@ void writeLe64(uint8_t *p, uint64_t v) {
 
 /// The lines of a small text file: '\r' before '\n' dropped, trailing
 /// empty lines dropped.
-std::vector<std::string_view> splitLines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(
-        pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+std::vector<std::string_view> fileLines(std::string_view text) {
+  std::vector<std::string_view> lines = splitLines(text);
+  for (std::string_view &line : lines)
     if (!line.empty() && line.back() == '\r')
       line.remove_suffix(1);
-    lines.push_back(line);
-    if (nl == std::string_view::npos)
-      break;
-    pos = nl + 1;
-  }
   while (!lines.empty() &&
          lines.back().find_first_not_of(" \t") == std::string_view::npos)
     lines.pop_back();
@@ -123,10 +88,6 @@ std::vector<std::string_view> splitLines(std::string_view text) {
 
 /// Spaces and tabs only: line breaks were split on already.
 std::string_view trimBlanks(std::string_view s) { return trim(s, " \t"); }
-
-bool startsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
 
 /// Two algorithm bytes for a message: "Ed", or "\x00\x01" for binary.
 std::string showAlgorithm(const uint8_t *p) {
@@ -401,7 +362,7 @@ Expected<PublicKey> parsePublicKey(std::string_view text,
   const std::string hint =
       "a minisign public key is a line of 56 base64 characters starting "
       "with \"RW\", or a .pub file holding one under an untrusted comment";
-  std::vector<std::string_view> lines = splitLines(text);
+  std::vector<std::string_view> lines = fileLines(text);
   if (lines.empty())
     return makeError(ErrorCode::Parse, "malformed public key: it is empty",
                      Location::inFile(origin), hint);
@@ -491,7 +452,7 @@ Expected<SecretKeyFile> parseSecretKeyFile(std::string_view text,
                                            const std::string &origin) {
   const std::string hint = "a minisign secret key file has an untrusted "
                            "comment line and a line of base64";
-  std::vector<std::string_view> lines = splitLines(text);
+  std::vector<std::string_view> lines = fileLines(text);
   if (lines.size() < 2)
     return makeError(ErrorCode::Parse,
                      "malformed secret key: expected 2 lines, found " +
@@ -779,7 +740,7 @@ Expected<Signature> parseSignature(std::string_view text,
     return makeError(ErrorCode::Parse, "malformed signature file: " + what,
                      Location::inFile(origin, line), hint);
   };
-  std::vector<std::string_view> lines = splitLines(text);
+  std::vector<std::string_view> lines = fileLines(text);
   if (lines.empty())
     return malformed("it is empty");
   if (lines.size() < 4)

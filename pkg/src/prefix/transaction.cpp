@@ -9,6 +9,7 @@
 #include "ireepkg/base/environment.h"
 
 #include "ireepkg/base/file_util.h"
+#include "ireepkg/base/os.h"
 #include "ireepkg/pkg/prefix/state.h"
 
 #include <nlohmann/json.hpp>
@@ -52,27 +53,11 @@ void faultPoint(const char *point) {
 //===----------------------------------------------------------------------===//
 
 /// Tries to take the lock; returns 0, EAGAIN when held (setting `holder`),
-/// or another errno. POSIX record locks (not flock) so that the holder's pid
-/// can be asked for without writing it into the file: a command that
-/// changes nothing leaves the prefix byte-for-byte as it was.
+/// or another errno. POSIX record locks (os::lockFile, not flock) so that
+/// the holder's pid can be asked for without writing it into the file: a
+/// command that changes nothing leaves the prefix byte-for-byte as it was.
 static int tryLock(int fd, bool wait, pid_t &holder) {
-  struct flock fl = {};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  if (::fcntl(fd, wait ? F_SETLKW : F_SETLK, &fl) == 0)
-    return 0;
-  int e = errno;
-  if (e == EACCES)
-    e = EAGAIN;
-  if (e == EAGAIN) {
-    struct flock probe = {};
-    probe.l_type = F_WRLCK;
-    probe.l_whence = SEEK_SET;
-    holder = ::fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK
-                 ? probe.l_pid
-                 : 0;
-  }
-  return e;
+  return os::lockFile(fd, wait, &holder);
 }
 
 Expected<PrefixLock> PrefixLock::acquire(const std::string &prefix,

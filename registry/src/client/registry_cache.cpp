@@ -5,6 +5,7 @@
 
 #include "ireepkg/pkg/cache/cache.h"
 #include "ireepkg/base/hash.h"
+#include "ireepkg/base/os.h"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -23,13 +24,10 @@ Expected<FileLock> FileLock::acquire(const std::string &path) {
   if (lock.fd_.get() < 0)
     return Unexpected(
         fsutil::ioError("cannot open the lock file", path, errno));
-  struct flock fl {};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  while (::fcntl(lock.fd_.get(), F_SETLKW, &fl) != 0) {
-    if (errno == EINTR)
+  while (int e = os::lockFile(lock.fd_.get(), /*wait=*/true)) {
+    if (e == EINTR)
       continue;
-    return Unexpected(fsutil::ioError("cannot lock", path, errno));
+    return Unexpected(fsutil::ioError("cannot lock", path, e));
   }
   return lock;
 }

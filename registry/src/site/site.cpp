@@ -36,6 +36,7 @@
 
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/base/hash.h"
+#include "ireepkg/base/text.h"
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/package/signature.h"
 #include "client/registry_urls.h"
@@ -158,10 +159,7 @@ const RecordEntry *findReadme(const Record &record) {
                                        "readme.txt", "readme"};
   for (const char *want : kNames)
     for (const RecordEntry &e : record.files) {
-      std::string lower = e.path;
-      std::transform(lower.begin(), lower.end(), lower.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
-      if (lower == want)
+      if (lower(e.path) == want)
         return &e;
     }
   return nullptr;
@@ -221,10 +219,8 @@ Expected<ArchiveDetails> readDetails(const std::string &path,
                                       "RECORD.json declares",
                        at(path));
     d.readmeName = readme->path;
-    std::string lower = readme->path;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    bool markdown = lower.ends_with(".md") || lower.ends_with(".markdown");
+    const std::string name = lower(readme->path);
+    bool markdown = name.ends_with(".md") || name.ends_with(".markdown");
     d.readmeHtml = markdown ? renderMarkdown(*text)
                             : "<pre>" + htmlEscape(*text) + "</pre>\n";
   }

@@ -6,8 +6,9 @@
 //===----------------------------------------------------------------------===//
 #include "http_module.h"
 #include "ireepkg/base/environment.h"
+#include "ireepkg/base/os.h"
+#include "ireepkg/base/text.h"
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,18 +23,10 @@ namespace ireepkg::net {
 HttpClient::~HttpClient() = default;
 
 bool isHttpUrl(const std::string &url) {
-  auto startsWithNoCase = [&](const char *prefix) {
-    size_t n = std::char_traits<char>::length(prefix);
-    if (url.size() <= n)
-      return false;
-    for (size_t i = 0; i < n; ++i) {
-      char c = url[i];
-      if (c >= 'A' && c <= 'Z')
-        c = static_cast<char>(c - 'A' + 'a');
-      if (c != prefix[i])
-        return false;
-    }
-    return true;
+  // The scheme and at least one more character.
+  auto startsWithNoCase = [&](std::string_view prefix) {
+    return url.size() > prefix.size() &&
+           lower(std::string_view(url).substr(0, prefix.size())) == prefix;
   };
   return startsWithNoCase("http://") || startsWithNoCase("https://");
 }
@@ -86,18 +79,18 @@ Expected<LoadedModule> loadModule() {
       continue;
     }
     // Never unloaded: clients made by it may live until exit.
-    void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    std::string why;
+    void *handle = os::openLibrary(path, {}, &why);
     if (!handle) {
-      const char *why = ::dlerror();
-      tried.push_back(path + " (cannot load: " + (why ? why : "unknown error") +
-                      ")");
+      tried.push_back(path + " (cannot load: " +
+                      (why.empty() ? "unknown error" : why) + ")");
       continue;
     }
-    void *symbol = ::dlsym(handle, IREEPKG_HTTP_FACTORY_NAME);
+    void *symbol = os::librarySymbol(handle, IREEPKG_HTTP_FACTORY_NAME);
     if (!symbol) {
       tried.push_back(path + " (does not export " IREEPKG_HTTP_FACTORY_NAME
                              ")");
-      ::dlclose(handle);
+      os::closeLibrary(handle);
       continue;
     }
     LoadedModule m;

@@ -24,8 +24,11 @@
 //===----------------------------------------------------------------------===//
 #include "oci.h"
 
+#include "ireepkg/base/base64.h"
 #include "ireepkg/base/child_process.h"
+#include "ireepkg/base/environment.h"
 #include "ireepkg/base/file_util.h"
+#include "ireepkg/base/text.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -37,42 +40,16 @@ namespace ireepkg::registry::oci {
 
 namespace {
 
-int b64value(char c) {
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 26;
-  if (c >= '0' && c <= '9')
-    return c - '0' + 52;
-  if (c == '+' || c == '-')
-    return 62;
-  if (c == '/' || c == '_')
-    return 63;
-  return -1;
-}
-
+/// The bytes of a credential file's "auth" (base64 of user:password).
 std::optional<std::string> unbase64(const std::string &in) {
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    if (c == '=' || c == '\n' || c == '\r')
-      continue;
-    int v = b64value(c);
-    if (v < 0)
-      return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xff);
-    }
-  }
-  return out;
+  auto bytes = base64Decode(in, Base64Syntax::Lenient);
+  if (!bytes)
+    return std::nullopt;
+  return std::string(bytes->begin(), bytes->end());
 }
 
 std::string env(const char *name) {
-  const char *v = ::secure_getenv(name);
+  const char *v = environmentOverride(name);
   return v ? v : "";
 }
 
@@ -169,8 +146,7 @@ std::string authsKeyHost(std::string key) {
       key = key.substr(std::string(p).size());
   if (size_t slash = key.find('/'); slash != std::string::npos)
     key = key.substr(0, slash);
-  for (char &c : key)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  key = lower(key);
   return isDockerHub(key) ? "index.docker.io" : key;
 }
 

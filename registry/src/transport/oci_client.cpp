@@ -17,7 +17,9 @@
 //===----------------------------------------------------------------------===//
 #include "oci.h"
 
+#include "ireepkg/base/environment.h"
 #include "ireepkg/base/hash.h"
+#include "ireepkg/base/text.h"
 #include "ireepkg/registry/client/registry_cache.h"
 
 #include <algorithm>
@@ -27,12 +29,6 @@
 namespace ireepkg::registry::oci {
 
 namespace {
-
-std::string lower(std::string s) {
-  for (char &c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string percentEncode(const std::string &s) {
   static const char *hex = "0123456789ABCDEF";
@@ -654,7 +650,7 @@ Status Client::pushBlob(const std::string &repo, const std::string &digest,
   // PATCHes of that size (at least the registry's OCI-Chunk-Min-Length),
   // each to the Location the previous one returned, then an empty PUT.
   uint64_t chunk = 0;
-  if (const char *e = ::secure_getenv("IREEPKG_OCI_CHUNK_SIZE"); e && *e)
+  if (const char *e = environmentOverride("IREEPKG_OCI_CHUNK_SIZE"); e && *e)
     chunk = std::strtoull(e, nullptr, 10);
   if (std::string min = r->header("oci-chunk-min-length"); !min.empty())
     chunk = std::max<uint64_t>(chunk, std::strtoull(min.c_str(), nullptr, 10));
