@@ -6,6 +6,7 @@
 #include "project_change.h"
 #include "registry_args.h"
 
+#include "ireepkg/pkg/prefix/install.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/registry/workflow.h"
 

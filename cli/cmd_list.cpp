@@ -2,6 +2,7 @@
 #include "output.h"
 
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/shadowing.h"
 
 #include <cstdio>
 

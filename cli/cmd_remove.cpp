@@ -1,7 +1,7 @@
 //===- cmd_remove.cpp - `ireepkg remove` ---------------------------------===//
 #include "output.h"
 
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/install.h"
 #include "ireepkg/pkg/project/project_file.h"
 
 namespace ireepkg::cli {

@@ -3,7 +3,7 @@
 #include "ireepkg/base/environment.h"
 #include "registry_args.h"
 
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/project/project_file.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,6 +1,7 @@
 //===- cmd_sync.cpp - `ireepkg sync` --------------------------------------===//
 #include "interrupt.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "ireepkg/pkg/prefix/install.h"
 #include "output.h"
 #include "prefix_args.h"
 #include "project_change.h"

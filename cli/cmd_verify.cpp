@@ -1,7 +1,7 @@
 //===- cmd_verify.cpp - `ireepkg verify` ---------------------------------===//
 #include "output.h"
 
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/install.h"
 
 #include <cstdio>
 

@@ -4,6 +4,8 @@
 #include "interrupt.h"
 #include "output.h"
 
+#include "ireepkg/pkg/prefix/install.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>

@@ -15,6 +15,7 @@
 
 #include "command.h"
 #include "ireepkg/registry/workflow.h"
+#include "ireepkg/pkg/prefix/install.h"
 
 #include <optional>
 #include <string>

@@ -35,7 +35,7 @@
 #include "ireepkg/base/fault_point.h"
 #include "ireepkg/base/hash.h"
 #include "ireepkg/base/partial_files.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <curl/curl.h>
 #include <dlfcn.h>

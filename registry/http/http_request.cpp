@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 #include "http_request.h"
 
-#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <curl/curl.h>
 #include <fcntl.h>

@@ -17,6 +17,7 @@
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/project/project.h"
 #include "ireepkg/pkg/prefix/state.h"
+#include "ireepkg/pkg/prefix/install.h"
 #include "registry_cache.h"
 
 #include <algorithm>

@@ -26,7 +26,7 @@
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/base/hash.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 #include "ireepkg/pkg/package/signature.h"
 #include "registry_cache.h"
 #include "registry_urls.h"

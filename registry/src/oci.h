@@ -14,6 +14,7 @@
 #include "ireepkg/base/error.h"
 #include "ireepkg/registry/fetch.h"
 #include "ireepkg/registry/registry.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <nlohmann/json.hpp>
 

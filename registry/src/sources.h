@@ -17,6 +17,7 @@
 #include "ireepkg/pkg/project/project.h"
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/registry/workflow.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 #include "registry_cache.h"
 
 #include <algorithm>

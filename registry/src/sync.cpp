@@ -17,6 +17,8 @@
 #include "ireepkg/pkg/project/project.h"
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/registry/parsed_cache.h"
+#include "ireepkg/pkg/prefix/install.h"
+#include "ireepkg/pkg/prefix/shadowing.h"
 #include "registry_cache.h"
 
 #include <algorithm>

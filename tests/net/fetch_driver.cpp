@@ -45,7 +45,7 @@
 //    "downloads_ms"}                                   times of each step
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 #include "ireepkg/registry/fetch.h"
 #include "ireepkg/registry/registry.h"
 

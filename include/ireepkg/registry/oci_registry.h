@@ -18,6 +18,7 @@
 
 #include "ireepkg/base/error.h"
 #include "ireepkg/registry/registry.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <string>
 

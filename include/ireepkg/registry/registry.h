@@ -37,6 +37,7 @@
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/resolve/resolver.h"
 #include "ireepkg/registry/fetch.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <cstdint>
 #include <map>

@@ -7,6 +7,7 @@
 #include "ireepkg/base/environment.h"
 
 #include "ireepkg/base/child_process.h"
+#include "ireepkg/pkg/prefix/install.h"
 #include "iree_requirement.h"
 
 #include <algorithm>

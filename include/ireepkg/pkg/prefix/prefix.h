@@ -175,9 +175,4 @@ rewriteMovedPrefix(const std::string &prefix, const LockOptions &lock,
 
 } // namespace ireepkg
 
-// Until every includer names what it uses.
-#include "ireepkg/pkg/prefix/install.h"
-#include "ireepkg/pkg/prefix/shadowing.h"
-#include "ireepkg/pkg/project/project_file.h"
-
 #endif // IREEPKG_PREFIX_H
