@@ -6,7 +6,7 @@
 #include "output/output.h"
 
 #include "ireepkg/base/environment.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/project/project_file.h"
 
 #include <cstdio>
 #include <cstdlib>

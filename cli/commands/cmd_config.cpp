@@ -7,7 +7,6 @@
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/base/child_process.h"
-#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -41,6 +41,7 @@
 #include "ireepkg/pkg/checks/mlir_check.h"
 #include "ireepkg/pkg/checks/package_test.h"
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/shadowing.h"
 #include "ireepkg/pkg/checks/runtime_doctor.h"
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/runtime_integration/runtime_state.h"

@@ -5,6 +5,7 @@
 
 #include "ireepkg/manifest_schema/cpu_level.h"
 #include "ireepkg/manifest_schema/suggest.h"
+#include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/runtime_integration/runtime_state.h"

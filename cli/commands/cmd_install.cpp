@@ -8,6 +8,7 @@
 #include "args/registry_args.h"
 #include "output/report.h"
 
+#include "ireepkg/pkg/prefix/install.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/workflow/workflow.h"
 

@@ -4,6 +4,7 @@
 #include "output/report.h"
 
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/shadowing.h"
 
 #include <cstdio>
 

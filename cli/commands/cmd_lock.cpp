@@ -7,6 +7,7 @@
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/base/file_util.h"
+#include "ireepkg/pkg/prefix/install.h"
 
 #include <cstdio>
 #include <functional>

@@ -3,7 +3,7 @@
 #include "output/output.h"
 #include "output/report.h"
 
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/install.h"
 #include "ireepkg/pkg/project/project_file.h"
 
 namespace ireepkg::cli {

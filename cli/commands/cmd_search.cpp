@@ -5,7 +5,7 @@
 #include "args/registry_args.h"
 #include "output/report.h"
 
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/project/project_file.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -7,6 +7,7 @@
 #include "commands/project_change.h"
 #include "args/registry_args.h"
 #include "output/report.h"
+#include "ireepkg/pkg/prefix/install.h"
 
 #include <cstdio>
 

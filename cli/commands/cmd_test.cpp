@@ -16,7 +16,6 @@
 #include "ireepkg/compiler_integration/tuning_specs.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/prefix/prefix.h"
 
 #include <filesystem>
 

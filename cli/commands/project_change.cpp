@@ -9,6 +9,7 @@
 
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/base/file_util.h"
+#include "ireepkg/pkg/prefix/install.h"
 
 #include <cstdio>
 

@@ -15,6 +15,7 @@
 
 #include "commands/command.h"
 #include "ireepkg/workflow/workflow.h"
+#include "ireepkg/pkg/prefix/install.h"
 
 #include <optional>
 #include <string>

@@ -8,7 +8,8 @@
 #ifndef IREEPKG_CLI_DESCRIBE_H
 #define IREEPKG_CLI_DESCRIBE_H
 
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/prefix/shadowing.h"
 
 #include <nlohmann/json.hpp>
 

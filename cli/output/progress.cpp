@@ -6,6 +6,8 @@
 
 #include "ireepkg/base/environment.h"
 
+#include "ireepkg/pkg/prefix/install.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>

@@ -10,7 +10,8 @@
 
 #include "output/progress.h"
 
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/install.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 namespace ireepkg::cli {
 

@@ -18,6 +18,7 @@
 #include "ireepkg/compiler_integration/compiler_index.h"
 #include "ireepkg/pkg/checks/package_test.h"
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <cctype>
 #include <cerrno>

@@ -27,7 +27,7 @@
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/compiler_integration/compiler_embedding.h"
 #include "ireepkg/base/environment.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -36,7 +36,7 @@
 #include "ireepkg/base/os.h"
 #include "ireepkg/base/hash.h"
 #include "ireepkg/base/partial_files.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <curl/curl.h>
 #include <fcntl.h>

@@ -48,6 +48,7 @@
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/registry/transport/fetch.h"
 #include "ireepkg/registry/client/client.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <nlohmann/json.hpp>
 

@@ -18,6 +18,7 @@
 #include "ireepkg/pkg/project/project.h"
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/registry/client/registry_cache.h"
+#include "ireepkg/pkg/prefix/install.h"
 
 #include <algorithm>
 #include <filesystem>

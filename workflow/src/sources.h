@@ -18,6 +18,7 @@
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/workflow/workflow.h"
 #include "ireepkg/registry/client/registry_cache.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -18,6 +18,8 @@
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/registry/client/parsed_cache.h"
 #include "ireepkg/registry/client/registry_cache.h"
+#include "ireepkg/pkg/prefix/install.h"
+#include "ireepkg/pkg/prefix/shadowing.h"
 
 #include <algorithm>
 #include <filesystem>

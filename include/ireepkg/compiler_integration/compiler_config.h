@@ -30,6 +30,7 @@
 #include "ireepkg/compiler_integration/tuning_specs.h"
 #include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <nlohmann/json.hpp>
 

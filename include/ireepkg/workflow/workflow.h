@@ -26,7 +26,9 @@
 #include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/pkg/iree/iree_version.h"
+#include "ireepkg/pkg/prefix/install.h"
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 #include "ireepkg/pkg/project/project_file.h"
 #include "ireepkg/registry/client/client.h"
 

@@ -9,6 +9,7 @@
 #include "ireepkg/pkg/checks/iree_pipeline_check.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <algorithm>
 #include <chrono>

@@ -13,7 +13,9 @@
 #define IREEPKG_PKG_PIPELINE_CHECK_H
 
 #include "ireepkg/pkg/checks/mlir_check.h"
+#include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <map>
 #include <string>

@@ -2,7 +2,8 @@
 #ifndef IREEPKG_PKG_IREE_REQUIREMENT_H
 #define IREEPKG_PKG_IREE_REQUIREMENT_H
 
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/install.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <string>
 #include <utility>

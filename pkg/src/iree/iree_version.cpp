@@ -8,6 +8,7 @@
 
 #include "ireepkg/base/child_process.h"
 #include "ireepkg/base/text.h"
+#include "ireepkg/pkg/prefix/install.h"
 #include "iree_requirement.h"
 
 #include <algorithm>

@@ -6,7 +6,11 @@
 // stages, verifies and commits in one transaction.
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/pkg/prefix/install.h"
+#include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
+#include "ireepkg/pkg/prefix/shadowing.h"
 #include "ireepkg/manifest_schema/suggest.h"
 
 #include "ireepkg/base/file_util.h"

@@ -1,5 +1,8 @@
 //===- pkg/src/prefix/prefix.cpp - Finding and reading prefixes -----------===//
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/prefix/reporter.h"
+#include "ireepkg/pkg/project/project_file.h"
 #include "ireepkg/base/environment.h"
 
 #include "ireepkg/base/file_util.h"

@@ -7,6 +7,7 @@
 // packages declaring the same import, the one activated last is used.
 //
 //===----------------------------------------------------------------------===//
+#include "ireepkg/pkg/prefix/shadowing.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 
 #include "ireepkg/base/file_util.h"

@@ -27,6 +27,7 @@
 
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include "ireepkg/base/fault_point.h"
 

@@ -5,9 +5,9 @@
 // one splice of the text, and the text is parsed again before the next
 // change. New text copies the style of what is around it: the line ending,
 // the indentation unit, whether entries are one object per line or spread
-// over several lines, and the spacing around ':' and ','. The result is
-// checked with parseProjectFile before it is returned, so a broken file is
-// never handed back.
+// over several lines, and the spacing around ':' and ',' (json_text_edit.h
+// reads and writes it). The result is checked with parseProjectFile before
+// it is returned, so a broken file is never handed back.
 //
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/project/project.h"
@@ -19,6 +19,7 @@
 #include "ireepkg/base/hash.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/platform.h"
+#include "json_text_edit.h"
 
 #include <algorithm>
 #include <cctype>
@@ -30,190 +31,20 @@ namespace fs = std::filesystem;
 namespace ireepkg::project {
 
 using json = nlohmann::json;
+using json_text_edit::detectIndentUnit;
+using json_text_edit::firstOnLine;
+using json_text_edit::indentOf;
+using json_text_edit::inlineValue;
+using json_text_edit::Layout;
+using json_text_edit::Members;
+using json_text_edit::ObjectStyle;
+using json_text_edit::onlyChars;
+using json_text_edit::quote;
+using json_text_edit::renderObject;
+using json_text_edit::renderValue;
+using json_text_edit::valueEnd;
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Text helpers
-//===----------------------------------------------------------------------===//
-
-/// One past the last byte of the value that starts at `start`. The text is
-/// JSON that parsed, so this only has to find the closing quote or bracket.
-size_t valueEnd(std::string_view text, size_t start) {
-  size_t i = start;
-  if (i >= text.size())
-    return text.size();
-  char c = text[i];
-  if (c == '"') {
-    for (++i; i < text.size(); ++i) {
-      if (text[i] == '\\')
-        ++i;
-      else if (text[i] == '"')
-        return i + 1;
-    }
-    return text.size();
-  }
-  if (c == '{' || c == '[') {
-    int depth = 0;
-    for (; i < text.size(); ++i) {
-      char d = text[i];
-      if (d == '"') {
-        i = valueEnd(text, i) - 1;
-      } else if (d == '{' || d == '[') {
-        ++depth;
-      } else if (d == '}' || d == ']') {
-        if (--depth == 0)
-          return i + 1;
-      }
-    }
-    return text.size();
-  }
-  static constexpr std::string_view kStop = ",]} \t\r\n";
-  while (i < text.size() && kStop.find(text[i]) == std::string_view::npos)
-    ++i;
-  return i;
-}
-
-size_t lineStartOf(std::string_view text, size_t offset) {
-  if (offset == 0)
-    return 0;
-  size_t nl = text.rfind('\n', offset - 1);
-  return nl == std::string_view::npos ? 0 : nl + 1;
-}
-
-/// The blanks that start the line holding `offset`.
-std::string indentOf(std::string_view text, size_t offset) {
-  size_t b = lineStartOf(text, offset), e = b;
-  while (e < text.size() && (text[e] == ' ' || text[e] == '\t'))
-    ++e;
-  return std::string(text.substr(b, e - b));
-}
-
-/// True when only blanks precede `offset` on its line.
-bool firstOnLine(std::string_view text, size_t offset) {
-  for (size_t i = lineStartOf(text, offset); i < offset; ++i)
-    if (text[i] != ' ' && text[i] != '\t')
-      return false;
-  return true;
-}
-
-bool onlyChars(std::string_view s, std::string_view allowed) {
-  return s.find_first_not_of(allowed) == std::string_view::npos;
-}
-
-/// The file's indentation unit: a tab if indented lines start with one,
-/// else the smallest indentation in spaces, else two spaces.
-std::string detectIndentUnit(std::string_view text) {
-  size_t smallest = 0;
-  for (size_t b = 0; b < text.size();) {
-    size_t e = b;
-    while (e < text.size() && (text[e] == ' ' || text[e] == '\t'))
-      ++e;
-    bool blankLine = e >= text.size() || text[e] == '\n' || text[e] == '\r';
-    if (e > b && !blankLine) {
-      if (text[b] == '\t')
-        return "\t";
-      if (smallest == 0 || e - b < smallest)
-        smallest = e - b;
-    }
-    size_t nl = text.find('\n', b);
-    if (nl == std::string_view::npos)
-      break;
-    b = nl + 1;
-  }
-  return smallest ? std::string(smallest, ' ') : std::string("  ");
-}
-
-/// JSON text of a value, UTF-8 kept as it is. Requests are checked for
-/// valid UTF-8 first (checkRequest); the replacing handler only makes sure
-/// that nothing here can throw.
-std::string dumpScalar(const json &v) {
-  return v.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::string quote(const std::string &s) { return dumpScalar(json(s)); }
-
-//===----------------------------------------------------------------------===//
-// Styles and rendering of new text
-//===----------------------------------------------------------------------===//
-
-struct Layout {
-  std::string nl = "\n";
-  std::string unit = "  ";
-};
-
-/// How an object is written.
-struct ObjectStyle {
-  bool expanded = true;     ///< one member per line
-  std::string colon = ": "; ///< between key and value
-  std::string inner = "  "; ///< expanded: member indentation, relative
-  std::string open;         ///< compact: after '{'
-  std::string close;        ///< compact: before '}'
-  std::string sep = ", ";   ///< compact: between members
-};
-
-using Members = std::vector<std::pair<std::string, json>>;
-
-std::string inlineValue(const json &v, const ObjectStyle &s) {
-  std::string sep = s.sep == "," ? "," : ", ";
-  if (v.is_array()) {
-    if (v.empty())
-      return "[]";
-    std::string out = "[";
-    for (size_t i = 0; i < v.size(); ++i)
-      out += (i ? sep : "") + inlineValue(v[i], s);
-    return out + "]";
-  }
-  if (v.is_object()) {
-    if (v.empty())
-      return "{}";
-    std::string out = "{" + s.open;
-    bool first = true;
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      out += (first ? "" : s.sep) + quote(it.key()) + s.colon +
-             inlineValue(*it, s);
-      first = false;
-    }
-    return out + s.close + "}";
-  }
-  return dumpScalar(v);
-}
-
-std::string renderObject(const Members &members, const ObjectStyle &s,
-                         const Layout &l, const std::string &indent);
-
-/// A member's value: a non-empty object follows the style, everything else
-/// stays on one line.
-std::string renderValue(const json &v, const ObjectStyle &s, const Layout &l,
-                        const std::string &indent) {
-  if (v.is_object() && !v.empty() && s.expanded) {
-    Members m;
-    for (auto it = v.begin(); it != v.end(); ++it)
-      m.emplace_back(it.key(), *it);
-    return renderObject(m, s, l, indent);
-  }
-  return inlineValue(v, s);
-}
-
-/// An object whose '{' goes on a line indented by `indent`.
-std::string renderObject(const Members &members, const ObjectStyle &s,
-                         const Layout &l, const std::string &indent) {
-  if (members.empty())
-    return "{}";
-  std::string out = "{";
-  if (!s.expanded) {
-    out += s.open;
-    for (size_t i = 0; i < members.size(); ++i)
-      out += (i ? s.sep : "") + quote(members[i].first) + s.colon +
-             inlineValue(members[i].second, s);
-    return out + s.close + "}";
-  }
-  std::string memberIndent = indent + s.inner;
-  for (size_t i = 0; i < members.size(); ++i)
-    out += (i ? "," : "") + l.nl + memberIndent + quote(members[i].first) +
-           s.colon + renderValue(members[i].second, s, l, memberIndent);
-  return out + l.nl + indent + "}";
-}
 
 //===----------------------------------------------------------------------===//
 // The text being edited

@@ -4,7 +4,6 @@
 #include "ireepkg/base/file_util.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/project/project.h"
 
 #include <cerrno>

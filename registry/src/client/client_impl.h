@@ -15,7 +15,7 @@
 
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/base/hash.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 #include "ireepkg/pkg/package/signature.h"
 #include "ireepkg/registry/client/parsed_cache.h"
 #include "metadata_files.h"

@@ -27,7 +27,7 @@
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/base/hash.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 #include "ireepkg/pkg/package/signature.h"
 #include "ireepkg/registry/client/registry_cache.h"
 #include "client/registry_urls.h"

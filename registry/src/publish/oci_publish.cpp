@@ -27,7 +27,7 @@
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/package/package.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 #include "ireepkg/pkg/package/signature.h"
 #include "ireepkg/registry/transport/oci_registry.h"
 #include "ireepkg/registry/client/client.h"

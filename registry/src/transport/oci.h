@@ -15,6 +15,7 @@
 #include "ireepkg/registry/transport/fetch.h"
 #include "ireepkg/registry/client/client.h"
 #include "ireepkg/registry/publish/publisher.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <nlohmann/json.hpp>
 

@@ -19,7 +19,7 @@
 
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/base/hash.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 #include "oci.h"
 #include "ireepkg/registry/client/registry_cache.h"
 #include "client/registry_urls.h"

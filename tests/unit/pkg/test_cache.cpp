@@ -13,7 +13,8 @@
 #include "ireepkg/pkg/cache/cache_maintenance.h"
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/base/hash.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/prefix/install.h"
 
 #include <doctest/doctest.h>
 

@@ -11,6 +11,8 @@
 
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/base/hash.h"
+#include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/prefix/install.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/runtime.h"

@@ -7,7 +7,7 @@
 #include "ireepkg/pkg/project/project.h"
 
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/project/project_file.h"
 
 #include <doctest/doctest.h>
 

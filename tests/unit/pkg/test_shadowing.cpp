@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "temp_dir.h"
 
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/shadowing.h"
 #include "ireepkg/pkg/prefix/state.h"
 
 #include <doctest/doctest.h>

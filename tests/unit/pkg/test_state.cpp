@@ -16,6 +16,7 @@
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
+#include "ireepkg/pkg/prefix/install.h"
 
 #include <doctest/doctest.h>
 

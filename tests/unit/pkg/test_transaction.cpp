@@ -12,7 +12,10 @@
 #include "temp_dir.h"
 
 #include "ireepkg/base/environment.h"
+#include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/prefix/install.h"
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <doctest/doctest.h>
 

@@ -15,7 +15,6 @@
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/package/package.h"
-#include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/package/signature.h"
 #include "temp_dir.h"
 

@@ -18,7 +18,7 @@
 
 #include "ireepkg/base/hash.h"
 #include "ireepkg/pkg/package/package.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 #include "ireepkg/pkg/package/signature.h"
 
 #include <doctest/doctest.h>

@@ -33,6 +33,8 @@
 #include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/manifest_schema/platform.h"
+#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <nlohmann/json.hpp>
 

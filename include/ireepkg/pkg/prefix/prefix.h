@@ -23,11 +23,11 @@
 
 #include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
-#include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
+#include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,38 +36,6 @@
 #include <nlohmann/json.hpp>
 
 namespace ireepkg {
-
-/// Receives what long operations want to tell a person. The CLI prints;
-/// tests record. Every method has a do-nothing default.
-class Reporter {
-public:
-  virtual ~Reporter();
-  /// Another process holds the prefix lock; called once before waiting.
-  virtual void waitingForLock(const std::string &prefix,
-                              const std::string &holder);
-  /// A journal from an interrupted command was completed or rolled back.
-  virtual void recovered(const std::string &prefix, const std::string &what);
-  virtual void warning(const Diagnostic &diagnostic);
-  /// Bytes extracted so far of the current archive; for "downloading",
-  /// bytes downloaded so far of every download under way together.
-  virtual void progress(const std::string &label, uint64_t done,
-                        uint64_t total);
-  /// One download of several under way at once, named by `label`
-  /// ("simple-mul 1.2.0"); called with done == total once it is complete.
-  virtual void itemProgress(const std::string &label, uint64_t done,
-                            uint64_t total);
-  /// True once the person asked the command to stop (Ctrl-C). Long
-  /// operations ask between steps and, before they change anything for
-  /// good, give up with ErrorCode::Interrupted (see interruptedError).
-  virtual bool interrupted();
-  /// What is being done, for `--verbose`: where a registry's files come
-  /// from, cache hits, downloads. `level` 1 is shown with -v, 2 with -vv.
-  virtual void detail(int level, const std::string &message);
-};
-
-/// The error of an operation given up because `reporter.interrupted()`:
-/// ErrorCode::Interrupted, "interrupted while <what>".
-Error interruptedError(const std::string &what);
 
 //===----------------------------------------------------------------------===//
 // Finding the prefix
@@ -85,18 +53,6 @@ struct PrefixLocation {
 Expected<PrefixLocation>
 locatePrefix(const std::optional<std::string> &explicitPrefix,
              const std::string &cwd);
-
-/// Checks a project's prefix, `<project>/.iree-plugins`, before it is used
-/// without the user naming it (--prefix, IREEPKG_PREFIX). Whoever made the
-/// checkout chose what is there, so it is refused when it is a symlink (it
-/// could point at another prefix, which `sync` would then change) or when
-/// the directory it is in may be written by another user (one not the
-/// current user's or root's, or group- or world-writable without the
-/// sticky bit), who could put such a link there at any time.
-Status checkProjectPrefix(const std::string &prefix);
-
-/// The plugins.json in `cwd` or the nearest directory above it; "" if none.
-std::string findProjectFile(const std::string &cwd);
 
 //===----------------------------------------------------------------------===//
 // State
@@ -184,116 +140,12 @@ Expected<Manifest> readInstalledManifest(const std::string &prefix,
                                          const InstalledPackage &package,
                                          Reporter &reporter);
 
-//===----------------------------------------------------------------------===//
-// Changing the prefix
-//===----------------------------------------------------------------------===//
-
+/// How a change waits for the prefix's lock (one process changes a prefix
+/// at a time).
 struct LockOptions {
   /// Seconds to wait for the lock; nullopt waits without limit.
   std::optional<double> timeoutSeconds;
 };
-
-/// How the IREE requirement (requires.iree) of the packages an install
-/// brings in is checked against the IREE in use.
-struct IreeRequirementCheck {
-  /// The IREE in use; nullopt: none is known (`problem` says why).
-  std::optional<Version> version;
-  std::string source;  ///< where the version was read, for messages
-  std::string problem; ///< why none is known; "" says nothing about it
-  /// A package that excludes the IREE in use is installed with a warning
-  /// instead of refused (--ignore-iree-version).
-  bool ignore = false;
-  /// Name the archive file in messages (false: the archives are ireepkg's
-  /// own downloads, as in sync).
-  bool nameArchives = true;
-};
-
-struct InstallOptions {
-  LockOptions lock;
-  std::optional<Platform> platform; ///< default: the prefix's, else host
-  /// Sets the prefix's cpuLevel ("" clears it); nullopt keeps it.
-  std::optional<std::string> cpuLevel;
-  ArchiveLimits limits;
-  /// Activation order preferred by a project (package names).
-  std::vector<std::string> preferredOrder;
-  /// A project's compiler settings; replaces the prefix's when set.
-  std::optional<ProjectSettings> project;
-  bool useCache = true;
-  /// Make the prefix exactly the given archives (sync): every installed
-  /// package that is not among them is removed in the same transaction.
-  bool exact = false;
-  /// Packages among the archives that are recorded as installed for a
-  /// dependency rather than explicitly (sync, install by name).
-  std::set<std::string> asDependency;
-  /// Check each incoming package's requires.iree (nullopt: not checked).
-  std::optional<IreeRequirementCheck> iree;
-  /// Change nothing: read the archives and check them as for the install,
-  /// then report in InstallReport::changes what would change (by name and
-  /// version). The prefix is neither locked nor created.
-  bool dryRun = false;
-};
-
-/// An active runtime plugin: which package, which plugin.
-struct RuntimePluginRef {
-  std::string package;
-  std::string plugin;
-};
-
-/// An import that the active runtime plugins of more than one package
-/// declare. IREE resolves imports in reverse registration order, and the
-/// prefix registers plugins in activation order, so the package activated
-/// last provides it; the others are shadowed.
-struct ShadowedImport {
-  std::string import;
-  RuntimePluginRef used;                  ///< the one IREE calls
-  std::vector<RuntimePluginRef> shadowed; ///< the others, latest first
-};
-
-/// The shadowed imports of a prefix, from its state/activation.json (empty
-/// when it has none). Within one package, the last of its plugins that
-/// declares an import stands for the package (a package may ship the same
-/// kernel as an embedded ELF and a system library).
-std::vector<ShadowedImport> shadowedImports(const std::string &prefix);
-
-struct InstallReport {
-  struct Change {
-    std::string name;
-    std::string from; ///< "" when newly installed
-    std::string to;   ///< "" when removed
-  };
-  std::vector<Change> changes;
-  std::vector<std::string> unchanged; ///< already installed, same bytes
-  bool reordered = false; ///< the activation order changed (project order)
-  /// No package changed, but the project's option values or hook choices
-  /// (plugins.json) did: the prefix's flags were written again.
-  bool settingsChanged = false;
-  std::string prefix;
-  /// How the incoming packages' pass pipelines were checked with MLIR.
-  MlirCheckReport pipelineCheck;
-  /// Imports more than one package provides, after the change.
-  std::vector<ShadowedImport> shadowedImports;
-  /// installedStateFingerprint of the prefix as the operation left it,
-  /// taken while it still held the prefix lock (empty for a dry run): the
-  /// state this report describes, whatever another process did after.
-  std::string stateFingerprint;
-};
-
-Expected<InstallReport> installArchives(const std::string &prefix,
-                                        const std::vector<std::string> &archives,
-                                        const InstallOptions &options,
-                                        Reporter &reporter);
-
-struct RemoveOptions {
-  LockOptions lock;
-  bool cascade = false;
-  /// Change nothing: report what would be removed.
-  bool dryRun = false;
-};
-
-Expected<InstallReport> removePackages(const std::string &prefix,
-                                       const std::vector<std::string> &names,
-                                       const RemoveOptions &options,
-                                       Reporter &reporter);
 
 //===----------------------------------------------------------------------===//
 // Moved prefixes
@@ -320,34 +172,6 @@ std::optional<std::string> prefixMovedFrom(const std::string &prefix);
 Expected<std::optional<std::string>>
 rewriteMovedPrefix(const std::string &prefix, const LockOptions &lock,
                    Reporter &reporter);
-
-//===----------------------------------------------------------------------===//
-// Verifying
-//===----------------------------------------------------------------------===//
-
-struct VerifyProblem {
-  std::string package; ///< "" for prefix-level problems
-  std::string path;    ///< relative to the package (or prefix)
-  /// "modified", "missing", "extra", "permissions", "state", "stale",
-  /// "outdated" (VerifyReport::outdated only)
-  std::string kind;
-  std::string detail;
-};
-
-struct VerifyReport {
-  std::vector<std::string> checkedPackages;
-  uint64_t checkedFiles = 0;
-  std::vector<VerifyProblem> problems;
-  /// State files another ireepkg wrote differently (kind "outdated"): not
-  /// problems; the next transaction rewrites them.
-  std::vector<VerifyProblem> outdated;
-};
-
-/// Re-hashes installed files against their RECORD and checks the state
-/// files. `names` empty checks everything.
-Expected<VerifyReport> verifyPrefix(const std::string &prefix,
-                                    const std::vector<std::string> &names,
-                                    Reporter &reporter);
 
 } // namespace ireepkg
 

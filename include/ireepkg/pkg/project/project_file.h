@@ -21,6 +21,18 @@ namespace ireepkg {
 /// The current directory, or an Io error.
 Expected<std::string> currentDirectory();
 
+/// The plugins.json in `cwd` or the nearest directory above it; "" if none.
+std::string findProjectFile(const std::string &cwd);
+
+/// Checks a project's prefix, `<project>/.iree-plugins`, before it is used
+/// without the user naming it (--prefix, IREEPKG_PREFIX). Whoever made the
+/// checkout chose what is there, so it is refused when it is a symlink (it
+/// could point at another prefix, which `sync` would then change) or when
+/// the directory it is in may be written by another user (one not the
+/// current user's or root's, or group- or world-writable without the
+/// sticky bit), who could put such a link there at any time.
+Status checkProjectPrefix(const std::string &prefix);
+
 struct ProjectText {
   std::string path; ///< absolute; a symlink is followed to its target
   std::string text;

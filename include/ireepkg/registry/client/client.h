@@ -36,6 +36,7 @@
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/resolve/resolver.h"
 #include "ireepkg/registry/transport/fetch.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <cstdint>
 #include <map>

@@ -20,6 +20,7 @@
 
 #include "ireepkg/base/error.h"
 #include "ireepkg/registry/client/client.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <cstdint>
 #include <string>

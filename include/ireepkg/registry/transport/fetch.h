@@ -27,6 +27,7 @@
 #define IREEPKG_FETCH_H
 
 #include "ireepkg/base/error.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <cstdint>
 #include <memory>

@@ -19,6 +19,7 @@
 #include "ireepkg/base/error.h"
 #include "ireepkg/registry/client/client.h"
 #include "ireepkg/registry/publish/publisher.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <string>
 
