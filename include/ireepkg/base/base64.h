@@ -3,7 +3,7 @@
 // One encoder and decoder for the two places that read base64: minisign
 // keys and signatures (pkg/src/package/signature.cpp), which must be
 // exactly what minisign writes, and the "auth" of a docker or podman
-// credential file (registry/src/oci_auth.cpp), which other tools write
+// credential file (registry/src/transport/oci_auth.cpp), which other tools write
 // loosely.
 //
 // Written here rather than taken from libsodium (which signature.cpp uses

@@ -7,8 +7,8 @@
 // what it writes and waits for it, with an optional time limit.
 //
 //===----------------------------------------------------------------------===//
-#ifndef IREEPKG_PKG_CHILD_PROCESS_H
-#define IREEPKG_PKG_CHILD_PROCESS_H
+#ifndef IREEPKG_BASE_CHILD_PROCESS_H
+#define IREEPKG_BASE_CHILD_PROCESS_H
 
 #include "ireepkg/base/error.h"
 
@@ -107,4 +107,4 @@ std::string describeToolOutput(const ChildResult &result);
 
 } // namespace ireepkg
 
-#endif // IREEPKG_PKG_CHILD_PROCESS_H
+#endif // IREEPKG_BASE_CHILD_PROCESS_H

@@ -1,6 +1,8 @@
 //===- ireepkg/environment.h - Environment overrides ------------*- C++ -*-===//
 //
-// Every environment variable ireepkg reads goes through here. A process
+// Every environment variable ireepkg's C++ code reads goes through here
+// (libireepkg_runtime, the C library, applies the same rule itself: see
+// below). A process
 // that runs with privileges its caller does not have (a set-user-ID or
 // set-group-ID copy of ireepkg, or one with file capabilities) ignores
 // every environment override, as the Vulkan loader does: otherwise the
@@ -11,11 +13,12 @@
 // run at all with such privileges (privilegedRunRefusal), since installing
 // a package, checking it or running a tool under `exec` runs code the
 // caller chose. Only libireepkg_runtime, which set-user-ID applications may
-// link, runs privileged, reading no environment.
+// link, runs privileged; it then ignores every override too (runtime.c's
+// trusted_getenv, a C copy of this rule, since it links nothing of ireepkg).
 //
 //===----------------------------------------------------------------------===//
-#ifndef IREEPKG_ENVIRONMENT_H
-#define IREEPKG_ENVIRONMENT_H
+#ifndef IREEPKG_BASE_ENVIRONMENT_H
+#define IREEPKG_BASE_ENVIRONMENT_H
 
 #include <optional>
 #include <string>
@@ -62,4 +65,4 @@ std::optional<std::string> homeDirectory();
 
 } // namespace ireepkg
 
-#endif // IREEPKG_ENVIRONMENT_H
+#endif // IREEPKG_BASE_ENVIRONMENT_H

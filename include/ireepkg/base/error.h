@@ -9,8 +9,8 @@
 // DiagnosticList instead of stopping at the first.
 //
 //===----------------------------------------------------------------------===//
-#ifndef IREEPKG_ERROR_H
-#define IREEPKG_ERROR_H
+#ifndef IREEPKG_BASE_ERROR_H
+#define IREEPKG_BASE_ERROR_H
 
 #include <cstdint>
 #include <expected>
@@ -129,4 +129,4 @@ inline Status ok() { return {}; }
 
 } // namespace ireepkg
 
-#endif // IREEPKG_ERROR_H
+#endif // IREEPKG_BASE_ERROR_H

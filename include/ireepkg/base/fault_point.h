@@ -6,8 +6,8 @@
 // names the point.
 //
 //===----------------------------------------------------------------------===//
-#ifndef IREEPKG_PKG_FAULT_POINT_H
-#define IREEPKG_PKG_FAULT_POINT_H
+#ifndef IREEPKG_BASE_FAULT_POINT_H
+#define IREEPKG_BASE_FAULT_POINT_H
 
 namespace ireepkg {
 

@@ -6,8 +6,8 @@
 // removal that copes with read-only directories.
 //
 //===----------------------------------------------------------------------===//
-#ifndef IREEPKG_PKG_FILE_UTIL_H
-#define IREEPKG_PKG_FILE_UTIL_H
+#ifndef IREEPKG_BASE_FILE_UTIL_H
+#define IREEPKG_BASE_FILE_UTIL_H
 
 #include "ireepkg/base/error.h"
 

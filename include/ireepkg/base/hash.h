@@ -4,8 +4,8 @@
 // present). Every archive, file and index hash in ireepkg goes through here.
 //
 //===----------------------------------------------------------------------===//
-#ifndef IREEPKG_HASH_H
-#define IREEPKG_HASH_H
+#ifndef IREEPKG_BASE_HASH_H
+#define IREEPKG_BASE_HASH_H
 
 #include "ireepkg/base/error.h"
 
@@ -39,4 +39,4 @@ Expected<std::string> sha256File(const std::string &path);
 
 } // namespace ireepkg
 
-#endif // IREEPKG_HASH_H
+#endif // IREEPKG_BASE_HASH_H

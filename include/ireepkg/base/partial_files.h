@@ -12,8 +12,8 @@
 // path that finds no free slot is simply not removed on a signal.
 //
 //===----------------------------------------------------------------------===//
-#ifndef IREEPKG_PARTIAL_FILES_H
-#define IREEPKG_PARTIAL_FILES_H
+#ifndef IREEPKG_BASE_PARTIAL_FILES_H
+#define IREEPKG_BASE_PARTIAL_FILES_H
 
 #include <string>
 

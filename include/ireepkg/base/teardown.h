@@ -12,8 +12,8 @@
 // checkers do not report them.
 //
 //===----------------------------------------------------------------------===//
-#ifndef IREEPKG_TEARDOWN_H
-#define IREEPKG_TEARDOWN_H
+#ifndef IREEPKG_BASE_TEARDOWN_H
+#define IREEPKG_BASE_TEARDOWN_H
 
 #include <memory>
 
@@ -36,4 +36,4 @@ template <typename T> void discard(std::unique_ptr<T> object) {
 
 } // namespace ireepkg
 
-#endif // IREEPKG_TEARDOWN_H
+#endif // IREEPKG_BASE_TEARDOWN_H

@@ -5,8 +5,8 @@
 // (ireepkg-mlir-check) use the same ones.
 //
 //===----------------------------------------------------------------------===//
-#ifndef IREEPKG_MANIFEST_SCHEMA_TEXT_H
-#define IREEPKG_MANIFEST_SCHEMA_TEXT_H
+#ifndef IREEPKG_BASE_TEXT_H
+#define IREEPKG_BASE_TEXT_H
 
 #include <csignal>
 #include <string>
@@ -99,4 +99,4 @@ inline std::string signalName(int sig) {
 
 } // namespace ireepkg
 
-#endif // IREEPKG_MANIFEST_SCHEMA_TEXT_H
+#endif // IREEPKG_BASE_TEXT_H

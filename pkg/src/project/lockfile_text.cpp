@@ -22,7 +22,7 @@ namespace {
 /// for a thousand packages the tree took 2-3 ms and megabytes of fresh
 /// memory in every lock that writes one. The text is what
 /// json::dump(2, ' ', false, replace) gives for the same document, byte
-/// for byte (tests/unit/test_project.cpp compares the two on random
+/// for byte (tests/unit/pkg/test_project.cpp compares the two on random
 /// lockfiles): keys in sorted order, two-space indents, `[]` for an empty
 /// list.
 class LockWriter {
