@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "http_module.h"
 #include "ireepkg/base/environment.h"
+#include "ireepkg/base/programs.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -41,16 +42,6 @@ bool isHttpUrl(const std::string &url) {
 namespace {
 
 constexpr const char *kModuleName = "libireepkg_http.so";
-
-std::string executableDir() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0)
-    return {};
-  std::string path(buf, static_cast<size_t>(n));
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
 
 bool fileExists(const std::string &path) {
   struct stat st;

@@ -14,6 +14,7 @@
 #include "ireepkg/pkg/checks/mlir_check.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/base/environment.h"
+#include "ireepkg/base/programs.h"
 
 #include "ireepkg/manifest_schema/pipeline.h"
 
@@ -164,9 +165,8 @@ Expected<Checker> findChecker() {
     c.path = v;
     return c;
   }
-  std::string self(4096, '\0');
-  ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
-  if (n <= 0 || static_cast<size_t>(n) >= self.size()) {
+  std::string exeDir = executableDir();
+  if (exeDir.empty()) {
     c.skipped = std::string(kToolName) +
                 " was not found: the running executable's directory is "
                 "unknown";
@@ -174,8 +174,7 @@ Expected<Checker> findChecker() {
     c.hint = "set IREEPKG_MLIR_CHECK to the path of ireepkg-mlir-check";
     return c;
   }
-  self.resize(static_cast<size_t>(n));
-  std::string dir = self.substr(0, self.rfind('/') + 1);
+  std::string dir = exeDir + "/";
   std::string tool = dir + kToolName;
   if (::access(tool.c_str(), X_OK) == 0) {
     c.path = tool;
@@ -190,18 +189,14 @@ Expected<Checker> findChecker() {
 }
 
 double stepSeconds(DiagnosticList &diags) {
-  const char *env = environmentOverride("IREEPKG_MLIR_CHECK_TIMEOUT");
-  if (!env || !*env)
-    return kDefaultStepSeconds;
-  char *end = nullptr;
-  double v = std::strtod(env, &end);
-  if (*end || !std::isfinite(v) || v <= 0 || v > 86400) {
+  std::string invalid;
+  double v = environmentSeconds("IREEPKG_MLIR_CHECK_TIMEOUT",
+                                kDefaultStepSeconds, invalid);
+  if (!invalid.empty())
     diags.warning(Location{},
-                  std::string("IREEPKG_MLIR_CHECK_TIMEOUT=\"") + env +
+                  "IREEPKG_MLIR_CHECK_TIMEOUT=\"" + invalid +
                       "\" is not a number of seconds; using 30",
                   "give the time limit of each step in seconds, e.g. 10");
-    return kDefaultStepSeconds;
-  }
   return v;
 }
 

@@ -6,6 +6,7 @@
 #include "ireepkg/pkg/checks/runtime_doctor.h"
 
 #include "ireepkg/base/environment.h"
+#include "ireepkg/base/programs.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/base/text.h"
@@ -414,27 +415,19 @@ void probePluginImpl(RuntimePluginCheck &check, const RuntimePlugin &plugin,
 std::string findProbeImpl() {
   if (const char *env = environmentOverride("IREEPKG_PROBE"); env && *env)
     return absolutePath(env);
-  char self[4096];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0)
-    return "ireepkg-plugin-probe";
-  self[n] = '\0';
-  return (fs::path(self).parent_path() / "ireepkg-plugin-probe").string();
+  std::string probe = besideExecutable("ireepkg-plugin-probe");
+  return probe.empty() ? "ireepkg-plugin-probe" : probe;
 }
 
 /// IREEPKG_DOCTOR_TIMEOUT, seconds per plugin.
 double pluginTimeoutImpl(std::string &warning) {
-  const char *env = environmentOverride("IREEPKG_DOCTOR_TIMEOUT");
-  if (!env || !*env)
-    return kDefaultPluginTimeoutSeconds;
-  char *end = nullptr;
-  double value = std::strtod(env, &end);
-  if (*end || !std::isfinite(value) || value <= 0 || value > 86400) {
-    warning = std::string("IREEPKG_DOCTOR_TIMEOUT=\"") + env +
+  std::string invalid;
+  double value = environmentSeconds("IREEPKG_DOCTOR_TIMEOUT",
+                                    kDefaultPluginTimeoutSeconds, invalid);
+  if (!invalid.empty())
+    warning = "IREEPKG_DOCTOR_TIMEOUT=\"" + invalid +
               "\" is not a number of seconds; using " +
               formatSeconds(kDefaultPluginTimeoutSeconds);
-    return kDefaultPluginTimeoutSeconds;
-  }
   return value;
 }
 
