@@ -11,7 +11,7 @@
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/cache/cache.h"
 #include "ireepkg/base/child_process.h"
-#include "ireepkg/pkg/checks/compiler_plugin_info.h"
+#include "ireepkg/compiler_integration/compiler_plugin_info.h"
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 

@@ -84,7 +84,7 @@ def folder_problem(mod, rel):
     elif len(parts) > 1 and parts[1] == "src":
         folder = parts[2] if len(parts) > 3 else None
     else:
-        return None  # Not a library source (pkg/inspect, pkg/probe).
+        return None  # Not a library source (pkg/inspect).
     if folder in FOLDERS[mod]:
         return None
     where = "in no folder" if folder is None else f"in {folder}/"

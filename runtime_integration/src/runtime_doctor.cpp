@@ -1,9 +1,9 @@
-//===- pkg/src/checks/runtime_doctor.cpp - `doctor` for runtime plugins ---===//
+//===- runtime_integration/src/runtime_doctor.cpp - `doctor`, runtime -----===//
 //
-// See ireepkg/pkg/checks/runtime_doctor.h.
+// See ireepkg/runtime_integration/runtime_doctor.h.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/checks/runtime_doctor.h"
+#include "ireepkg/runtime_integration/runtime_doctor.h"
 
 #include "ireepkg/base/environment.h"
 #include "ireepkg/base/programs.h"
@@ -71,12 +71,6 @@ ChildResult runTool(const std::vector<std::string> &argv, double timeoutSeconds,
 //===----------------------------------------------------------------------===//
 // IREE tools
 //===----------------------------------------------------------------------===//
-
-std::string absolutePath(const std::string &path) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec);
-  return ec ? path : p.lexically_normal().string();
-}
 
 /// The first line of `text` containing `needle`, trimmed ("" if none).
 std::string lineContaining(const std::string &text, std::string_view needle) {
@@ -411,14 +405,6 @@ void probePluginImpl(RuntimePluginCheck &check, const RuntimePlugin &plugin,
   interpretReport(report, check);
 }
 
-/// The probe binary: $IREEPKG_PROBE, else beside this executable.
-std::string findProbeImpl() {
-  if (const char *env = environmentOverride("IREEPKG_PROBE"); env && *env)
-    return absolutePath(env);
-  std::string probe = besideExecutable("ireepkg-plugin-probe");
-  return probe.empty() ? "ireepkg-plugin-probe" : probe;
-}
-
 /// IREEPKG_DOCTOR_TIMEOUT, seconds per plugin.
 double pluginTimeoutImpl(std::string &warning) {
   std::string invalid;
@@ -446,8 +432,6 @@ void probeRuntimePlugin(RuntimePluginCheck &check, const RuntimePlugin &plugin,
                         const std::string &probe, double timeoutSeconds) {
   probePluginImpl(check, plugin, probe, timeoutSeconds);
 }
-
-std::string findPluginProbe() { return findProbeImpl(); }
 
 double pluginTimeoutSeconds(std::string &warning) {
   return pluginTimeoutImpl(warning);
