@@ -10,6 +10,7 @@
 #include "host/memory.h"
 #include "output/output.h"
 
+#include "ireepkg/compiler_integration/compiler_checks.h"
 #include "ireepkg/compiler_integration/compiler_state.h"
 #include "ireepkg/base/environment.h"
 #include "ireepkg/manifest_schema/platform.h"
@@ -17,6 +18,7 @@
 #include "ireepkg/base/child_process.h"
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/base/teardown.h"
+#include "ireepkg/runtime_integration/runtime_checks.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 
 #include <algorithm>
@@ -339,9 +341,12 @@ int main(int argc, char **argv) {
     return kExitFailure;
   }
   // The CLI wires the layers together: every transaction and verification
-  // writes (or checks) the integrations' state files.
+  // writes (or checks) the integrations' state files, and pack and install
+  // run their checks.
   ireepkg::registerStateWriter(ireepkg::runtimeStateWriter());
   ireepkg::registerStateWriter(ireepkg::compilerStateWriter());
+  ireepkg::registerRuntimeChecks(ireepkg::runtimeChecks());
+  ireepkg::registerCompilerChecks(ireepkg::compilerChecks());
   // The process exits after one command: the big structures a command is
   // done with are left to the exit instead of freed one by one.
   ireepkg::setSkipFreesAtExit(true);

@@ -1,6 +1,7 @@
 //===- environment.cpp - Environment overrides -----------------------------===//
 #include "ireepkg/base/environment.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <pwd.h>
 #include <string_view>
@@ -73,6 +74,20 @@ std::optional<std::string> homeDirectory() {
       found && found->pw_dir && *found->pw_dir)
     return std::string(found->pw_dir);
   return std::nullopt;
+}
+
+double environmentSeconds(const char *name, double fallback,
+                          std::string &invalid) {
+  const char *env = environmentOverride(name);
+  if (!env || !*env)
+    return fallback;
+  char *end = nullptr;
+  double value = std::strtod(env, &end);
+  if (*end || !std::isfinite(value) || value <= 0 || value > 86400) {
+    invalid = env;
+    return fallback;
+  }
+  return value;
 }
 
 } // namespace ireepkg

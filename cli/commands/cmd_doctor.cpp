@@ -5,9 +5,10 @@
 //  1. the IREE tools (iree-compile, iree-run-module, iree-benchmark-module)
 //     on PATH, then in $VIRTUAL_ENV/bin, with their versions;
 //  2. every installed runtime plugin for the host, each loaded in a child
-//     process (ireepkg-plugin-probe, see pkg/probe/main.cpp) that drives it
-//     through IREE's executable plugin ABI. Crashes, hangs and exit() in a
-//     plugin end the child, never doctor; the child reports the stage it
+//     process (ireepkg-plugin-probe, runtime_integration/probe/) that
+//     drives it through IREE's executable plugin ABI. Crashes, hangs and
+//     exit() in a plugin end the child, never doctor; the child reports the
+//     stage it
 //     was in through a pipe, so a crash is blamed on the right call.
 //
 // What a plugin resolves is compared with its manifest's `imports`. Extra
@@ -38,11 +39,12 @@
 #include "ireepkg/base/child_process.h"
 #include "ireepkg/pkg/package/fatelf.h"
 #include "ireepkg/pkg/iree/iree_version.h"
-#include "ireepkg/pkg/checks/mlir_check.h"
+#include "ireepkg/compiler_integration/mlir_check.h"
 #include "ireepkg/pkg/checks/package_test.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/prefix/shadowing.h"
 #include "ireepkg/pkg/checks/runtime_doctor.h"
+#include "ireepkg/runtime_integration/runtime_doctor.h"
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/runtime_integration/runtime_state.h"
 

@@ -26,7 +26,7 @@
 #include "commands/shared.h"
 
 #include "ireepkg/base/child_process.h"
-#include "ireepkg/pkg/checks/iree_pipeline_check.h"
+#include "ireepkg/pkg/checks/pipeline_report.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/compiler_integration/tool_kind.h"
 

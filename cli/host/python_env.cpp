@@ -8,6 +8,8 @@
 #include "commands/shared.h"
 
 #include "ireepkg/base/environment.h"
+#include "ireepkg/base/os.h"
+#include "ireepkg/base/programs.h"
 
 #include <climits>
 #include <cstdlib>
@@ -16,22 +18,11 @@
 
 namespace ireepkg::cli {
 
-namespace {
-
-std::string selfPath() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-}
-
-} // namespace
 
 std::string ireeToolWrapperDir() {
-  std::string self = selfPath();
-  size_t slash = self.rfind('/');
-  if (slash == std::string::npos)
+  std::string bin = executableDir();
+  if (bin.empty())
     return "";
-  std::string bin = self.substr(0, slash);
   std::string dir =
       bin.substr(0, bin.rfind('/') + 1) + "libexec/ireepkg/iree-tools";
   return ::access((dir + "/iree-compile").c_str(), X_OK) == 0 ? dir : "";
@@ -67,7 +58,7 @@ pythonEnvironment(const std::string &prefix, const std::string &ireeCompile) {
     vars.emplace_back("IREE_TOOL_PATH",
                       previous.empty() ? wrapper : wrapper + ":" + previous);
     vars.emplace_back("IREEPKG_IREE_TOOL_PATH", previous);
-    vars.emplace_back("IREEPKG_EXECUTABLE", selfPath());
+    vars.emplace_back("IREEPKG_EXECUTABLE", os::executablePath());
     if (!ireeCompile.empty())
       vars.emplace_back("IREEPKG_IREE_COMPILE", ireeCompile);
   }

@@ -6,11 +6,12 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/compiler_integration/compiler_config.h"
 #include "ireepkg/base/environment.h"
+#include "ireepkg/base/programs.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "ireepkg/pkg/cache/cache.h"
 #include "ireepkg/base/child_process.h"
-#include "ireepkg/pkg/checks/compiler_plugin_info.h"
+#include "ireepkg/compiler_integration/compiler_plugin_info.h"
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 
@@ -109,12 +110,9 @@ std::string findAbiSentinel() {
   if (const char *env = environmentOverride("IREEPKG_ABI_SENTINEL");
       env && *env)
     return env;
-  char self[4096];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0)
+  std::string dir = executableDir();
+  if (dir.empty())
     return "";
-  std::string dir(self, static_cast<size_t>(n));
-  dir = dir.substr(0, dir.rfind('/'));
   for (const char *sub : {"/../lib/", "/../lib/ireepkg/"}) {
     std::string path = dir + sub + "libireepkg_compiler_abi_sentinel.so";
     if (::access(path.c_str(), R_OK) == 0)

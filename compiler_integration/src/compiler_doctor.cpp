@@ -7,7 +7,7 @@
 
 #include "ireepkg/base/child_process.h"
 #include "ireepkg/compiler_integration/compiler_config.h"
-#include "ireepkg/pkg/checks/mlir_check.h"
+#include "ireepkg/compiler_integration/mlir_check.h"
 
 #include <algorithm>
 #include <cmath>

@@ -95,7 +95,7 @@ def folder_problem(mod, rel):
             return None
         folder = parts[1] if len(parts) > 2 else None
     else:
-        return None  # Not a library source (pkg/inspect, pkg/probe).
+        return None  # Not a library source (pkg/inspect).
     if folder in FOLDERS[mod]:
         return None
     where = "in no folder" if folder is None else f"in {folder}/"

@@ -59,6 +59,13 @@ const char *environmentOverride(const char *name);
 /// environmentOverride reads it.
 const char *terminalDescription(const char *name);
 
+/// Seconds from environment variable `name` (through environmentOverride):
+/// `fallback` when it is unset or empty, or when it is not a number of
+/// seconds (more than 0, at most a day); then `invalid` is its text, for
+/// the caller's warning (else it is left as it was).
+double environmentSeconds(const char *name, double fallback,
+                          std::string &invalid);
+
 /// The invoking user's home directory: $HOME, or, when privileged or unset,
 /// the real user's entry in the password database.
 std::optional<std::string> homeDirectory();

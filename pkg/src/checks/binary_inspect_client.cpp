@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ireepkg/pkg/checks/binary_info.h"
 #include "ireepkg/base/environment.h"
+#include "ireepkg/base/programs.h"
 #include "ireepkg/manifest_schema/json_document.h"
 
 #include "ireepkg/base/child_process.h"
@@ -53,11 +54,8 @@ Expected<std::string> findTool() {
                        "unset it to use the one beside ireepkg");
     return std::string(env);
   }
-  std::string self(4096, '\0');
-  ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
-  if (n > 0 && static_cast<size_t>(n) < self.size()) {
-    self.resize(static_cast<size_t>(n));
-    std::string dir = self.substr(0, self.rfind('/') + 1);
+  if (std::string exeDir = executableDir(); !exeDir.empty()) {
+    std::string dir = exeDir + "/";
     std::string tool = dir + kToolName;
     if (isExecutableFile(tool))
       return tool;

@@ -6,7 +6,7 @@
 #include "ireepkg/base/environment.h"
 #include "ireepkg/pkg/prefix/state.h"
 
-#include "ireepkg/pkg/checks/iree_pipeline_check.h"
+#include "ireepkg/pkg/checks/pipeline_report.h"
 #include "ireepkg/pkg/iree/iree_version.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/prefix/reporter.h"

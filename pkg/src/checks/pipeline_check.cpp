@@ -5,6 +5,52 @@
 
 namespace ireepkg {
 
+namespace {
+
+const char *const kRegisterHint =
+    "a program that packs or installs packages must register the "
+    "integrations' checks (registerCompilerChecks, registerRuntimeChecks) "
+    "first";
+
+Error notRegistered(const char *what) {
+  return Error{ErrorCode::Internal,
+               std::string("no ") + what +
+                   " checks are registered, so a package's plugins and hook "
+                   "pipelines cannot be checked",
+               {},
+               kRegisterHint};
+}
+
+/// checkPackagePipelines of the registered compiler checks.
+Expected<MlirCheckReport>
+registeredPipelineCheck(const std::vector<PipelineCheckPackage> &packages,
+                        const Platform &platform, bool loadPlugins,
+                        DiagnosticList &diags, bool authoring = false) {
+  const CompilerChecks *checks = registeredCompilerChecks();
+  if (!checks)
+    return Unexpected(notRegistered("compiler"));
+  return checks->checkPipelines(packages, platform, loadPlugins, diags,
+                                authoring);
+}
+
+} // namespace
+
+void checkPackPlugins(const Manifest &m, const JsonDocument &doc,
+                      const PackageFileOf &fileOf, DiagnosticList &diags) {
+  const auto notThere = [&](const char *what) {
+    Error e = notRegistered(what);
+    diags.error(Location{}, e.message, e.hint);
+  };
+  if (const RuntimeChecks *runtime = registeredRuntimeChecks())
+    runtime->checkImports(m, doc, fileOf, diags);
+  else
+    notThere("runtime");
+  if (const CompilerChecks *compiler = registeredCompilerChecks())
+    compiler->checkDynamicPlugins(m, doc, fileOf, diags);
+  else
+    notThere("compiler");
+}
+
 Expected<MlirCheckReport> checkPackPipelines(const Manifest &manifest,
                                              const JsonDocument &doc,
                                              const std::string &dir,
@@ -17,8 +63,8 @@ Expected<MlirCheckReport> checkPackPipelines(const Manifest &manifest,
   pkg.document = &doc;
   pkg.file = doc.file();
   pkg.check = true;
-  return checkPackagePipelines({pkg}, hostPlatform(), loadPlugins, diags,
-                               /*authoring=*/true);
+  return registeredPipelineCheck({pkg}, hostPlatform(), loadPlugins, diags,
+                                 /*authoring=*/true);
 }
 
 Expected<MlirCheckReport>
@@ -54,7 +100,7 @@ checkInstallPipelines(const std::string &prefix,
   }
   DiagnosticList diags;
   auto report =
-      checkPackagePipelines(list, platform, /*loadPlugins=*/true, diags);
+      registeredPipelineCheck(list, platform, /*loadPlugins=*/true, diags);
   if (!report)
     return report;
   if (diags.hasErrors())

@@ -1,12 +1,16 @@
 //===- pkg/src/checks/pipeline_check.h - Hook pipelines at pack, install --===//
 //
+// The checks that belong to the integrations, as `pack` and `install` run
+// them through the registered CompilerChecks and RuntimeChecks
+// (integration_checks.h); each is an error when it is not registered.
+//
 // The load check of MLIR plugins and the full check of hook pipelines with
-// MLIR's own parser (see ireepkg/mlir_check.h), as `pack` and `install` run
-// it: pack loads the package's own MLIR pass and dialect plugins for the
-// host (with or without pipelines) and checks its pipelines with them;
-// install loads the incoming packages' MLIR plugins and checks their
-// pipelines with the plugins of the prefix as it will be (installed and
-// incoming), before the transaction commits.
+// MLIR's own parser (see ireepkg/compiler_integration/mlir_check.h): pack
+// loads the package's own MLIR pass and dialect plugins for the host (with
+// or without pipelines) and checks its pipelines with them; install loads
+// the incoming packages' MLIR plugins and checks their pipelines with the
+// plugins of the prefix as it will be (installed and incoming), before the
+// transaction commits.
 //
 //===----------------------------------------------------------------------===//
 #ifndef IREEPKG_PKG_PIPELINE_CHECK_H
@@ -14,6 +18,7 @@
 
 #include "ireepkg/pkg/checks/mlir_check.h"
 #include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/checks/integration_checks.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/prefix/reporter.h"
 
@@ -30,6 +35,12 @@ Expected<MlirCheckReport> checkPackPipelines(const Manifest &manifest,
                                              const std::string &dir,
                                              bool loadPlugins,
                                              DiagnosticList &diags);
+
+/// Pack: the declared imports of the runtime plugins of `m`
+/// (runtime_integration), then the info of its dynamic compiler plugins
+/// (compiler_integration). Problems land in `diags`.
+void checkPackPlugins(const Manifest &m, const JsonDocument &doc,
+                      const PackageFileOf &fileOf, DiagnosticList &diags);
 
 /// A package extracted by the install in progress.
 struct StagedPackage {

@@ -11,9 +11,7 @@
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/prefix/state.h"
 
-#include "checks/import_check.h"
 #include "ireepkg/pkg/checks/binary_info.h"
-#include "ireepkg/pkg/checks/compiler_plugin_info.h"
 #include "ireepkg/pkg/package/fatelf.h"
 #include "ireepkg/base/file_util.h"
 #include "ireepkg/base/hash.h"
@@ -289,9 +287,8 @@ Expected<PackResult> packDirectory(const std::string &dir,
 
   // Declared runtime imports, where this host can load the plugin.
   if (!options.skipBinaryChecks) {
-    checkDeclaredImports(m, *doc, sourceOf, diags);
     // Dynamic compiler plugins: their id and ABI hash, from the library.
-    checkDynamicCompilerPlugins(m, *doc, sourceOf, diags);
+    checkPackPlugins(m, *doc, sourceOf, diags);
     if (diags.hasErrors()) {
       cleanup();
       return makeError(ErrorCode::Invalid, diags);

@@ -8,6 +8,7 @@
 #include "ireepkg/base/environment.h"
 #include "ireepkg/base/os.h"
 #include "ireepkg/base/text.h"
+#include "ireepkg/base/programs.h"
 
 #include <limits.h>
 #include <sys/stat.h>
@@ -34,16 +35,6 @@ bool isHttpUrl(const std::string &url) {
 namespace {
 
 constexpr const char *kModuleName = "libireepkg_http.so";
-
-std::string executableDir() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0)
-    return {};
-  std::string path(buf, static_cast<size_t>(n));
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
 
 bool fileExists(const std::string &path) {
   struct stat st;

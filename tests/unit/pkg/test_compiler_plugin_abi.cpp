@@ -1,5 +1,5 @@
 //===- test_compiler_plugin_abi.cpp - Plugin info layouts per IREE version ===//
-#include "ireepkg/pkg/checks/compiler_plugin_info.h"
+#include "ireepkg/compiler_integration/compiler_plugin_info.h"
 
 #include <doctest/doctest.h>
 

@@ -15,7 +15,7 @@
 
 #include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
-#include "ireepkg/pkg/checks/mlir_check.h"
+#include "ireepkg/pkg/checks/pipeline_report.h"
 
 #include <cstdint>
 #include <functional>

@@ -1,16 +1,15 @@
-//===- pkg/src/checks/compiler_plugin_info.cpp - Dynamic plugins' info ----===//
+//===- compiler_integration/src/compiler_plugin_info.cpp - Plugins' info --===//
 //
 // See compiler_plugin_info.h. The library runs in ireepkg-plugin-probe
 // (--compiler-plugin), never in ireepkg: a plugin's constructors run at
 // dlopen, and one that crashes or hangs takes only the child down.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/checks/compiler_plugin_info.h"
-#include "import_check.h"
+#include "ireepkg/compiler_integration/compiler_plugin_info.h"
 
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/base/child_process.h"
-#include "ireepkg/pkg/checks/runtime_doctor.h"
+#include "ireepkg/pkg/checks/integration_checks.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-//===- ireepkg/pkg/checks/iree_pipeline_check.h - Hooks checked by IREE ---===//
+//===- ireepkg/compiler_integration/iree_pipeline_check.h - By IREE -------===//
 //
 // The check of hook pipelines against the IREE in use. IREE's compiler
 // registers its own passes, and only some of MLIR's; the MLIR check
@@ -26,6 +26,7 @@
 
 #include "ireepkg/base/error.h"
 #include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/checks/pipeline_report.h"
 
 #include <nlohmann/json.hpp>
 
@@ -37,27 +38,6 @@
 namespace ireepkg {
 
 struct PipelineSource;
-
-/// What IREE said of one hook's pipeline.
-struct IreePipelineCheck {
-  Location where;
-  HookPoint point = HookPoint::Preprocessing;
-  /// The pipeline as iree-opt was given it ("" when not run).
-  std::string pipeline;
-  /// "ok"; "invalid" (IREE cannot build it); "failed" (IREE built it, but
-  /// it failed on an empty module: a warning); "not-checked" (`reason`).
-  std::string status;
-  std::string message; ///< IREE's words, or why it was not checked
-};
-
-struct IreePipelineReport {
-  bool ran = false;
-  std::string tool;    ///< the iree-opt that was run
-  std::string skipped; ///< why it did not run, when it did not
-  std::vector<IreePipelineCheck> pipelines;
-};
-
-nlohmann::json toJson(const IreePipelineReport &report);
 
 /// Options of checkPipelinesWithIree.
 struct IreePipelineCheckOptions {
@@ -85,11 +65,6 @@ Expected<IreePipelineReport>
 checkPipelinesWithIree(const std::vector<PipelineSource> &pipelines,
                        const IreePipelineCheckOptions &options,
                        DiagnosticList &diags);
-
-/// The line of an iree-compile's stderr by which IREE says that it could
-/// not parse a pass pipeline it was given (it then goes on without it and
-/// may exit with 0), or nullopt.
-std::optional<std::string> ireePipelineErrorLine(std::string_view stderrText);
 
 } // namespace ireepkg
 

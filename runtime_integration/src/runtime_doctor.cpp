@@ -1,11 +1,12 @@
-//===- pkg/src/checks/runtime_doctor.cpp - `doctor` for runtime plugins ---===//
+//===- runtime_integration/src/runtime_doctor.cpp - `doctor`, runtime -----===//
 //
-// See ireepkg/pkg/checks/runtime_doctor.h.
+// See ireepkg/runtime_integration/runtime_doctor.h.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/checks/runtime_doctor.h"
+#include "ireepkg/runtime_integration/runtime_doctor.h"
 
 #include "ireepkg/base/environment.h"
+#include "ireepkg/base/programs.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/platform.h"
 #include "ireepkg/base/text.h"
@@ -70,12 +71,6 @@ ChildResult runTool(const std::vector<std::string> &argv, double timeoutSeconds,
 //===----------------------------------------------------------------------===//
 // IREE tools
 //===----------------------------------------------------------------------===//
-
-std::string absolutePath(const std::string &path) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec);
-  return ec ? path : p.lexically_normal().string();
-}
 
 /// The first line of `text` containing `needle`, trimmed ("" if none).
 std::string lineContaining(const std::string &text, std::string_view needle) {
@@ -410,31 +405,15 @@ void probePluginImpl(RuntimePluginCheck &check, const RuntimePlugin &plugin,
   interpretReport(report, check);
 }
 
-/// The probe binary: $IREEPKG_PROBE, else beside this executable.
-std::string findProbeImpl() {
-  if (const char *env = environmentOverride("IREEPKG_PROBE"); env && *env)
-    return absolutePath(env);
-  char self[4096];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0)
-    return "ireepkg-plugin-probe";
-  self[n] = '\0';
-  return (fs::path(self).parent_path() / "ireepkg-plugin-probe").string();
-}
-
 /// IREEPKG_DOCTOR_TIMEOUT, seconds per plugin.
 double pluginTimeoutImpl(std::string &warning) {
-  const char *env = environmentOverride("IREEPKG_DOCTOR_TIMEOUT");
-  if (!env || !*env)
-    return kDefaultPluginTimeoutSeconds;
-  char *end = nullptr;
-  double value = std::strtod(env, &end);
-  if (*end || !std::isfinite(value) || value <= 0 || value > 86400) {
-    warning = std::string("IREEPKG_DOCTOR_TIMEOUT=\"") + env +
+  std::string invalid;
+  double value = environmentSeconds("IREEPKG_DOCTOR_TIMEOUT",
+                                    kDefaultPluginTimeoutSeconds, invalid);
+  if (!invalid.empty())
+    warning = "IREEPKG_DOCTOR_TIMEOUT=\"" + invalid +
               "\" is not a number of seconds; using " +
               formatSeconds(kDefaultPluginTimeoutSeconds);
-    return kDefaultPluginTimeoutSeconds;
-  }
   return value;
 }
 
@@ -453,8 +432,6 @@ void probeRuntimePlugin(RuntimePluginCheck &check, const RuntimePlugin &plugin,
                         const std::string &probe, double timeoutSeconds) {
   probePluginImpl(check, plugin, probe, timeoutSeconds);
 }
-
-std::string findPluginProbe() { return findProbeImpl(); }
 
 double pluginTimeoutSeconds(std::string &warning) {
   return pluginTimeoutImpl(warning);

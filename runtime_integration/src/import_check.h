@@ -1,4 +1,4 @@
-//===- pkg/src/checks/import_check.h - Declared imports at pack time ------===//
+//===- runtime_integration/src/import_check.h - Declared imports ----------===//
 #ifndef IREEPKG_PKG_IMPORT_CHECK_H
 #define IREEPKG_PKG_IMPORT_CHECK_H
 
@@ -11,10 +11,6 @@
 #include <string>
 
 namespace ireepkg {
-
-/// Whether pack may load the package's code (loadChecksEnabled); a value
-/// it cannot read is an error in `diags` and nullopt.
-std::optional<bool> packLoadChecks(DiagnosticList &diags);
 
 /// Loads each runtime plugin of `m` that this host can load (a system
 /// library for the host platform; an embedded ELF, or the host's image of

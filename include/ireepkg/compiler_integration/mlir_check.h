@@ -1,4 +1,4 @@
-//===- ireepkg/pkg/checks/mlir_check.h - Pass pipelines checked by MLIR ---===//
+//===- ireepkg/compiler_integration/mlir_check.h - Pipelines by MLIR ------===//
 //
 // The load check of MLIR pass and dialect plugins, and the full check of
 // hook pipelines (preprocessing, mlir-pipeline and
@@ -32,7 +32,9 @@
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/manifest_schema/platform.h"
-#include "ireepkg/pkg/checks/iree_pipeline_check.h"
+#include "ireepkg/compiler_integration/iree_pipeline_check.h"
+#include "ireepkg/pkg/checks/integration_checks.h"
+#include "ireepkg/pkg/checks/pipeline_report.h"
 
 #include <nlohmann/json.hpp>
 
@@ -64,42 +66,6 @@ struct PassPluginSource {
   bool dialect = false;
 };
 
-/// What became of one pipeline.
-struct PipelineCheck {
-  Location where;
-  HookPoint point = HookPoint::Preprocessing;
-  /// "checked": MLIR parsed all of it; "partial": the passes MLIR knows were
-  /// checked, the others (unknownPasses) were not; "not-checked": MLIR knows
-  /// none of its passes; "syntax-only": the checker did not run.
-  std::string status;
-  std::vector<std::string> unknownPasses;
-  size_t errors = 0;
-};
-
-/// What became of one plugin library.
-struct PassPluginLoad {
-  std::string path;
-  bool dialect = false; ///< a dialect plugin (else a pass plugin)
-  bool loaded = false;
-  std::string name, version;         ///< as the plugin says
-  std::vector<std::string> passes;   ///< the passes and pipelines it added
-  std::vector<std::string> dialects; ///< the dialects it registered
-  std::string error;
-};
-
-struct MlirCheckReport {
-  bool ran = false;        ///< the checker ran
-  std::string checker;     ///< its path
-  std::string mlirVersion; ///< of the libMLIR it links
-  std::string skipped;     ///< why it did not run, when it did not
-  std::vector<PipelineCheck> pipelines;
-  std::vector<PassPluginLoad> plugins;
-  /// The same pipelines checked against IREE (checkPackagePipelines only).
-  IreePipelineReport iree;
-};
-
-nlohmann::json toJson(const MlirCheckReport &report);
-
 /// Loads `plugins` with MLIR's checks (each in the checker's worker: one
 /// that fails, crashes or hangs is that plugin's failure), then checks
 /// `pipelines` (which passed the syntax check) with MLIR. Runs the checker
@@ -124,20 +90,6 @@ Status readMlirCheckOutput(std::string_view output,
                            const std::vector<PipelineSource> &pipelines,
                            const std::vector<PassPluginSource> &plugins,
                            MlirCheckReport &report, DiagnosticList &diags);
-
-/// A package whose hooks and plugins take part in a check.
-struct PipelineCheckPackage {
-  std::string name;
-  const Manifest *manifest = nullptr;
-  std::string dir; ///< where its files are (installed, staged, or packed)
-  /// Its manifest, for line:column (without it, locations have the JSON
-  /// pointer only). `file` names it in messages when there is no document.
-  const JsonDocument *document = nullptr;
-  std::string file;
-  /// Its pipelines are checked, and a plugin of it that cannot be loaded is
-  /// an error. Other packages only provide their plugins.
-  bool check = false;
-};
 
 /// Checks the pipelines of the packages marked `check`, with the MLIR pass
 /// and dialect plugins of all `packages` (in order) for `platform` loaded

@@ -1,19 +1,20 @@
-//===- pkg/src/checks/iree_pipeline_check.cpp - Hooks checked by IREE -----===//
+//===- compiler_integration/src/iree_pipeline_check.cpp - Hooks by IREE ---===//
 //
-// See ireepkg/iree_pipeline_check.h. Each pipeline is run by iree-opt on
-// `module {}` read from stdin. MLIR reports a pipeline it cannot build
-// (an unknown pass, a bad option, a pass on the wrong operation) before any
-// pass runs, at no location ("<unknown>:0: error: ..."); a pass that fails
+// See ireepkg/compiler_integration/iree_pipeline_check.h. Each pipeline is
+// run by iree-opt on `module {}` read from stdin. MLIR reports a pipeline it
+// cannot build (an unknown pass, a bad option, a pass on the wrong
+// operation) before any pass runs, at no location ("<unknown>:0: error:
+// ..."); a pass that fails
 // on the module reports at the module's location.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/checks/iree_pipeline_check.h"
+#include "ireepkg/compiler_integration/iree_pipeline_check.h"
 #include "ireepkg/base/environment.h"
 
 #include "ireepkg/base/child_process.h"
 #include "ireepkg/base/text.h"
 #include "ireepkg/pkg/iree/iree_version.h"
-#include "ireepkg/pkg/checks/mlir_check.h"
+#include "ireepkg/compiler_integration/mlir_check.h"
 
 #include <cstring>
 #include <sstream>
@@ -23,7 +24,7 @@ namespace ireepkg {
 namespace {
 
 constexpr std::string_view kUnknownAt = "<unknown>:0: error: ";
-constexpr std::string_view kParser = "MLIR Textual PassPipeline Parser:";
+constexpr std::string_view kParser = kMlirPipelineParser;
 
 /// What lines lose at either end: spaces, tabs and carriage returns.
 constexpr std::string_view kBlanks = " \t\r";
@@ -74,29 +75,6 @@ std::string ireeMessage(const std::string &err) {
 }
 
 } // namespace
-
-nlohmann::json toJson(const IreePipelineReport &report) {
-  nlohmann::json pipelines = nlohmann::json::array();
-  for (const IreePipelineCheck &p : report.pipelines) {
-    nlohmann::json j = {{"point", std::string(hookPointName(p.point))},
-                        {"status", p.status}};
-    if (!p.pipeline.empty())
-      j["pipeline"] = p.pipeline;
-    if (!p.message.empty())
-      j["message"] = p.message;
-    if (!p.where.package.empty())
-      j["package"] = p.where.package;
-    if (!p.where.pointer.empty())
-      j["pointer"] = p.where.pointer;
-    pipelines.push_back(std::move(j));
-  }
-  nlohmann::json out = {{"ran", report.ran}, {"pipelines", pipelines}};
-  if (report.ran)
-    out["tool"] = report.tool;
-  else
-    out["skipped"] = report.skipped;
-  return out;
-}
 
 Expected<IreePipelineReport>
 checkPipelinesWithIree(const std::vector<PipelineSource> &pipelines,
@@ -239,23 +217,6 @@ checkPipelinesWithIree(const std::vector<PipelineSource> &pipelines,
     report.pipelines.push_back(std::move(check));
   }
   return report;
-}
-
-std::optional<std::string> ireePipelineErrorLine(std::string_view text) {
-  bool ireeSaysSo = false;
-  std::optional<std::string> first;
-  for (std::string_view line : splitLines(text)) {
-    bool ireeLine = startsWith(line, "ERROR: ") &&
-                    line.find("pass pipeline") != std::string_view::npos;
-    bool mlirLine = line.find(kParser) != std::string_view::npos ||
-                    startsWith(line, "<Pass-Options-Parser>:");
-    ireeSaysSo |= ireeLine || line.find(kParser) != std::string_view::npos;
-    if ((ireeLine || mlirLine) && !first)
-      first = trimmed(line, kBlanks);
-  }
-  if (!ireeSaysSo)
-    return std::nullopt;
-  return first;
 }
 
 } // namespace ireepkg

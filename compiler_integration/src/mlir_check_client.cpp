@@ -1,4 +1,4 @@
-//===- pkg/src/checks/mlir_check_client.cpp - Running ireepkg-mlir-check --===//
+//===- compiler_integration/src/mlir_check_client.cpp - MLIR checker ------===//
 //
 // ireepkg loads MLIR pass and dialect plugins, and checks hook pipelines
 // with MLIR's own parser, through the `ireepkg-mlir-check` tool
@@ -11,9 +11,10 @@
 // pipeline's place in the manifest and the column within the pipeline.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/checks/mlir_check.h"
+#include "ireepkg/compiler_integration/mlir_check.h"
 #include "ireepkg/manifest_schema/json_document.h"
 #include "ireepkg/base/environment.h"
+#include "ireepkg/base/programs.h"
 
 #include "ireepkg/manifest_schema/pipeline.h"
 
@@ -164,9 +165,8 @@ Expected<Checker> findChecker() {
     c.path = v;
     return c;
   }
-  std::string self(4096, '\0');
-  ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
-  if (n <= 0 || static_cast<size_t>(n) >= self.size()) {
+  std::string exeDir = executableDir();
+  if (exeDir.empty()) {
     c.skipped = std::string(kToolName) +
                 " was not found: the running executable's directory is "
                 "unknown";
@@ -174,8 +174,7 @@ Expected<Checker> findChecker() {
     c.hint = "set IREEPKG_MLIR_CHECK to the path of ireepkg-mlir-check";
     return c;
   }
-  self.resize(static_cast<size_t>(n));
-  std::string dir = self.substr(0, self.rfind('/') + 1);
+  std::string dir = exeDir + "/";
   std::string tool = dir + kToolName;
   if (::access(tool.c_str(), X_OK) == 0) {
     c.path = tool;
@@ -190,18 +189,14 @@ Expected<Checker> findChecker() {
 }
 
 double stepSeconds(DiagnosticList &diags) {
-  const char *env = environmentOverride("IREEPKG_MLIR_CHECK_TIMEOUT");
-  if (!env || !*env)
-    return kDefaultStepSeconds;
-  char *end = nullptr;
-  double v = std::strtod(env, &end);
-  if (*end || !std::isfinite(v) || v <= 0 || v > 86400) {
+  std::string invalid;
+  double v = environmentSeconds("IREEPKG_MLIR_CHECK_TIMEOUT",
+                                kDefaultStepSeconds, invalid);
+  if (!invalid.empty())
     diags.warning(Location{},
-                  std::string("IREEPKG_MLIR_CHECK_TIMEOUT=\"") + env +
+                  "IREEPKG_MLIR_CHECK_TIMEOUT=\"" + invalid +
                       "\" is not a number of seconds; using 30",
                   "give the time limit of each step in seconds, e.g. 10");
-    return kDefaultStepSeconds;
-  }
   return v;
 }
 
@@ -273,51 +268,6 @@ std::string atColumn(size_t column) {
 }
 
 } // namespace
-
-nlohmann::json toJson(const MlirCheckReport &report) {
-  json pipelines = json::array();
-  for (const PipelineCheck &p : report.pipelines) {
-    json j = {{"point", std::string(hookPointName(p.point))},
-              {"status", p.status},
-              {"unknown_passes", p.unknownPasses},
-              {"errors", p.errors}};
-    if (!p.where.package.empty())
-      j["package"] = p.where.package;
-    if (!p.where.file.empty())
-      j["file"] = p.where.file;
-    if (p.where.line)
-      j["line"] = p.where.line;
-    if (p.where.column)
-      j["column"] = p.where.column;
-    if (!p.where.pointer.empty())
-      j["pointer"] = p.where.pointer;
-    pipelines.push_back(std::move(j));
-  }
-  json plugins = json::array();
-  for (const PassPluginLoad &p : report.plugins) {
-    json j = {{"path", p.path},
-              {"kind", p.dialect ? "mlir-dialect-plugin" : "mlir-pass-plugin"},
-              {"loaded", p.loaded}};
-    if (p.loaded) {
-      j.update(
-          {{"name", p.name}, {"version", p.version}, {"passes", p.passes}});
-      if (p.dialect)
-        j["dialects"] = p.dialects;
-    } else
-      j["error"] = p.error;
-    plugins.push_back(std::move(j));
-  }
-  json out = {
-      {"ran", report.ran}, {"pipelines", pipelines}, {"plugins", plugins}};
-  if (!report.iree.pipelines.empty() || report.iree.ran)
-    out["iree"] = toJson(report.iree);
-  if (report.ran)
-    out.update(
-        {{"checker", report.checker}, {"mlir_version", report.mlirVersion}});
-  else
-    out["skipped"] = report.skipped;
-  return out;
-}
 
 nlohmann::json mlirCheckRequest(const std::vector<PipelineSource> &pipelines,
                                 const std::vector<PassPluginSource> &plugins,

@@ -1,4 +1,4 @@
-//===- ireepkg/pkg/checks/compiler_plugin_info.h - Dynamic plugins' info --===//
+//===- ireepkg/compiler_integration/compiler_plugin_info.h - Plugin info --===//
 //
 // What a dynamic IREE compiler plugin (iree-dynamic) says about itself:
 // read from the library by calling iree_get_compiler_plugin_info in

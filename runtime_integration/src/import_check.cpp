@@ -1,8 +1,8 @@
-//===- pkg/src/checks/import_check.cpp - Declared imports at pack time ----===//
+//===- runtime_integration/src/import_check.cpp - Declared imports --------===//
 //
 // See import_check.h. The plugin runs in ireepkg-plugin-probe (see
-// pkg/probe/main.cpp), never in ireepkg: a plugin that crashes or hangs
-// takes only the child down.
+// runtime_integration/probe/main.cpp), never in ireepkg: a plugin that
+// crashes or hangs takes only the child down.
 //
 // Environment: IREEPKG_PROBE (the probe binary; default: beside the
 // running executable).
@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "import_check.h"
 #include "ireepkg/manifest_schema/json_document.h"
-#include "ireepkg/pkg/checks/runtime_doctor.h"
+#include "ireepkg/runtime_integration/runtime_doctor.h"
 #include "ireepkg/base/environment.h"
 
 #include "ireepkg/base/child_process.h"
@@ -93,16 +93,6 @@ std::string member(const nlohmann::json &report, const char *key) {
 }
 
 } // namespace
-
-std::optional<bool> packLoadChecks(DiagnosticList &diags) {
-  auto loadChecks = loadChecksEnabled();
-  if (!loadChecks) {
-    diags.error(Location{}, loadChecks.error().message,
-                loadChecks.error().hint);
-    return std::nullopt;
-  }
-  return *loadChecks;
-}
 
 void checkDeclaredImports(
     const Manifest &m, const JsonDocument &doc,

@@ -8,7 +8,7 @@
 // puts beside this test binary.
 //
 //===----------------------------------------------------------------------===//
-#include "ireepkg/pkg/checks/mlir_check.h"
+#include "ireepkg/compiler_integration/mlir_check.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
-//===- ireepkg/pkg/checks/runtime_doctor.h - `doctor` for runtime plugins -===//
+//===- ireepkg/runtime_integration/runtime_doctor.h - `doctor`, runtime ---===//
 //
 // What `ireepkg doctor` checks about the IREE tools and the installed runtime
-// plugins. Every plugin is loaded in ireepkg-plugin-probe (pkg/probe), a
+// plugins. Every plugin is loaded in ireepkg-plugin-probe (probe/), a
 // child process with its own process group and a time limit, so that a
 // plugin that crashes, hangs, leaks or calls exit() is reported as that
 // plugin's problem; the probe's report is read here.
@@ -11,6 +11,7 @@
 #define IREEPKG_PKG_RUNTIME_DOCTOR_H
 
 #include "ireepkg/manifest_schema/formats.h"
+#include "ireepkg/pkg/checks/integration_checks.h"
 
 #include <string>
 #include <vector>
@@ -54,10 +55,6 @@ struct RuntimePluginCheck {
 /// FatELF file is extracted to a temporary file first.
 void probeRuntimePlugin(RuntimePluginCheck &check, const RuntimePlugin &plugin,
                         const std::string &probe, double timeoutSeconds);
-
-/// ireepkg-plugin-probe: $IREEPKG_PROBE, else the one beside this
-/// executable (which may not exist: running it then says so).
-std::string findPluginProbe();
 
 /// The time limit per plugin: $IREEPKG_DOCTOR_TIMEOUT seconds, else 30. A
 /// value that is not a number of seconds gives 30 and a warning in
