@@ -1,4 +1,4 @@
-//===- base64.cpp - Base64 (RFC 4648) -------------------------------------===//
+//===- base/src/base64.cpp - Base64 (RFC 4648) ----------------------------===//
 #include "ireepkg/base/base64.h"
 
 namespace ireepkg {

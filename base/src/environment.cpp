@@ -1,4 +1,4 @@
-//===- environment.cpp - Environment overrides -----------------------------===//
+//===- base/src/environment.cpp - Environment overrides -------------------===//
 #include "ireepkg/base/environment.h"
 
 #include <cmath>

@@ -1,4 +1,4 @@
-//===- error.cpp - Errors and diagnostics --------------------------------===//
+//===- base/src/error.cpp - Errors and diagnostics ------------------------===//
 //
 // Formatting of ireepkg::Error and ireepkg::Diagnostic.
 //

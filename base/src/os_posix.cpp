@@ -1,4 +1,6 @@
-//===- os_posix.cpp - The operating-system seam on Linux and POSIX --------===//
+//===- base/src/os_posix.cpp ----------------------------------------------===//
+//
+// The operating-system seam on Linux and POSIX.
 //
 // ireepkg/base/os.h. The only place of the libraries that calls dlopen,
 // mmap or fcntl's record locks.

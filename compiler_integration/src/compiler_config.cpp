@@ -1,4 +1,6 @@
-//===- compiler_config.cpp - Compiler configuration ----------------------===//
+//===- compiler_integration/src/compiler_config.cpp -----------------------===//
+//
+// Compiler configuration.
 //
 // See compiler_config.h. No MLIR here: composing flags needs none, and the
 // read-only commands that use this must start fast.

@@ -1,4 +1,6 @@
-//===- compiler_doctor.cpp - `doctor` for compiler plugins ---------------===//
+//===- compiler_integration/src/compiler_doctor.cpp -----------------------===//
+//
+// `doctor` for compiler plugins.
 //
 // See compiler_doctor.h.
 //

@@ -1,4 +1,6 @@
-//===- compiler_embedding.cpp - In-process IREE compiler -----------------===//
+//===- compiler_integration/src/compiler_embedding.cpp --------------------===//
+//
+// In-process IREE compiler.
 //
 // Loads libIREECompiler.so with dlopen and binds IREE's C embedding API by
 // name. The declarations below are ireepkg's own, written from the API's

@@ -1,4 +1,5 @@
-//===- compiler_index.cpp - The stored compiler inputs -------------------===//
+//===- compiler_integration/src/compiler_index.cpp ------------------------===//
+// The stored compiler inputs.
 #include "ireepkg/compiler_integration/compiler_index.h"
 #include "ireepkg/manifest_schema/json_document.h"
 

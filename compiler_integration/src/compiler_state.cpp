@@ -1,4 +1,5 @@
-//===- compiler_state.cpp - compiler.json and compiler.flags --------------===//
+//===- compiler_integration/src/compiler_state.cpp ------------------------===//
+// compiler.json and compiler.flags.
 #include "ireepkg/compiler_integration/compiler_state.h"
 
 #include "ireepkg/compiler_integration/compiler_config.h"

@@ -1,4 +1,6 @@
-//===- tool_kind.cpp - What kind of tool `exec` runs ---------------------===//
+//===- compiler_integration/src/tool_kind.cpp -----------------------------===//
+//
+// What kind of tool `exec` runs.
 //
 // See ireepkg/tool_kind.h.
 //

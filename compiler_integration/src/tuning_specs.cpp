@@ -1,4 +1,4 @@
-//===- tuning_specs.cpp - Linking tuning specs ---------------------------===//
+//===- compiler_integration/src/tuning_specs.cpp - Linking tuning specs ---===//
 //
 // See tuning_specs.h.
 //

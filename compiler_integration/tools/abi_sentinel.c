@@ -1,4 +1,6 @@
-//===- abi_sentinel.c - A compiler plugin every compiler refuses ----------===//
+//===- compiler_integration/tools/abi_sentinel.c --------------------------===//
+//
+// A compiler plugin every compiler refuses.
 //
 // libireepkg_compiler_abi_sentinel.so: ireepkg asks an IREE compiler for
 // its plugin API header hash by giving it this library with

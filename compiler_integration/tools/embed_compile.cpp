@@ -1,4 +1,6 @@
-//===- embed_compile.cpp - ireepkg-embed-compile --------------------------===//
+//===- compiler_integration/tools/embed_compile.cpp -----------------------===//
+//
+// ireepkg-embed-compile.
 //
 //   ireepkg-embed-compile --prefix P [--compiler-lib PATH] [--set flag=value]...
 //                         <input.mlir> -o <out.vmfb> [-- extra compiler flags]

@@ -1,4 +1,6 @@
-//===- mlir_check.cpp - ireepkg-mlir-check: plugins and pipelines ---------===//
+//===- compiler_integration/tools/mlir_check.cpp --------------------------===//
+//
+// ireepkg-mlir-check: plugins and pipelines.
 //
 // Why one file of this size: a separate program built against libMLIR as
 // C++17 without RTTI, apart from ireepkg's libraries; its request, loaders,

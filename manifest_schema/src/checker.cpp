@@ -1,4 +1,5 @@
-//===- checker.cpp - Walking a JsonDocument with diagnostics -------------===//
+//===- manifest_schema/src/checker.cpp ------------------------------------===//
+// Walking a JsonDocument with diagnostics.
 #include "ireepkg/manifest_schema/names.h"
 #include "ireepkg/manifest_schema/suggest.h"
 #include "checker.h"

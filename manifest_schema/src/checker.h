@@ -1,4 +1,6 @@
-//===- checker.h - Walking a JsonDocument with diagnostics -----*- C++ -*-===//
+//===- manifest_schema/src/checker.h --------------------------------------===//
+//
+// Walking a JsonDocument with diagnostics.
 //
 // Private helpers shared by the format parsers: typed field access on JSON
 // objects that reports wrong types, missing required fields and unknown

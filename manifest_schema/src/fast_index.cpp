@@ -1,4 +1,6 @@
-//===- fast_index.cpp - Registry index files, fast path -------------------===//
+//===- manifest_schema/src/fast_index.cpp ---------------------------------===//
+//
+// Registry index files, fast path.
 //
 // See fast_index.h. simdjson (Debian's libsimdjson) parses and validates
 // the whole document (syntax, UTF-8, control characters in strings) in

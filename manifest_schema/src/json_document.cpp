@@ -1,4 +1,4 @@
-//===- json_document.cpp - JSON with source positions --------------------===//
+//===- manifest_schema/src/json_document.cpp - JSON with source positions -===//
 //
 // See json_document.h for why this wraps nlohmann's SAX parser instead of
 // calling json::parse.

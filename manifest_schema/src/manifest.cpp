@@ -1,4 +1,4 @@
-//===- manifest.cpp - ireeplugin.json ------------------------------------===//
+//===- manifest_schema/src/manifest.cpp - ireeplugin.json -----------------===//
 //
 // Parses and checks the plugin manifest (formats.md §1).
 //

@@ -1,4 +1,4 @@
-//===- names.cpp - Package, identifier and file names ---------------------===//
+//===- manifest_schema/src/names.cpp - Package, identifier and file names -===//
 #include "ireepkg/manifest_schema/names.h"
 
 #include <algorithm>

@@ -1,4 +1,6 @@
-//===- option_schema.cpp - Compiler plugin option schemas ----------------===//
+//===- manifest_schema/src/option_schema.cpp ------------------------------===//
+//
+// Compiler plugin option schemas.
 //
 // Plugin options are described with a small subset of the JSON Schema
 // vocabulary (type, enum, minimum, maximum, pattern, items, minItems,

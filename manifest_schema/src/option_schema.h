@@ -1,4 +1,5 @@
-//===- option_schema.h - Checking option schemas (private) -----*- C++ -*-===//
+//===- manifest_schema/src/option_schema.h --------------------------------===//
+// Checking option schemas (private).
 #ifndef IREEPKG_MANIFEST_SCHEMA_OPTION_SCHEMA_H
 #define IREEPKG_MANIFEST_SCHEMA_OPTION_SCHEMA_H
 

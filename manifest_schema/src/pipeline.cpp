@@ -1,4 +1,4 @@
-//===- pipeline.cpp - MLIR textual pass pipelines -------------------------===//
+//===- manifest_schema/src/pipeline.cpp - MLIR textual pass pipelines -----===//
 //
 // A recursive-descent parser for the syntax of MLIR's textual pass pipelines
 // (see ireepkg/pipeline.h). It accepts what MLIR's TextualPipeline parser

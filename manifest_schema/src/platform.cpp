@@ -1,4 +1,5 @@
-//===- platform.cpp - Architectures, operating systems, platforms ---------===//
+//===- manifest_schema/src/platform.cpp -----------------------------------===//
+// Architectures, operating systems, platforms.
 #include "ireepkg/manifest_schema/platform.h"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-//===- platform_facts.cpp - The facts of platform_facts.h, for C++ --------===//
+//===- manifest_schema/src/platform_facts.cpp -----------------------------===//
+// The facts of platform_facts.h, for C++.
 #include "ireepkg/manifest_schema/platform_facts.h"
 
 namespace ireepkg {

@@ -1,4 +1,6 @@
-//===- project.cpp - plugins.json and plugins.lock.json ------------------===//
+//===- manifest_schema/src/project.cpp ------------------------------------===//
+//
+// plugins.json and plugins.lock.json.
 //
 // Parses and checks the project file (formats.md §3) and the lockfile (§4).
 //

@@ -1,4 +1,6 @@
-//===- registry_files.cpp - Registry config, snapshot and index ----------===//
+//===- manifest_schema/src/registry_files.cpp -----------------------------===//
+//
+// Registry config, snapshot and index.
 //
 // Parses and checks a registry's metadata files (formats.md §5), and detects
 // which format a file is.

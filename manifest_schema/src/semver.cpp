@@ -1,4 +1,4 @@
-//===- semver.cpp - Semantic versions and constraints ---------------------===//
+//===- manifest_schema/src/semver.cpp - Semantic versions and constraints -===//
 //
 // Parsing, precedence and printing of SemVer 2.0.0 versions, the interval
 // algebra behind VersionSet, and the constraint syntax compiled by

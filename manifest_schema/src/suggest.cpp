@@ -1,4 +1,4 @@
-//===- suggest.cpp - "Did you mean" ---------------------------------------===//
+//===- manifest_schema/src/suggest.cpp - "Did you mean" -------------------===//
 #include "ireepkg/manifest_schema/suggest.h"
 
 #include <algorithm>

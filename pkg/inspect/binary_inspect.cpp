@@ -1,4 +1,6 @@
-//===- binary_inspect.cpp - What a native library is, via LLVM Object ----===//
+//===- pkg/inspect/binary_inspect.cpp -------------------------------------===//
+//
+// What a native library is, via LLVM Object.
 //
 // Reads one file with LLVM's Object library and describes it as a JSON
 // object with the fields of ireepkg::BinaryInfo (include/ireepkg/

@@ -1,4 +1,6 @@
-//===- main.cpp - ireepkg-inspect: describe native libraries as JSON ------===//
+//===- pkg/inspect/main.cpp -----------------------------------------------===//
+//
+// ireepkg-inspect: describe native libraries as JSON.
 //
 // `ireepkg-inspect [--] <file>...` prints one JSON document on stdout,
 // `{"files": [...]}`, with one object per file, in order, carrying the

@@ -1,4 +1,4 @@
-//===- x86_scan.cpp - Which CPU features x86-64 code uses -----------------===//
+//===- pkg/inspect/x86_scan.cpp - Which CPU features x86-64 code uses -----===//
 //
 // A linear sweep of an executable section with LLVM's MC disassembler
 // (initialised here, in ireepkg-inspect only). Each decoded instruction is

@@ -1,4 +1,4 @@
-//===- x86_scan.h - Which CPU features x86-64 code uses ---------*- C++ -*-===//
+//===- pkg/inspect/x86_scan.h - Which CPU features x86-64 code uses -------===//
 //
 // The part of ireepkg-inspect that disassembles x86-64 code (LLVM's MC
 // disassembler, in x86_scan.cpp; no LLVM header here) and finds, for each

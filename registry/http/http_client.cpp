@@ -1,4 +1,6 @@
-//===- http_client.cpp - The libcurl client (libireepkg_http.so) ---------===//
+//===- registry/http/http_client.cpp --------------------------------------===//
+//
+// The libcurl client (libireepkg_http.so).
 //
 // Everything fetch.h promises, on one curl multi handle per client:
 //

@@ -1,4 +1,4 @@
-//===- http_request.cpp - One HTTP exchange -------------------------------===//
+//===- registry/http/http_request.cpp - One HTTP exchange -----------------===//
 //
 // HttpClient::request (fetch.h). Redirects are followed here, not by
 // libcurl, so that the rule for credentials does not depend on libcurl's

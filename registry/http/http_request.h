@@ -1,4 +1,6 @@
-//===- http_request.h - One HTTP exchange (inside the module) --*- C++ -*-===//
+//===- registry/http/http_request.h ---------------------------------------===//
+//
+// One HTTP exchange (inside the module).
 //
 // HttpClient::request: a single request with any method, headers and body,
 // whose answer (status, headers, body) is returned as it is, for protocols

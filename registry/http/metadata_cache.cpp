@@ -1,4 +1,4 @@
-//===- metadata_cache.cpp - Metadata bodies and their ETags --------------===//
+//===- registry/http/metadata_cache.cpp - Metadata bodies and their ETags -===//
 #include "metadata_cache.h"
 
 #include "ireepkg/base/fault_point.h"

@@ -1,4 +1,4 @@
-//===- metadata_cache.h - Metadata bodies and their ETags ------*- C++ -*-===//
+//===- registry/http/metadata_cache.h - Metadata bodies and their ETags ---===//
 //
 // Inside the HTTP module: the metadata files it fetched, kept by URL with
 // their ETags, so that the next fetch can ask "changed since?" (a 304 then

@@ -1,4 +1,6 @@
-//===- main.cpp - ireepkg-plugin-probe: load one runtime plugin ----------===//
+//===- runtime_integration/probe/main.cpp ---------------------------------===//
+//
+// ireepkg-plugin-probe: load one runtime plugin.
 //
 // ireepkg-plugin-probe loads ONE IREE executable plugin library and drives
 // it through the executable plugin ABI v0.1 the way IREE's CPU runtime

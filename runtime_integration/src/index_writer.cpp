@@ -1,4 +1,4 @@
-//===- index_writer.cpp - Writing runtime.index ---------------------------===//
+//===- runtime_integration/src/index_writer.cpp - Writing runtime.index ---===//
 //
 // ireepkg::encodeRuntimeIndex: the bytes of <prefix>/state/runtime.index in
 // the layout of index_format.h. Strings are interned in first-use order (so

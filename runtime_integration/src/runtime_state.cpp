@@ -1,4 +1,5 @@
-//===- runtime_state.cpp - runtime.index and runtime.flags ----------------===//
+//===- runtime_integration/src/runtime_state.cpp --------------------------===//
+// runtime.index and runtime.flags.
 #include "ireepkg/runtime_integration/runtime_state.h"
 
 #include "ireepkg/runtime_integration/runtime_index.h"

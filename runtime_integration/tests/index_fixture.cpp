@@ -1,4 +1,6 @@
-//===- index_fixture.cpp - Writing runtime.index files for C tests --------===//
+//===- runtime_integration/tests/index_fixture.cpp ------------------------===//
+//
+// Writing runtime.index files for C tests.
 //
 // Converts the C fixture description of index_fixture.h into
 // ireepkg::RuntimeIndexInput and writes what encodeRuntimeIndex returns.

@@ -1,4 +1,4 @@
-//===- bundle_create.cpp - Offline bundles --------------------------------===//
+//===- workflow/src/bundle_create.cpp - Offline bundles -------------------===//
 //
 // An offline bundle: a project's locked packages and the signed registry
 // files they came from, in one archive that `sync --bundle` installs from

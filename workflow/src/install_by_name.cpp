@@ -1,4 +1,6 @@
-//===- install_by_name.cpp - Installing packages by name from registries --===//
+//===- workflow/src/install_by_name.cpp -----------------------------------===//
+//
+// Installing packages by name from registries.
 //
 // Every operation checks all it can before it changes anything:
 // resolution, option values, signatures and hashes come first; the prefix is

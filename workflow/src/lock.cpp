@@ -1,4 +1,4 @@
-//===- lock.cpp - Resolving a project into its lockfile -------------------===//
+//===- workflow/src/lock.cpp - Resolving a project into its lockfile ------===//
 //
 // Every operation checks all it can before it changes anything:
 // resolution, option values, signatures and hashes come first; the prefix is

@@ -1,4 +1,6 @@
-//===- outdated_search.cpp - Newer versions and searching registries ------===//
+//===- workflow/src/outdated_search.cpp -----------------------------------===//
+//
+// Newer versions and searching registries.
 //
 // What the project's registries have beyond its lockfile (outdated, the
 // newest version of a package) and searching them by name and summary.

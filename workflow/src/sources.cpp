@@ -1,4 +1,4 @@
-//===- sources.cpp - Projects, bundles and package sources ----------------===//
+//===- workflow/src/sources.cpp - Projects, bundles and package sources ---===//
 //
 // See sources.h and ireepkg/workflow/workflow.h: the IREE version a command
 // checks against, loading a project, opening an offline bundle, and the

@@ -1,4 +1,4 @@
-//===- sources.h - A command's package sources (private) ------------------===//
+//===- workflow/src/sources.h - A command's package sources (private) -----===//
 //
 // What the workflow operations share (private to the registry module):
 // the registries and path packages a command resolves from, the project's

@@ -1,4 +1,4 @@
-//===- sync.cpp - Making a prefix what the lockfile says ------------------===//
+//===- workflow/src/sync.cpp - Making a prefix what the lockfile says -----===//
 //
 // Every operation checks all it can before it changes anything:
 // resolution, option values, signatures and hashes come first; the prefix is

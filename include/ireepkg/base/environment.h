@@ -1,4 +1,4 @@
-//===- ireepkg/environment.h - Environment overrides ------------*- C++ -*-===//
+//===- ireepkg/base/environment.h - Environment overrides -------*- C++ -*-===//
 //
 // Every environment variable ireepkg's C++ code reads goes through here
 // (libireepkg_runtime, the C library, applies the same rule itself: see

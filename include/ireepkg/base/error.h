@@ -1,4 +1,4 @@
-//===- ireepkg/error.h - Errors and diagnostics ----------------*- C++ -*-===//
+//===- ireepkg/base/error.h - Errors and diagnostics ------------*- C++ -*-===//
 //
 // One error type for every user-facing failure in ireepkg's libraries. An
 // Error says what failed, where (file, line:column, JSON pointer, package,

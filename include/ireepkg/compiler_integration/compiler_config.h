@@ -1,4 +1,6 @@
-//===- ireepkg/compiler_config.h - Compiler configuration ------*- C++ -*-===//
+//===- ireepkg/compiler_integration/compiler_config.h ---------------------===//
+//
+// Compiler configuration.
 //
 // Turns the active compiler plugins of a prefix into compiler flags, in
 // activation order:

@@ -1,4 +1,6 @@
-//===- compiler_doctor.h - `doctor` for compiler plugins -------*- C++ -*-===//
+//===- ireepkg/compiler_integration/compiler_doctor.h ---------------------===//
+//
+// `doctor` for compiler plugins.
 //
 // What `ireepkg doctor` checks about the installed compiler plugins, each
 // in child processes (a plugin that crashes or hangs cannot take doctor

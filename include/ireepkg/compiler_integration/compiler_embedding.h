@@ -1,4 +1,6 @@
-//===- ireepkg/compiler_embedding.h - In-process IREE compiler -*- C++ -*-===//
+//===- ireepkg/compiler_integration/compiler_embedding.h ------------------===//
+//
+// In-process IREE compiler.
 //
 // Runs the IREE compiler inside the calling process through the C embedding
 // API that libIREECompiler.so exports (the library the iree-base-compiler

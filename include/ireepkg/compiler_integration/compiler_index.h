@@ -1,4 +1,6 @@
-//===- ireepkg/compiler_index.h - The stored compiler inputs ---*- C++ -*-===//
+//===- ireepkg/compiler_integration/compiler_index.h ----------------------===//
+//
+// The stored compiler inputs.
 //
 // <prefix>/state/compiler.json: for each active package, in activation
 // order, the compiler plugins and hooks of its manifest, with the project's

@@ -1,4 +1,6 @@
-//===- compiler_state.h - The compiler side of a prefix's state -*- C++ -*-===//
+//===- ireepkg/compiler_integration/compiler_state.h ----------------------===//
+//
+// The compiler side of a prefix's state.
 //
 // compiler_integration's StateWriter (ireepkg/pkg/prefix/state.h): in every
 // transaction it writes state/compiler.json (the compiler side of every

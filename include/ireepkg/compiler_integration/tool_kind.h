@@ -1,4 +1,6 @@
-//===- ireepkg/tool_kind.h - What kind of tool `exec` runs -----*- C++ -*-===//
+//===- ireepkg/compiler_integration/tool_kind.h ---------------------------===//
+//
+// What kind of tool `exec` runs.
 //
 // `ireepkg exec` gives each kind of tool the prefix's configuration in the
 // form it understands:

@@ -1,4 +1,4 @@
-//===- ireepkg/tuning_specs.h - Linking tuning specs -----------*- C++ -*-===//
+//===- ireepkg/compiler_integration/tuning_specs.h - Linking tuning specs -===//
 //
 // IREE's --iree-codegen-tuning-spec-path takes one file. Packages ship
 // tuning specs per target (a ROCm architecture, every CPU, or one CPU);

@@ -1,4 +1,4 @@
-//===- ireepkg/binary_form.h - Bytes in, bytes out -------------*- C++ -*-===//
+//===- ireepkg/manifest_schema/binary_form.h - Bytes in, bytes out --------===//
 //
 // The primitives of ireepkg's binary caches of parsed metadata (the registry
 // client keeps parsed index files and snapshots so that a warm run reads no

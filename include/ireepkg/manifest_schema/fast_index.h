@@ -1,4 +1,6 @@
-//===- ireepkg/fast_index.h - Registry index files, fast path --*- C++ -*-===//
+//===- ireepkg/manifest_schema/fast_index.h -------------------------------===//
+//
+// Registry index files, fast path.
 //
 // A cold `ireepkg lock` reads hundreds of registry index files that are, in
 // practice, always valid. Parsing each with positions (JsonDocument) and

@@ -1,4 +1,4 @@
-//===- ireepkg/formats.h - ireepkg's file formats --------------*- C++ -*-===//
+//===- ireepkg/manifest_schema/formats.h - ireepkg's file formats ---------===//
 //
 // Typed views of the user-facing files (see docs/manifest-reference.md and
 // the JSON Schemas in manifest_schema/): the plugin manifest, the project

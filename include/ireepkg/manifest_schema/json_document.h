@@ -1,4 +1,6 @@
-//===- ireepkg/json_document.h - JSON with source positions ----*- C++ -*-===//
+//===- ireepkg/manifest_schema/json_document.h ----------------------------===//
+//
+// JSON with source positions.
 //
 // A parsed JSON file that remembers where every value came from, so that
 // diagnostics can say `file:line:column: /json/pointer: ...`.

@@ -1,4 +1,4 @@
-//===- ireepkg/pipeline.h - MLIR textual pass pipelines --------*- C++ -*-===//
+//===- ireepkg/manifest_schema/pipeline.h - MLIR textual pass pipelines ---===//
 //
 // A syntax checker for MLIR's textual pass pipelines, as written in the
 // `pipeline` of a manifest hook. MLIR's own parser resolves every name

@@ -1,4 +1,6 @@
-//===- ireepkg/semver.h - Semantic versions and constraints ----*- C++ -*-===//
+//===- ireepkg/manifest_schema/semver.h -----------------------------------===//
+//
+// Semantic versions and constraints.
 //
 // Semantic Versioning 2.0.0 for ireepkg:
 //

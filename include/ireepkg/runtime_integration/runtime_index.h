@@ -1,4 +1,6 @@
-//===- ireepkg/runtime_index.h - Writing the runtime index -----*- C++ -*-===//
+//===- ireepkg/runtime_integration/runtime_index.h ------------------------===//
+//
+// Writing the runtime index.
 //
 // <prefix>/state/runtime.index: the runtime plugins of a prefix in
 // activation order, in a compact binary form that libireepkg_runtime maps

@@ -1,4 +1,6 @@
-//===- runtime_state.h - The runtime side of a prefix's state --*- C++ -*-===//
+//===- ireepkg/runtime_integration/runtime_state.h ------------------------===//
+//
+// The runtime side of a prefix's state.
 //
 // runtime_integration's StateWriter (ireepkg/pkg/prefix/state.h): in every
 // transaction it writes state/runtime.index (the binary index

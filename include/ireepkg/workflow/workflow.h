@@ -1,4 +1,4 @@
-//===- ireepkg/workflow.h - Lock, sync, install by name --------*- C++ -*-===//
+//===- ireepkg/workflow/workflow.h - Lock, sync, install by name ----------===//
 //
 // The operations that tie projects, registries, the resolver and prefixes
 // together:

@@ -1,4 +1,4 @@
-//===- client.cpp - The verifying registry client -------------------------===//
+//===- registry/src/client/client.cpp - The verifying registry client -----===//
 //
 // Reads a registry through a Transport and checks everything before using
 // it (registry.h):

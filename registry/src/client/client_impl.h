@@ -1,4 +1,6 @@
-//===- client_impl.h - The verifying registry client's state -*- C++ -*-===//
+//===- registry/src/client/client_impl.h ----------------------------------===//
+//
+// The verifying registry client's state.
 //
 // Private to the registry module: RegistryClient::Impl, shared by
 // client.cpp (keys, config.json, the snapshot, the public methods) and

@@ -1,4 +1,4 @@
-//===- client_index.cpp - Index files and index.pack ----------------------===//
+//===- registry/src/client/client_index.cpp - Index files and index.pack --===//
 //
 // RegistryClient::Impl's index files: looked up in the snapshot, read from
 // the cache (a frame of index.pack, or a verified copy) or fetched and

@@ -1,4 +1,6 @@
-//===- client_prefetch.cpp - Index files read ahead of the resolver -------===//
+//===- registry/src/client/client_prefetch.cpp ----------------------------===//
+//
+// Index files read ahead of the resolver.
 //
 // RegistryClient::prefetch: the resolver says which packages it is about to
 // ask for (the dependencies of the version it just chose), and their index

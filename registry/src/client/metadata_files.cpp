@@ -1,4 +1,5 @@
-//===- metadata_files.cpp - The registry's metadata files -----------------===//
+//===- registry/src/client/metadata_files.cpp -----------------------------===//
+// The registry's metadata files.
 #include "metadata_files.h"
 
 #include <ctime>

@@ -1,4 +1,6 @@
-//===- metadata_files.h - The registry's metadata files ---------*- C++ -*-===//
+//===- registry/src/client/metadata_files.h -------------------------------===//
+//
+// The registry's metadata files.
 //
 // What the publisher and the client agree on about the registry's own files
 // (private to registry/): their size caps, canonical JSON and RFC 3339 times.

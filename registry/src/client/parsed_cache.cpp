@@ -1,4 +1,6 @@
-//===- parsed_cache.cpp - Parsed registry metadata, cached ----------------===//
+//===- registry/src/client/parsed_cache.cpp -------------------------------===//
+//
+// Parsed registry metadata, cached.
 //
 // See ireepkg/registry/client/parsed_cache.h. The payloads:
 //

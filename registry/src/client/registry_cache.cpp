@@ -1,4 +1,5 @@
-//===- registry_cache.cpp - Where registries are cached -------------------===//
+//===- registry/src/client/registry_cache.cpp -----------------------------===//
+// Where registries are cached.
 #include "ireepkg/registry/client/registry_cache.h"
 
 #include <algorithm>

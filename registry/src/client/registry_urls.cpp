@@ -1,4 +1,4 @@
-//===- registry_urls.cpp - Registry URLs ----------------------------------===//
+//===- registry/src/client/registry_urls.cpp - Registry URLs --------------===//
 #include "registry_urls.h"
 
 #include "ireepkg/base/file_util.h"

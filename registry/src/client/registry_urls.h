@@ -1,4 +1,4 @@
-//===- registry_urls.h - Registry URLs --------------------------*- C++ -*-===//
+//===- registry/src/client/registry_urls.h - Registry URLs ------*- C++ -*-===//
 //
 // Registry URLs and directories (private to registry/): file:// URLs and
 // plain paths, joining, and (in registry.h) normalizing and ids.

@@ -1,4 +1,4 @@
-//===- mirror.cpp - A static copy of a registry ---------------------------===//
+//===- registry/src/publish/mirror.cpp - A static copy of a registry ------===//
 //
 // `registry mirror SRC DIR`: the registry at SRC (oci://, https://, a
 // directory) copied into the directory DIR as a directory registry, its

@@ -1,4 +1,6 @@
-//===- oci_publish.cpp - Publishing into an OCI registry ------------------===//
+//===- registry/src/publish/oci_publish.cpp -------------------------------===//
+//
+// Publishing into an OCI registry.
 //
 // registry init, publish, yank and resign on an oci:// registry do exactly
 // what they do on a directory, with every check the directory publisher

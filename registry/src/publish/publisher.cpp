@@ -1,4 +1,6 @@
-//===- publisher.cpp - registry init, publish, yank, resign ---------------===//
+//===- registry/src/publish/publisher.cpp ---------------------------------===//
+//
+// registry init, publish, yank, resign.
 //
 // Writes a registry's files (formats.md §5) into a directory. Every
 // operation runs under an exclusive fcntl lock on <dir>/.lock, checks the

@@ -1,4 +1,4 @@
-//===- site.cpp - ireepkg registry site -----------------------------------===//
+//===- registry/src/site/site.cpp - ireepkg registry site -----------------===//
 //
 // Gathers what the registry site shows, through the verifying client only
 // (site.h), and writes the site:

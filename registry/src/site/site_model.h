@@ -1,4 +1,4 @@
-//===- site_model.h - What the registry site shows --------------*- C++ -*-===//
+//===- registry/src/site/site_model.h - What the registry site shows ------===//
 //
 // The verified data the site is rendered from (site.cpp gathers it through
 // RegistryClient; site_pages.cpp renders it). Private to registry/.

@@ -1,4 +1,4 @@
-//===- site_pages.cpp - The registry site's pages -------------------------===//
+//===- registry/src/site/site_pages.cpp - The registry site's pages -------===//
 //
 // Renders the verified model (site_model.h) to HTML. Every string that
 // comes from a registry or a package goes through htmlEscape (or, for the

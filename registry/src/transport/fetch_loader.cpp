@@ -1,4 +1,4 @@
-//===- fetch_loader.cpp - Loading the HTTP module ------------------------===//
+//===- registry/src/transport/fetch_loader.cpp - Loading the HTTP module --===//
 //
 // The host side of the network client: finds libireepkg_http.so, loads it
 // once per process and asks its factory for a client. Links no libcurl.

@@ -1,4 +1,6 @@
-//===- http_module.h - The HTTP module's one entry point -------*- C++ -*-===//
+//===- registry/src/transport/http_module.h -------------------------------===//
+//
+// The HTTP module's one entry point.
 //
 // Shared by fetch_loader.cpp (the host side, in every ireepkg binary) and
 // http/http_client.cpp (libireepkg_http.so). The module exports exactly one

@@ -1,4 +1,4 @@
-//===- oci.h - The OCI distribution API (private) --------------*- C++ -*-===//
+//===- registry/src/transport/oci.h - The OCI distribution API (private) --===//
 //
 // A registry kept in an OCI registry (oci://HOST[:PORT]/NAMESPACE, or
 // oci+http:// for a plain-HTTP one) is stored as OCI artifacts; the layout

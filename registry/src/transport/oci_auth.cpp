@@ -1,4 +1,6 @@
-//===- oci_auth.cpp - Credentials for OCI registries ----------------------===//
+//===- registry/src/transport/oci_auth.cpp --------------------------------===//
+//
+// Credentials for OCI registries.
 //
 // Found where docker, podman, skopeo, oras and helm find them, so that a
 // `docker login` or `podman login` (or a CI's credential file) is all a

@@ -1,4 +1,4 @@
-//===- oci_client.cpp - The OCI distribution API --------------------------===//
+//===- registry/src/transport/oci_client.cpp - The OCI distribution API ---===//
 //
 // Manifests and blobs (GET, HEAD, PUT; uploads by POST then a monolithic
 // PUT ?digest=, or a cross-repository mount ?mount=&from=) over

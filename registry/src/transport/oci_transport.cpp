@@ -1,4 +1,6 @@
-//===- oci_transport.cpp - A registry kept in an OCI registry -------------===//
+//===- registry/src/transport/oci_transport.cpp ---------------------------===//
+//
+// A registry kept in an OCI registry.
 //
 // registry::Transport over oci:// URLs (docs/registries.md, "Registries in
 // OCI registries"). The transport only moves bytes: it maps each file the

@@ -1,4 +1,6 @@
-//===- transport.cpp - Where a registry's files come from -----------------===//
+//===- registry/src/transport/transport.cpp -------------------------------===//
+//
+// Where a registry's files come from.
 //
 // The transports behind registry::Transport (oci:// ones are in
 // oci_transport.cpp):

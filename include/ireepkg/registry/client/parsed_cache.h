@@ -1,4 +1,6 @@
-//===- ireepkg/parsed_cache.h - Parsed registry metadata, cached -*- C++
+//===- ireepkg/registry/client/parsed_cache.h -----------------------------===//
+//
+// Parsed registry metadata, cached.
 //-*-===//
 //
 // The registry client keeps what it parsed of a verified index file or

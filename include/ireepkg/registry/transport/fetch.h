@@ -1,4 +1,4 @@
-//===- ireepkg/fetch.h - HTTP(S) downloads ---------------------*- C++ -*-===//
+//===- ireepkg/registry/transport/fetch.h - HTTP(S) downloads ---*- C++ -*-===//
 //
 // The network client of the registry layer, built on libcurl:
 //
