@@ -43,7 +43,6 @@
 #include "ireepkg/pkg/checks/package_test.h"
 #include "ireepkg/pkg/prefix/prefix.h"
 #include "ireepkg/pkg/prefix/shadowing.h"
-#include "ireepkg/pkg/checks/runtime_doctor.h"
 #include "ireepkg/runtime_integration/runtime_doctor.h"
 #include "ireepkg/pkg/prefix/state.h"
 #include "ireepkg/runtime_integration/runtime_state.h"

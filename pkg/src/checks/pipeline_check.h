@@ -16,7 +16,6 @@
 #ifndef IREEPKG_PKG_PIPELINE_CHECK_H
 #define IREEPKG_PKG_PIPELINE_CHECK_H
 
-#include "ireepkg/pkg/checks/mlir_check.h"
 #include "ireepkg/pkg/package/package.h"
 #include "ireepkg/pkg/checks/integration_checks.h"
 #include "ireepkg/pkg/prefix/prefix.h"
