@@ -1,7 +1,7 @@
 //===- cli/commands/cmd_new.cpp - `ireepkg new` ---------------------------===//
 //
 // Writes a new package project from the templates compiled into ireepkg
-// (pkg/src/scaffold.h).
+// (ireepkg/pkg/project/scaffold.h).
 //
 //===----------------------------------------------------------------------===//
 #include "output/output.h"
