@@ -16,10 +16,10 @@
 // asked for the imports the OTHER plugins of its package declare, and for
 // one name no plugin declares (a plugin that resolves anything is wrong).
 //
-// 3. every installed compiler plugin (see ireepkg/compiler_integration/compiler_doctor.h): MLIR
-//    plugins loaded into mlir-opt-22, iree-static ids against
-//    `iree-compile --iree-list-plugins`, iree-dynamic libraries loaded by
-//    iree-compile.
+// 3. every installed compiler plugin (see
+//    ireepkg/compiler_integration/compiler_doctor.h): MLIR plugins loaded
+//    into mlir-opt-22, iree-static ids against `iree-compile
+//    --iree-list-plugins`, iree-dynamic libraries loaded by iree-compile.
 //
 // Environment: IREEPKG_PROBE (the probe binary; default: beside this
 // executable), IREEPKG_DOCTOR_TIMEOUT (seconds per plugin, default 30).
