@@ -13,6 +13,7 @@
 #include "ireepkg/manifest_schema/formats.h"
 #include "ireepkg/pkg/checks/package_test.h"
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 
 #include <cstddef>
 #include <optional>

@@ -9,7 +9,7 @@
 #define IREEPKG_CLI_REPORT_H
 
 #include "ireepkg/base/error.h"
-#include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/install.h"
 
 #include <string>
 

@@ -12,7 +12,9 @@
 #include "ireepkg/compiler_integration/compiler_checks.h"
 #include "ireepkg/pkg/checks/integration_checks.h"
 #include "ireepkg/pkg/package/package.h"
+#include "ireepkg/pkg/prefix/install.h"
 #include "ireepkg/pkg/prefix/prefix.h"
+#include "ireepkg/pkg/prefix/reporter.h"
 #include "ireepkg/runtime_integration/runtime_checks.h"
 
 #include <doctest/doctest.h>
