@@ -3,6 +3,7 @@ update, outdated, search and offline bundles, through the CLI."""
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 
